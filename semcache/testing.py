@@ -1,0 +1,299 @@
+"""A local OpenAI-compatible server for tests, the demo and benchmarks.
+
+It speaks just enough of the OpenAI HTTP API (chat completions with and without SSE,
+embeddings, model list) for LiteLLM's real HTTP client to talk to it on loopback, and it
+counts what it was asked, so a test can prove how many upstream calls a cache made.
+Knobs (all attributes, safe to change while it runs): ``delay_s`` before answering,
+``chunk_delay_s`` between stream chunks, ``chunks`` per streamed answer, ``fail_next``
+(HTTP statuses to answer the next calls with), ``abort_stream_after`` (drop the
+connection after that many chunks) and ``responder`` (request body -> answer text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], str]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _last_user_text(body: dict[str, Any]) -> str:
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            return str(content or "")
+    return ""
+
+
+def echo_responder(body: dict[str, Any]) -> str:
+    """Default answer: a deterministic function of the model and the last user message."""
+    return f"[{body.get('model')}] answer to: {_last_user_text(body)}"
+
+
+def count_tokens(text: str) -> int:
+    """Crude token count (words), so usage and cost figures are non-zero and repeatable."""
+    return max(1, len(_WORD.findall(text)))
+
+
+def hash_embedding(text: str, dim: int = 64) -> list[float]:
+    """Bag-of-words hashing embedding: texts sharing words get similar vectors."""
+    vector = [0.0] * dim
+    for word in _WORD.findall(text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+        index = int.from_bytes(digest, "little") % dim
+        vector[index] += 1.0
+    norm = sum(v * v for v in vector) ** 0.5 or 1.0
+    return [v / norm for v in vector]
+
+
+class FakeOpenAIServer:
+    """Threaded HTTP server on 127.0.0.1; use as a context manager or start()/stop()."""
+
+    def __init__(
+        self,
+        *,
+        responder: Responder = echo_responder,
+        delay_s: float = 0.0,
+        chunk_delay_s: float = 0.0,
+        chunks: int = 4,
+        embedding_dim: int = 64,
+        models: tuple[str, ...] = ("gpt-4o-mini", "gpt-4o"),
+    ) -> None:
+        self.responder = responder
+        self.delay_s = delay_s
+        self.chunk_delay_s = chunk_delay_s
+        self.chunks = chunks
+        self.embedding_dim = embedding_dim
+        self.models = models
+        self.fail_next: list[int] = []
+        self.abort_stream_after: int | None = None
+        self.calls: Counter[str] = Counter()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> FakeOpenAIServer:
+        handler = type("Handler", (_Handler,), {"server_state": self})
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return self._httpd.server_address[1]
+
+    @property
+    def api_base(self) -> str:
+        """Base URL to pass to LiteLLM as ``api_base`` (OpenAI-style, ends in /v1)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def chat_calls(self) -> int:
+        return self.calls["chat"]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.requests.clear()
+            self.headers.clear()
+            self.fail_next.clear()
+        self.abort_stream_after = None
+
+    # -- used by the handler ---------------------------------------------------------------
+    def _record(self, kind: str, body: dict[str, Any], headers: dict[str, str]) -> int | None:
+        with self._lock:
+            self.calls[kind] += 1
+            self.requests.append(body)
+            self.headers.append(headers)
+            return self.fail_next.pop(0) if self.fail_next else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_state: FakeOpenAIServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # silence stderr logging
+        return
+
+    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, status: int) -> None:
+        kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
+        self._send_json(
+            status,
+            {
+                "error": {
+                    "message": f"injected upstream error {status}",
+                    "type": kind.get(status, "server_error"),
+                    "param": None,
+                    "code": str(status),
+                }
+            },
+        )
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            state = self.server_state
+            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in state.models]
+            self._send_json(200, {"object": "list", "data": data})
+        else:
+            self._send_json(404, {"error": {"message": "not found", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"{}")
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        state = self.server_state
+        if self.path.rstrip("/").endswith("/chat/completions"):
+            failure = state._record("chat", body, headers)
+            if state.delay_s:
+                time.sleep(state.delay_s)
+            if failure is not None:
+                self._send_error(failure)
+            elif body.get("stream"):
+                self._stream_chat(body)
+            else:
+                self._chat(body)
+        elif self.path.rstrip("/").endswith("/embeddings"):
+            failure = state._record("embeddings", body, headers)
+            if failure is not None:
+                self._send_error(failure)
+                return
+            inputs = body.get("input")
+            texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            data = [
+                {"object": "embedding", "index": i, "embedding": hash_embedding(t, state.embedding_dim)}
+                for i, t in enumerate(texts)
+            ]
+            tokens = sum(count_tokens(t) for t in texts)
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model"),
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                },
+            )
+        else:
+            self._send_json(404, {"error": {"message": "not found", "type": "not_found"}})
+
+    @staticmethod
+    def _usage(body: dict[str, Any], answer: str) -> dict[str, int]:
+        prompt = sum(
+            count_tokens(json.dumps(m.get("content"))) for m in body.get("messages") or []
+        )
+        completion = count_tokens(answer)
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        answer = self.server_state.responder(body)
+        self._send_json(
+            200,
+            {
+                "id": f"chatcmpl-{hashlib.sha1(answer.encode()).hexdigest()[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": answer},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": self._usage(body, answer),
+            },
+        )
+
+    def _stream_chat(self, body: dict[str, Any]) -> None:
+        state = self.server_state
+        answer = state.responder(body)
+        n = max(1, state.chunks)
+        step = max(1, -(-len(answer) // n))
+        pieces = [answer[i : i + step] for i in range(0, len(answer), step)] or [""]
+        ident = f"chatcmpl-{hashlib.sha1(answer.encode()).hexdigest()[:12]}"
+        created = int(time.time())
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+
+        def event(delta: dict[str, Any], finish: str | None, **extra: Any) -> None:
+            chunk = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+
+        try:
+            for i, piece in enumerate(pieces):
+                if state.abort_stream_after is not None and i >= state.abort_stream_after:
+                    self.close_connection = True
+                    return  # connection dropped mid-stream, no [DONE]
+                delta = {"content": piece} if i else {"role": "assistant", "content": piece}
+                event(delta, None)
+                if state.chunk_delay_s:
+                    time.sleep(state.chunk_delay_s)
+            event({}, "stop")
+            if (body.get("stream_options") or {}).get("include_usage"):
+                usage_chunk = {
+                    "id": ident,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": body.get("model"),
+                    "choices": [],
+                    "usage": self._usage(body, answer),
+                }
+                self.wfile.write(f"data: {json.dumps(usage_chunk)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        finally:
+            self.close_connection = True
