@@ -1,0 +1,78 @@
+"""The exact tier's in-process LRU: bounded by entries and bytes, entries expire by wall time.
+
+Thread-safe (one lock; every operation is O(1) except purge). Times come from the injected
+``clock`` (wall-clock epoch seconds, the same clock the store's ``expires_at`` uses), so
+tests advance a fake clock instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+from semcache.stores.base import Entry
+
+
+class MemoryTier:
+    def __init__(
+        self, *, max_entries: int, max_bytes: int, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self._clock = clock
+        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Entry | None:
+        """The live entry for ``key`` (marked most recently used), else None."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            if entry.expires_at <= self._clock():
+                self._remove(key)
+                return None
+            self._entries.move_to_end(key)
+            return entry
+
+    def put(self, entry: Entry) -> None:
+        size = len(entry.response)
+        if self._max_entries == 0 or size > self._max_bytes:
+            return
+        with self._lock:
+            if entry.key in self._entries:
+                self._remove(entry.key)
+            self._entries[entry.key] = entry
+            self._bytes += size
+            while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
+                self._remove(next(iter(self._entries)))
+
+    def purge(
+        self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
+    ) -> int:
+        """Drop entries matching every given field (all if none given); return how many."""
+        with self._lock:
+            doomed = [
+                key
+                for key, e in self._entries.items()
+                if (tenant is None or e.tenant == tenant)
+                and (namespace is None or e.namespace == namespace)
+                and (model is None or e.model == model)
+            ]
+            for key in doomed:
+                self._remove(key)
+            return len(doomed)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def _remove(self, key: str) -> None:
+        entry = self._entries.pop(key)
+        self._bytes -= len(entry.response)

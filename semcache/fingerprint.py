@@ -1,0 +1,237 @@
+"""Request identity: a canonical, complete key over everything that changes the answer.
+
+Pure functions, no I/O. The key is SHA-256 over canonical JSON (sorted keys, fixed
+separators, no NaN) of an explicit structure with a version prefix, so two different
+requests can never collide through concatenation, and a format change is a new version.
+
+Rules, in order of how they keep answers correct:
+- every parameter is included unless it is listed in ``EXCLUDED`` (credentials, identity,
+  transport and delivery fields): an unknown parameter is included, because a missed hit
+  costs one upstream call and a false hit serves a wrong answer;
+- the model goes through LiteLLM's provider resolution, so ``gpt-4o-mini`` and
+  ``openai/gpt-4o-mini`` are one model;
+- text content is NFC-normalised and stripped at both ends; nothing else is rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from semcache.errors import InvalidRequest, InvalidRequestType
+
+FINGERPRINT_VERSION = "semcache-fp-v1"
+
+#: Parameters that never change the answer: credentials, identity, transport, delivery.
+EXCLUDED: frozenset[str] = frozenset(
+    {
+        # credentials
+        "api_key", "azure_ad_token", "azure_ad_token_provider", "aws_access_key_id",
+        "aws_secret_access_key", "aws_session_token", "vertex_credentials", "organization",
+        # identity and bookkeeping
+        "metadata", "user", "request_id", "litellm_call_id", "litellm_trace_id",
+        "litellm_logging_obj", "litellm_metadata", "proxy_server_request", "logger_fn",
+        "tags", "trace_id", "session_id",
+        # transport and retries
+        "timeout", "request_timeout", "stream_timeout", "num_retries", "max_retries",
+        "retry_strategy", "extra_headers", "headers", "client", "acompletion",
+        # delivery, not content
+        "stream", "stream_options",
+        # semcache's own controls and LiteLLM's cache controls
+        "cache", "caching", "tenant",
+    }
+)  # fmt: skip
+
+#: Numeric parameters compared as floats, so ``temperature=1`` and ``temperature=1.0`` agree.
+FLOAT_PARAMS: frozenset[str] = frozenset(
+    {"temperature", "top_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "min_p"}
+)
+
+ROLES: frozenset[str] = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+
+
+@dataclass(frozen=True, slots=True)
+class RequestKeys:
+    """The keys of one request inside one tenant and namespace.
+
+    ``exact``: identity of the whole request. ``scope``: identity of everything except the
+    last user message (the semantic tier only compares questions asked in the same scope);
+    None when the request cannot be answered semantically (the last message is not a user
+    text message). ``prompt``: the last user message's text, the thing that is embedded.
+    ``model``: the resolved ``provider/model``.
+    """
+
+    exact: str
+    scope: str | None
+    prompt: str | None
+    model: str
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, fixed separators, UTF-8 kept, NaN rejected."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def digest(kind: str, value: Any) -> str:
+    """SHA-256 hex of the versioned canonical form of ``value``."""
+    payload = canonical_json([FINGERPRINT_VERSION, kind, value])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=4096)
+def resolve_model(model: str, custom_llm_provider: str | None = None) -> str:
+    """``provider/model`` as LiteLLM routes it; the raw string when LiteLLM cannot resolve it."""
+    from litellm import get_llm_provider  # lazy: importing litellm costs seconds
+
+    try:
+        name, provider, _, _ = get_llm_provider(model, custom_llm_provider=custom_llm_provider)
+    except Exception:
+        return f"unresolved/{model}"
+    return f"{provider}/{name}"
+
+
+def normalise_text(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip()
+
+
+def _plain(value: Any, field: str) -> Any:
+    """Convert to JSON-able plain data, or raise a typed error naming the field."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidRequest(field, f"expected a finite number, got {value!r}")
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidRequestType(field, f"expected string keys, got {type(k).__name__}")
+            out[k] = _plain(v, f"{field}.{k}")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{field}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, type) and hasattr(value, "model_json_schema"):
+        # LiteLLM accepts a pydantic class as response_format: its schema is its identity.
+        return {"pydantic_schema": _plain(value.model_json_schema(), field)}
+    if hasattr(value, "model_dump"):
+        return _plain(value.model_dump(exclude_none=True), field)
+    raise InvalidRequestType(field, f"expected JSON-serialisable data, got {type(value).__name__}")
+
+
+def _content(value: Any, field: str) -> Any:
+    if isinstance(value, str):
+        return normalise_text(value)
+    if isinstance(value, list):
+        parts = []
+        for i, part in enumerate(value):
+            part = _plain(part, f"{field}[{i}]")
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                part = {**part, "text": normalise_text(part["text"])}
+            parts.append(part)
+        return parts
+    if value is None:
+        return None
+    raise InvalidRequestType(
+        field, f"expected a string, a list of parts or null, got {type(value).__name__}"
+    )
+
+
+def canonical_messages(messages: Any) -> list[dict[str, Any]]:
+    """Validate messages and return their canonical form (every field kept)."""
+    if not isinstance(messages, (list, tuple)):
+        raise InvalidRequestType(
+            "messages", f"expected a list of messages, got {type(messages).__name__}"
+        )
+    if not messages:
+        raise InvalidRequest("messages", "expected at least one message")
+    out = []
+    for i, message in enumerate(messages):
+        field = f"messages[{i}]"
+        if hasattr(message, "model_dump") and not isinstance(message, Mapping):
+            message = message.model_dump(exclude_none=True)
+        if not isinstance(message, Mapping):
+            raise InvalidRequestType(
+                field, f"expected an object with role and content, got {type(message).__name__}"
+            )
+        role = message.get("role")
+        if role not in ROLES:
+            raise InvalidRequest(f"{field}.role", f"expected one of {sorted(ROLES)}, got {role!r}")
+        canonical = {
+            k: _plain(v, f"{field}.{k}")
+            for k, v in message.items()
+            if v is not None and k != "content"
+        }
+        if (
+            "content" not in message
+            and not message.get("tool_calls")
+            and not message.get("function_call")
+        ):
+            raise InvalidRequest(
+                f"{field}.content", "missing (required unless the message has tool_calls)"
+            )
+        canonical["content"] = _content(message.get("content"), f"{field}.content")
+        out.append(canonical)
+    return out
+
+
+def _params(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for name, value in kwargs.items():
+        if name in EXCLUDED or name in ("model", "messages") or value is None:
+            continue
+        if name in FLOAT_PARAMS and isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = float(value)
+        elif name == "stop" and isinstance(value, str):
+            value = [value]
+        elif name == "api_base" and isinstance(value, str):
+            value = value.rstrip("/")
+        params[name] = _plain(value, name)
+    return params
+
+
+def last_user_prompt(messages: list[dict[str, Any]]) -> str | None:
+    """Text of the final message when it is a user message made of text only, else None."""
+    last = messages[-1]
+    if last.get("role") != "user" or set(last) - {"role", "content"}:
+        return None
+    content = last.get("content")
+    if isinstance(content, str):
+        return content or None
+    if isinstance(content, list) and all(
+        isinstance(p, dict) and p.get("type") == "text" for p in content
+    ):
+        return "\n".join(p.get("text", "") for p in content) or None
+    return None
+
+
+def request_keys(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> RequestKeys:
+    """Validate a LiteLLM-style request and compute its keys. Never mutates ``kwargs``."""
+    model = kwargs.get("model")
+    if model is None:
+        raise InvalidRequest("model", "missing")
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidRequestType("model", f"expected a non-empty string, got {model!r}")
+    provider = kwargs.get("custom_llm_provider")
+    resolved = resolve_model(model, provider if isinstance(provider, str) else None)
+    messages = canonical_messages(kwargs.get("messages"))
+    params = _params(kwargs)
+    partition = {"tenant": tenant, "namespace": namespace}
+    exact = digest(
+        "exact", {**partition, "model": resolved, "messages": messages, "params": params}
+    )
+    prompt = last_user_prompt(messages)
+    scope = None
+    if prompt is not None:
+        scope = digest(
+            "scope", {**partition, "model": resolved, "context": messages[:-1], "params": params}
+        )
+    return RequestKeys(exact=exact, scope=scope, prompt=prompt, model=resolved)

@@ -1,0 +1,116 @@
+"""What may be shared, and the per-request cache controls.
+
+Pure logic: given a request's parameters and controls, decide whether the cache may look it
+up, store it and coalesce it. Sampling requests (an explicit temperature above the limit, or
+``n > 1``) asked for variety, so by default they bypass every tier.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from semcache.errors import InvalidRequest, InvalidRequestType
+
+DEFAULT_TENANT = "default"
+DEFAULT_NAMESPACE = "default"
+
+
+class CacheControl(BaseModel):
+    """Per-request controls; the dict form uses LiteLLM's names (``no-cache``, ``no-store``,
+    ``ttl``, ``namespace``) plus ``share-sampled`` to opt a sampling request into sharing."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    no_cache: bool = Field(False, alias="no-cache", description="Skip every lookup (fresh answer).")
+    no_store: bool = Field(False, alias="no-store", description="Do not store the answer.")
+    ttl: float | None = Field(None, ge=0, description="Lifetime of the stored answer, seconds.")
+    namespace: str = Field(
+        DEFAULT_NAMESPACE, min_length=1, description="Partition inside a tenant."
+    )
+    share_sampled: bool = Field(
+        False,
+        alias="share-sampled",
+        description="Share a sampling request (temperature above the limit, or n > 1) anyway.",
+    )
+
+    @classmethod
+    def parse(cls, value: Any) -> CacheControl:
+        """Accept None, a CacheControl or a dict with LiteLLM's names; raise InvalidRequest."""
+        if value is None:
+            return _DEFAULT_CONTROL
+        if isinstance(value, CacheControl):
+            return value
+        if not isinstance(value, Mapping):
+            raise InvalidRequestType(
+                "cache", f"expected a dict or CacheControl, got {type(value).__name__}"
+            )
+        try:
+            return cls.model_validate(dict(value))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise InvalidRequest(f"cache.{where}", error["msg"]) from None
+
+
+_DEFAULT_CONTROL = CacheControl()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the tiers may do with one request. ``reason`` says why sharing is off."""
+
+    lookup: bool
+    store: bool
+    coalesce: bool
+    reason: str | None = None
+
+    @property
+    def bypass(self) -> bool:
+        return not (self.lookup or self.store or self.coalesce)
+
+
+def sampling_reason(params: Mapping[str, Any], max_shared_temperature: float) -> str | None:
+    """Why this request asked for variety, or None."""
+    temperature = params.get("temperature")
+    if temperature is not None and float(temperature) > max_shared_temperature:
+        return f"temperature {temperature} > {max_shared_temperature}"
+    n = params.get("n")
+    if n is not None and int(n) > 1:
+        return f"n = {n} > 1"
+    return None
+
+
+def decide(
+    params: Mapping[str, Any], control: CacheControl, max_shared_temperature: float
+) -> Decision:
+    reason = sampling_reason(params, max_shared_temperature)
+    if reason is not None and not control.share_sampled:
+        return Decision(lookup=False, store=False, coalesce=False, reason=reason)
+    store = not control.no_store and (control.ttl is None or control.ttl > 0)
+    if control.no_cache:
+        # A fresh answer was asked for: never served from a tier, nor from someone's flight.
+        return Decision(lookup=False, store=store, coalesce=False, reason="no-cache")
+    return Decision(lookup=True, store=store, coalesce=True)
+
+
+def validate_tenant(tenant: Any) -> str:
+    if tenant is None:
+        return DEFAULT_TENANT
+    if not isinstance(tenant, str) or not tenant:
+        raise InvalidRequestType("tenant", f"expected a non-empty string, got {tenant!r}")
+    return tenant
+
+
+def validate_sampling(params: Mapping[str, Any]) -> None:
+    """Type-check the parameters the policy reads, so a bad value fails before any I/O."""
+    for name in ("temperature", "top_p"):
+        value = params.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise InvalidRequestType(name, f"expected a number, got {value!r}")
+    n = params.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InvalidRequest("n", f"expected a positive integer, got {n!r}")
