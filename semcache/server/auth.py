@@ -1,0 +1,80 @@
+"""Who is calling: client keys map to tenants, one separate key opens the admin API.
+
+The tenant comes only from the key. Nothing a client sends in a body or header can choose
+another tenant's partition, which is what keeps one tenant's cached answers from another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+
+from pydantic import SecretStr
+
+from semcache.errors import ConfigError
+from semcache.server.config import ProxyConfig, resolve_secret
+
+_BEARER = "bearer "
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, else None."""
+    if authorization is None or len(authorization) <= len(_BEARER):
+        return None
+    if authorization[: len(_BEARER)].lower() != _BEARER:
+        return None
+    token = authorization[len(_BEARER) :].strip()
+    return token or None
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+class KeyRing:
+    """Resolves bearer tokens to tenants and recognises the admin key.
+
+    Keys are held as SHA-256 digests and looked up by digest, so lookup time says nothing
+    useful about how much of a guessed key was right, and the keys themselves are not kept.
+    """
+
+    def __init__(self, clients: Mapping[str, str], admin_key: SecretStr | None = None) -> None:
+        self._tenants = {_digest(key): tenant for key, tenant in clients.items()}
+        self._admin = None if admin_key is None else _digest(admin_key.get_secret_value())
+
+    @classmethod
+    def from_config(cls, config: ProxyConfig, environ: Mapping[str, str] | None = None) -> KeyRing:
+        """Read client and admin keys (``os.environ/NAME`` references resolved now)."""
+        clients: dict[str, str] = {}
+        for i, client in enumerate(config.clients):
+            field = f"clients[{i}].key"
+            key = resolve_secret(client.key.get_secret_value(), field=field, environ=environ)
+            if key.get_secret_value() in clients:
+                raise ConfigError(f"{field}: the same client key is listed twice")
+            clients[key.get_secret_value()] = client.tenant
+        admin = config.server.admin_key
+        admin_key = (
+            None
+            if admin is None
+            else resolve_secret(admin, field="server.admin_key", environ=environ)
+        )
+        return cls(clients, admin_key)
+
+    def tenant_for(self, authorization: str | None) -> str | None:
+        """The tenant of a client's ``Authorization`` header, or None when it is not valid."""
+        token = bearer_token(authorization)
+        if token is None:
+            return None
+        return self._tenants.get(_digest(token))
+
+    @property
+    def admin_enabled(self) -> bool:
+        return self._admin is not None
+
+    def is_admin(self, authorization: str | None) -> bool:
+        """True only for the admin key (a client key never opens the admin API)."""
+        token = bearer_token(authorization)
+        if token is None or self._admin is None:
+            return False
+        return hmac.compare_digest(_digest(token), self._admin)

@@ -1,0 +1,228 @@
+"""The proxy's configuration file: cache settings, upstream models, client keys, admin key.
+
+A file is TOML (``.toml``, read with the standard library) or YAML (``.yaml``/``.yml``).
+The upstream list follows LiteLLM's proxy ``model_list`` shape so a LiteLLM config can be
+copied over::
+
+    [[model_list]]
+    model_name = "gpt-4o-mini"                    # the public name clients send
+    litellm_params.model = "openai/gpt-4o-mini"    # LiteLLM provider model
+    litellm_params.api_base = "https://api.openai.com/v1"
+    litellm_params.api_key = "os.environ/OPENAI_API_KEY"
+
+    [[clients]]
+    key = "os.environ/TEAM_A_KEY"                  # or a literal key
+    tenant = "team-a"
+
+    [server]
+    admin_key = "os.environ/SEMCACHE_ADMIN_KEY"
+
+    [cache.semantic]                               # any CacheSettings field
+    threshold = 0.93
+
+Secrets are never literal where they would leak furthest: an upstream ``api_key`` and the
+admin key must name an environment variable (``os.environ/NAME``); they are read once by
+:func:`resolve_secret` when the app is built, so a missing variable fails at startup.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from semcache.errors import ConfigError
+from semcache.settings import CacheSettings
+
+#: LiteLLM's spelling of "read this value from the environment variable NAME".
+ENV_PREFIX = "os.environ/"
+
+
+def _env_name(reference: str) -> str | None:
+    """The variable name of an ``os.environ/NAME`` reference, else None."""
+    if reference.startswith(ENV_PREFIX):
+        return reference[len(ENV_PREFIX) :]
+    return None
+
+
+def _require_env_reference(value: str | None) -> str | None:
+    if value is not None and not _env_name(value):
+        raise ValueError(
+            f"must name an environment variable as '{ENV_PREFIX}NAME'; "
+            "literal secrets do not belong in a config file"
+        )
+    return value
+
+
+def resolve_secret(
+    reference: str, *, field: str, environ: Mapping[str, str] | None = None
+) -> SecretStr:
+    """The secret behind ``reference``: an ``os.environ/NAME`` variable's value or the literal.
+
+    Raises :class:`ConfigError` naming ``field`` and the variable (never a value) when the
+    variable is unset or empty.
+    """
+    environ = os.environ if environ is None else environ
+    name = _env_name(reference)
+    if name is None:
+        return SecretStr(reference)
+    value = environ.get(name)
+    if not value:
+        raise ConfigError(f"{field}: environment variable {name!r} is not set")
+    return SecretStr(value)
+
+
+class LiteLLMParams(BaseModel):
+    """Where one public model is sent (LiteLLM's ``litellm_params``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, description="LiteLLM provider model, e.g. 'openai/gpt-4o'.")
+    api_base: str | None = Field(None, description="Provider base URL; None uses LiteLLM's.")
+    api_key: str | None = Field(
+        None, description="'os.environ/NAME'; None sends no key (local upstreams)."
+    )
+
+    _env_only = field_validator("api_key")(_require_env_reference)
+
+
+class ModelRoute(BaseModel):
+    """One entry of ``model_list``: a public name clients use and its upstream."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_name: str = Field(min_length=1, description="Public model name clients send.")
+    litellm_params: LiteLLMParams
+
+
+class ClientKey(BaseModel):
+    """A client API key and the tenant (cache partition) every request with it belongs to."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: SecretStr = Field(description="Literal key or 'os.environ/NAME'.")
+    tenant: str = Field(min_length=1)
+
+
+class ServerOptions(BaseModel):
+    """How the HTTP server behaves."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    admin_key: str | None = Field(
+        None, description="'os.environ/NAME' of the admin API key; None disables /admin."
+    )
+    log_content: bool = Field(
+        False, description="Log message and answer text in the request log (debugging only)."
+    )
+    graceful_shutdown_s: int = Field(
+        30, ge=0, description="Seconds in-flight requests may take to finish on shutdown."
+    )
+
+    _env_only = field_validator("admin_key")(_require_env_reference)
+
+
+def _unknown_keys(model: type[BaseModel], data: Any, path: str) -> list[str]:
+    """Dotted paths of keys in ``data`` that ``model`` (recursively) does not declare.
+
+    CacheSettings ignores unknown keys so environments may carry unrelated variables; in a
+    config file an unknown key is a typo and must be reported.
+    """
+    if not isinstance(data, Mapping):
+        return []
+    unknown = []
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            unknown.append(f"{path}.{key}")
+            continue
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            unknown.extend(_unknown_keys(annotation, value, f"{path}.{key}"))
+    return unknown
+
+
+class ProxyConfig(BaseModel):
+    """Everything ``semcache serve`` reads from its config file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cache: CacheSettings = Field(default_factory=CacheSettings)
+    model_list: list[ModelRoute] = Field(min_length=1)
+    clients: list[ClientKey] = Field(min_length=1)
+    server: ServerOptions = Field(default_factory=ServerOptions)
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _no_unknown_cache_keys(cls, value: Any) -> Any:
+        unknown = _unknown_keys(CacheSettings, value, "cache")
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
+        return value
+
+    @field_validator("model_list")
+    @classmethod
+    def _unique_names(cls, routes: list[ModelRoute]) -> list[ModelRoute]:
+        names = [route.model_name for route in routes]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate model_name(s): {', '.join(duplicates)}")
+        return routes
+
+    @field_validator("clients")
+    @classmethod
+    def _unique_keys(cls, clients: list[ClientKey]) -> list[ClientKey]:
+        keys = [client.key.get_secret_value() for client in clients]
+        if len(set(keys)) != len(keys):
+            raise ValueError("the same client key is listed twice")
+        return clients
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        lines.append(f"  {where}: {error['msg']}")
+    return "invalid proxy config:\n" + "\n".join(lines)
+
+
+def parse_config(data: Mapping[str, Any]) -> ProxyConfig:
+    """Validate a config mapping; raise :class:`ConfigError` listing every bad field."""
+    try:
+        return ProxyConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc)) from None
+
+
+def _decode(text: str, suffix: str, where: str) -> Any:
+    if suffix == ".toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {where}: invalid TOML: {exc}") from exc
+    if suffix in {".yaml", ".yml"}:
+        import yaml  # lazy: only YAML configs need it (PyYAML is a LiteLLM dependency)
+
+        try:
+            return yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {where}: invalid YAML: {exc}") from exc
+    raise ConfigError(f"config file {where}: expected a .toml, .yaml or .yml file")
+
+
+def load_config(path: str | Path) -> ProxyConfig:
+    """Read and validate a TOML or YAML config file; raise :class:`ConfigError` if bad."""
+    path = Path(path)
+    where = repr(str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {where}: {exc.strerror}") from exc
+    data = _decode(text, path.suffix.lower(), where)
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"config file {where}: expected a mapping at the top level")
+    return parse_config(data)

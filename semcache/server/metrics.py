@@ -1,0 +1,142 @@
+"""Prometheus metrics of one proxy app, in a registry of its own.
+
+A registry per app (not the process-global default) lets tests and embedders run several
+apps in one process without "duplicated timeseries" errors and read exact counts back.
+Label values are bounded: tiers and error kinds are fixed sets, tenants and models come
+from the config file, never from request content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+#: Content type of the text exposition format served at /metrics.
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+_LATENCY_BUCKETS = (
+    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
+)  # fmt: skip
+_SIMILARITY_BUCKETS = (
+    0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.92, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0,
+)  # fmt: skip
+
+#: Tiers whose answer came from an upstream call made for this request.
+UPSTREAM_TIERS = frozenset({"miss", "bypass"})
+#: Tiers answered from storage; their latency is the lookup latency.
+STORED_TIERS = frozenset({"exact", "semantic"})
+
+
+class CacheInfoLike(Protocol):
+    """The fields of ``semcache.CacheInfo`` the metrics read."""
+
+    tier: str
+    similarity: float | None
+    nearest_similarity: float | None
+    saved_tokens: int
+    saved_cost_usd: float
+
+
+class ProxyMetrics:
+    """Counters, histograms and gauges of one app; :meth:`render` is the /metrics body."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "semcache_requests", "Completed chat requests by tier.", ["tier", "tenant"], registry=r
+        )
+        self.upstream_calls = Counter(
+            "semcache_upstream_calls",
+            "Requests whose answer needed an upstream call of their own (tier miss or bypass).",
+            ["model"],
+            registry=r,
+        )
+        self.errors = Counter(
+            "semcache_errors",
+            "Requests that ended in an error, by kind and HTTP status.",
+            ["kind", "status"],
+            registry=r,
+        )
+        self.lookup_seconds = Histogram(
+            "semcache_lookup_seconds",
+            "Seconds to answer a request from the exact or semantic tier (the lookup path).",
+            ["tier"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.request_seconds = Histogram(
+            "semcache_request_duration_seconds",
+            "End-to-end seconds per chat request (streams: until the last chunk).",
+            ["tier"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.hit_similarity = Histogram(
+            "semcache_semantic_hit_similarity",
+            "Cosine similarity of served semantic hits.",
+            buckets=_SIMILARITY_BUCKETS,
+            registry=r,
+        )
+        self.nearest_miss_similarity = Histogram(
+            "semcache_nearest_miss_similarity",
+            "Cosine similarity of the nearest stored question on a miss (threshold tuning).",
+            buckets=_SIMILARITY_BUCKETS,
+            registry=r,
+        )
+        self.saved_tokens = Counter(
+            "semcache_saved_tokens", "Upstream tokens not spent thanks to hits.", ["tenant"],
+            registry=r,
+        )  # fmt: skip
+        self.saved_cost = Counter(
+            "semcache_saved_cost_usd", "Upstream cost not spent thanks to hits, USD.", ["tenant"],
+            registry=r,
+        )  # fmt: skip
+        self.store_entries = Gauge(
+            "semcache_store_entries", "Entries in the store (from cache.stats()).", registry=r
+        )
+
+    def record_request(
+        self, *, tenant: str, model: str, info: CacheInfoLike, latency_s: float
+    ) -> None:
+        """Count one answered request; ``latency_s`` is its end-to-end duration."""
+        tier = info.tier
+        self.requests.labels(tier=tier, tenant=tenant).inc()
+        self.request_seconds.labels(tier=tier).observe(latency_s)
+        if tier in UPSTREAM_TIERS:
+            self.upstream_calls.labels(model=model).inc()
+        if tier in STORED_TIERS:
+            self.lookup_seconds.labels(tier=tier).observe(latency_s)
+        if tier == "semantic" and info.similarity is not None:
+            self.hit_similarity.observe(info.similarity)
+        if tier == "miss" and info.nearest_similarity is not None:
+            self.nearest_miss_similarity.observe(info.nearest_similarity)
+        if info.saved_tokens:
+            self.saved_tokens.labels(tenant=tenant).inc(info.saved_tokens)
+        if info.saved_cost_usd:
+            self.saved_cost.labels(tenant=tenant).inc(info.saved_cost_usd)
+
+    def record_error(self, *, kind: str, status: int) -> None:
+        self.errors.labels(kind=kind, status=str(status)).inc()
+
+    def render(self, stats: Mapping[str, Any] | None = None) -> bytes:
+        """The exposition text; ``stats`` (``cache.stats()``) refreshes the store gauge."""
+        if stats is not None:
+            entries = store_entries(stats)
+            if entries is not None:
+                self.store_entries.set(entries)
+        return generate_latest(self.registry)
+
+
+def store_entries(stats: Mapping[str, Any]) -> int | None:
+    """The store's entry count inside ``cache.stats()``, wherever the facade reports it."""
+    for key in ("store_entries", "store_size", "entries"):
+        value = stats.get(key)
+        if isinstance(value, int):
+            return value
+    store = stats.get("store")
+    if isinstance(store, Mapping):
+        return store_entries(store)
+    return None

@@ -1,0 +1,85 @@
+"""Public model names and where each is sent, with the provider keys kept out of sight.
+
+Provider keys live only here, as ``SecretStr``, and are handed to LiteLLM per call. Anything
+the proxy writes back to a client or a log that could contain upstream text goes through
+:meth:`UpstreamTable.redact` first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import SecretStr
+
+from semcache.server.config import ProxyConfig, resolve_secret
+
+REDACTED = "[redacted]"
+
+
+@dataclass(frozen=True, slots=True)
+class Upstream:
+    """One public model: the provider model LiteLLM calls, its base URL and key."""
+
+    public_name: str
+    model: str
+    api_base: str | None = None
+    api_key: SecretStr | None = field(default=None, repr=False)
+
+    def call_params(self) -> dict[str, Any]:
+        """Keyword arguments for ``acompletion`` (the key only when there is one)."""
+        params: dict[str, Any] = {"model": self.model}
+        if self.api_base is not None:
+            params["api_base"] = self.api_base
+        if self.api_key is not None:
+            params["api_key"] = self.api_key.get_secret_value()
+        return params
+
+
+class UpstreamTable:
+    """Public name → :class:`Upstream`, in config order."""
+
+    def __init__(self, upstreams: list[Upstream]) -> None:
+        self._by_name = {upstream.public_name: upstream for upstream in upstreams}
+        self._secrets = sorted(
+            {u.api_key.get_secret_value() for u in upstreams if u.api_key is not None},
+            key=len,
+            reverse=True,  # longest first, so a key containing another is fully replaced
+        )
+
+    @classmethod
+    def from_config(
+        cls, config: ProxyConfig, environ: Mapping[str, str] | None = None
+    ) -> UpstreamTable:
+        """Build the table, reading every provider key from the environment now."""
+        upstreams = []
+        for i, route in enumerate(config.model_list):
+            params = route.litellm_params
+            key = (
+                None
+                if params.api_key is None
+                else resolve_secret(
+                    params.api_key, field=f"model_list[{i}].litellm_params.api_key", environ=environ
+                )
+            )
+            upstreams.append(Upstream(route.model_name, params.model, params.api_base, key))
+        return cls(upstreams)
+
+    def get(self, public_name: str) -> Upstream | None:
+        return self._by_name.get(public_name)
+
+    def names(self) -> list[str]:
+        return list(self._by_name)
+
+    def provider_model(self, name: str) -> str:
+        """The provider model behind a public name; any other name is returned unchanged."""
+        upstream = self._by_name.get(name)
+        return name if upstream is None else upstream.model
+
+    def redact(self, text: str) -> str:
+        """``text`` with every provider key replaced by ``[redacted]``."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text

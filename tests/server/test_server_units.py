@@ -1,0 +1,226 @@
+"""Request parsing, error mapping, metrics and JSON logging of the proxy (no HTTP)."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from dataclasses import dataclass
+
+import httpx
+import litellm
+import openai
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.server.access_log import JsonFormatter, configure_json_logging, log_request
+from semcache.server.http_errors import to_api_error
+from semcache.server.metrics import ProxyMetrics, store_entries
+from semcache.server.request import cache_controls, parse_chat_request
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def _samples(metrics: ProxyMetrics, stats: dict | None = None) -> dict[tuple, float]:
+    text = metrics.render(stats).decode()
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+# -- request parsing ------------------------------------------------------------------------
+def test_parse_forwards_openai_fields_and_separates_model_stream_cache() -> None:
+    request = parse_chat_request(
+        {"model": "m", "messages": MESSAGES, "temperature": 0, "stream": True, "cache": {"ttl": 5}},
+        {},
+    )
+    assert request.model == "m"
+    assert request.stream is True
+    assert request.params == {"messages": MESSAGES, "temperature": 0}
+    assert request.cache == {"ttl": 5}
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "error"),
+    [
+        ([1], "body", InvalidRequestType),
+        ({"model": "m", "messages": MESSAGES, "tenant": "b"}, "tenant", InvalidRequest),
+        ({"messages": MESSAGES}, "model", InvalidRequestType),
+        ({"model": 3, "messages": MESSAGES}, "model", InvalidRequestType),
+        ({"model": "m", "messages": MESSAGES, "stream": "yes"}, "stream", InvalidRequestType),
+        ({"model": "m"}, "messages", InvalidRequest),
+        (
+            {"model": "m", "messages": MESSAGES, "api_base": "http://evil"},
+            "api_base",
+            InvalidRequest,
+        ),
+        ({"model": "m", "messages": MESSAGES, "api_key": "x"}, "api_key", InvalidRequest),
+        (
+            {"model": "m", "messages": MESSAGES, "mock_response": "x"},
+            "mock_response",
+            InvalidRequest,
+        ),
+        ({"model": "m", "messages": MESSAGES, "cache": "no"}, "cache", InvalidRequestType),
+    ],
+)
+def test_parse_rejects_by_field(body: object, field: str, error: type[Exception]) -> None:
+    with pytest.raises(error) as caught:
+        parse_chat_request(body, {})
+    assert caught.value.field == field
+
+
+def test_header_controls_are_overlaid_by_body_controls() -> None:
+    headers = {
+        "x-semcache-no-cache": "true",
+        "x-semcache-no-store": "0",
+        "x-semcache-ttl": "0",
+        "x-semcache-namespace": "docs",
+    }
+    assert cache_controls(headers, None) == {
+        "no-cache": True,
+        "no-store": False,
+        "ttl": 0.0,
+        "namespace": "docs",
+    }
+    assert cache_controls(headers, {"namespace": "faq"})["namespace"] == "faq"
+    assert cache_controls({}, None) is None
+
+
+@pytest.mark.parametrize(
+    ("header", "value"), [("x-semcache-ttl", "soon"), ("x-semcache-no-cache", "maybe")]
+)
+def test_bad_header_controls_name_the_header(header: str, value: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        cache_controls({header: value}, None)
+    assert caught.value.field == header
+
+
+# -- error mapping --------------------------------------------------------------------------
+def _litellm_error(cls: type, status: int) -> Exception:
+    response = httpx.Response(status, request=httpx.Request("POST", "http://x"))
+    return cls(message="boom sk-secret", llm_provider="openai", model="m", response=response)
+
+
+def test_invalid_request_maps_to_400_naming_field() -> None:
+    error = to_api_error(InvalidRequest("messages[0].role", "bad"), str)
+    assert error.status == 400
+    assert error.body()["error"]["param"] == "messages[0].role"
+    assert error.body()["error"]["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize(
+    ("exc", "status"),
+    [
+        (_litellm_error(litellm.RateLimitError, 429), 429),
+        (_litellm_error(litellm.InternalServerError, 500), 500),
+        (_litellm_error(litellm.ServiceUnavailableError, 503), 503),
+        (litellm.Timeout(message="slow", model="m", llm_provider="openai"), 504),
+        (litellm.APIConnectionError(message="down", llm_provider="openai", model="m"), 502),
+    ],
+)
+def test_upstream_errors_keep_status_and_redact(exc: Exception, status: int) -> None:
+    error = to_api_error(exc, lambda text: text.replace("sk-secret", "[redacted]"))
+    assert error.status == status
+    assert error.kind == "upstream"
+    assert "sk-secret" not in json.dumps(error.body())
+    assert isinstance(exc, openai.OpenAIError)
+
+
+def test_unknown_exception_is_an_opaque_500(caplog: pytest.LogCaptureFixture) -> None:
+    error = to_api_error(RuntimeError("internal detail sk-secret"), lambda t: t.replace("sk-", "x"))
+    assert error.status == 500
+    assert "internal detail" not in error.message
+    assert "sk-secret" not in caplog.text
+
+
+# -- metrics --------------------------------------------------------------------------------
+@dataclass
+class _Info:
+    tier: str
+    similarity: float | None = None
+    nearest_similarity: float | None = None
+    saved_tokens: int = 0
+    saved_cost_usd: float = 0.0
+
+
+def test_metrics_count_what_was_recorded() -> None:
+    metrics = ProxyMetrics()
+    metrics.record_request(
+        tenant="a", model="m", info=_Info("miss", nearest_similarity=0.5), latency_s=0.2
+    )
+    metrics.record_request(
+        tenant="a",
+        model="m",
+        info=_Info("exact", saved_tokens=10, saved_cost_usd=0.01),
+        latency_s=0.001,
+    )
+    metrics.record_request(
+        tenant="b",
+        model="m",
+        info=_Info("semantic", similarity=0.97, saved_tokens=5),
+        latency_s=0.01,
+    )
+    metrics.record_error(kind="upstream", status=429)
+    samples = _samples(metrics, {"store": {"entries": 3}})
+    assert samples[("semcache_requests_total", (("tenant", "a"), ("tier", "miss")))] == 1
+    assert samples[("semcache_requests_total", (("tenant", "a"), ("tier", "exact")))] == 1
+    assert samples[("semcache_requests_total", (("tenant", "b"), ("tier", "semantic")))] == 1
+    assert samples[("semcache_upstream_calls_total", (("model", "m"),))] == 1
+    assert samples[("semcache_errors_total", (("kind", "upstream"), ("status", "429")))] == 1
+    assert samples[("semcache_saved_tokens_total", (("tenant", "a"),))] == 10
+    assert samples[("semcache_saved_cost_usd_total", (("tenant", "a"),))] == pytest.approx(0.01)
+    assert samples[("semcache_semantic_hit_similarity_count", ())] == 1
+    assert samples[("semcache_nearest_miss_similarity_count", ())] == 1
+    assert samples[("semcache_lookup_seconds_count", (("tier", "exact"),))] == 1
+    assert ("semcache_lookup_seconds_count", (("tier", "miss"),)) not in samples
+    assert samples[("semcache_request_duration_seconds_count", (("tier", "miss"),))] == 1
+    assert samples[("semcache_store_entries", ())] == 3
+
+
+def test_two_apps_have_independent_registries() -> None:
+    first, second = ProxyMetrics(), ProxyMetrics()
+    first.record_error(kind="auth", status=401)
+    assert ("semcache_errors_total", (("kind", "auth"), ("status", "401"))) not in _samples(second)
+
+
+def test_store_entries_is_none_when_stats_do_not_say() -> None:
+    assert store_entries({"hits": 3}) is None
+    assert store_entries({"store_entries": 0}) == 0
+
+
+# -- logging --------------------------------------------------------------------------------
+def test_request_line_is_one_json_object() -> None:
+    stream = io.StringIO()
+    logger = logging.getLogger("semcache.server.access")
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        log_request({"tenant": "a", "tier": "exact", "latency_ms": 1.5, "similarity": None})
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1
+    line = json.loads(lines[0])
+    assert line["tenant"] == "a"
+    assert line["tier"] == "exact"
+    assert line["msg"] == "request"
+    assert line["similarity"] is None
+
+
+def test_configure_json_logging_routes_semcache_records() -> None:
+    stream = io.StringIO()
+    configure_json_logging(stream=stream)
+    try:
+        logging.getLogger("semcache.server").warning("hello %s", "world")
+    finally:
+        for name in ("semcache", "uvicorn", "uvicorn.error"):
+            logging.getLogger(name).handlers.clear()
+            logging.getLogger(name).propagate = True
+            logging.getLogger(name).setLevel(logging.NOTSET)
+    assert json.loads(stream.getvalue())["msg"] == "hello world"
