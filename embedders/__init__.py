@@ -1,0 +1,54 @@
+"""Embedders: text to unit-length float32 vectors, behind one small protocol.
+
+``import semcache.embedders`` is cheap: each implementation (and torch, LiteLLM or the
+multilingual packages behind it) is imported on first access of its name. Pick one by name
+with :func:`load_embedder`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from semcache.embedders.base import Embedder, l2_normalise
+from semcache.embedders.registry import load_embedder, registered_names
+
+if TYPE_CHECKING:
+    from semcache.embedders.batcher import MicroBatcher
+    from semcache.embedders.e5_small import E5SmallEmbedder
+    from semcache.embedders.litellm_embedder import LiteLLMEmbedder
+    from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
+    from semcache.embedders.use_multilingual import UseMultilingualEmbedder
+
+__all__ = [
+    "E5SmallEmbedder",
+    "Embedder",
+    "LiteLLMEmbedder",
+    "MicroBatcher",
+    "SentenceTransformerEmbedder",
+    "UseMultilingualEmbedder",
+    "l2_normalise",
+    "load_embedder",
+    "registered_names",
+]
+
+_LAZY = {
+    "MicroBatcher": "semcache.embedders.batcher",
+    "E5SmallEmbedder": "semcache.embedders.e5_small",
+    "LiteLLMEmbedder": "semcache.embedders.litellm_embedder",
+    "SentenceTransformerEmbedder": "semcache.embedders.sentence_transformer",
+    "UseMultilingualEmbedder": "semcache.embedders.use_multilingual",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

