@@ -1,0 +1,62 @@
+"""semcache: a correct-first semantic cache for LLM calls.
+
+Import is cheap: names that need LiteLLM (``SemanticCache``, ``cache_info``) load it on
+first access.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from semcache.embedders.base import Embedder
+from semcache.errors import (
+    ConfigError,
+    EmbedderError,
+    EmbedderMismatchError,
+    InvalidRequest,
+    InvalidRequestType,
+    MissingDependency,
+    SemcacheError,
+    StoreError,
+    StoreLockedError,
+)
+from semcache.guard import HitVerifier
+from semcache.policy import CacheControl
+from semcache.settings import CacheSettings
+from semcache.stats import CacheInfo, cache_info
+from semcache.stores.base import Entry, Match, VectorStore
+
+if TYPE_CHECKING:
+    from semcache.cache import SemanticCache
+
+__all__ = [
+    "CacheControl",
+    "CacheInfo",
+    "CacheSettings",
+    "ConfigError",
+    "Embedder",
+    "EmbedderError",
+    "EmbedderMismatchError",
+    "Entry",
+    "HitVerifier",
+    "InvalidRequest",
+    "InvalidRequestType",
+    "Match",
+    "MissingDependency",
+    "SemanticCache",
+    "SemcacheError",
+    "StoreError",
+    "StoreLockedError",
+    "VectorStore",
+    "cache_info",
+]
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SemanticCache":
+        from semcache.cache import SemanticCache
+
+        return SemanticCache
+    raise AttributeError(f"module 'semcache' has no attribute {name!r}")

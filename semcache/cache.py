@@ -1,0 +1,644 @@
+"""``SemanticCache``: the facade that wraps LiteLLM's ``completion`` / ``acompletion``.
+
+A request goes through the tiers in order: policy (may it be shared at all?), exact memory
+(in the caller's thread, no hop), exact store (retrieve by id), the in-flight coalescer, the
+semantic tier, and finally the upstream LLM through LiteLLM. Only complete, successful
+answers are stored. Every cache failure degrades to a miss (``FailOpen``); upstream errors
+reach the caller unchanged.
+
+All work after the memory tier runs on one private event loop, so the sync API (any
+thread) and the async API (any loop) share one coalescer: 16 threads or 100 tasks asking the
+same question cost one upstream call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from litellm import ModelResponse
+from litellm.types.utils import ModelResponseStream
+
+from semcache import _answer
+from semcache._coalesce import Coalescer, Role
+from semcache._failopen import FailOpen
+from semcache._loop import LoopThread
+from semcache._memory import MemoryTier
+from semcache._upstream import LiteLLMUpstream, Upstream, stream_and_assemble
+from semcache.embedders.base import Embedder
+from semcache.fingerprint import RequestKeys, request_keys
+from semcache.guard import HitVerifier
+from semcache.policy import CacheControl, Decision, decide, validate_sampling, validate_tenant
+from semcache.semantic import EXACT_ONLY_SCOPE, SemanticTier
+from semcache.settings import CacheSettings
+from semcache.stats import CacheInfo, Stats, Tier
+from semcache.stores.base import NEVER_EXPIRES, Entry, VectorStore
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    params: dict[str, Any]
+    tenant: str
+    control: CacheControl
+    keys: RequestKeys
+    decision: Decision
+    stream: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Filled:
+    """What a flight produced: the answer's entry, how it was found, and the live object."""
+
+    entry: Entry
+    tier: Tier
+    similarity: float | None = None
+    nearest: float | None = None
+    response: ModelResponse | None = None  # the upstream object itself, for the leader
+
+
+class SemanticCache:
+    """Drop-in cache for LiteLLM completion calls.
+
+    Extra keyword arguments understood on every call: ``tenant=`` (a partition no tier ever
+    answers across) and ``cache=`` (a ``CacheControl`` or a dict with LiteLLM's names:
+    ``no-cache``, ``no-store``, ``ttl``, ``namespace``, plus ``share-sampled``). Everything
+    else goes to LiteLLM unchanged; the caller's dict is never mutated.
+    """
+
+    def __init__(
+        self,
+        settings: CacheSettings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        store: VectorStore | None = None,
+        verifier: HitVerifier | None = None,
+        upstream: Upstream | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings if settings is not None else CacheSettings()
+        s = self.settings
+        self._clock = clock
+        self._stats = Stats()
+        self._failopen = FailOpen(self._stats, timeout_s=s.store.timeout_s)
+        self._memory = MemoryTier(
+            max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock
+        )
+        self._coalescer: Coalescer[_Filled, ModelResponseStream] = Coalescer(
+            max_wait=s.coalesce.max_wait_s
+        )
+        self._upstream = upstream if upstream is not None else LiteLLMUpstream()
+        self._loop = LoopThread()
+        self._semantic: SemanticTier | None = None
+        if s.semantic.enabled and (store is not None or s.store.backend != "none"):
+            self._semantic = SemanticTier(
+                embedder=(lambda: embedder) if embedder is not None else self._load_embedder,
+                store=(lambda: store) if store is not None else self._open_store,
+                verifier=verifier if verifier is not None else self._load_verifier(),
+                threshold=s.semantic.threshold,
+                namespace_thresholds=s.semantic.namespace_thresholds,
+                max_batch=s.semantic.batch_size,
+                max_wait_ms=s.semantic.max_batch_wait_ms,
+            )
+        self._writes: set[asyncio.Task[None]] = set()
+        self._audit: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._audit_lock = threading.Lock()
+        self._janitor: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # -- construction helpers (settings are read here and nowhere else) -------------------------
+    def _load_embedder(self) -> Embedder:
+        from semcache.embedders import load_embedder
+
+        s = self.settings.semantic
+        return load_embedder(s.embedder, device=s.device, batch_size=s.batch_size)
+
+    def _open_store(self) -> VectorStore:
+        from semcache.stores import open_store
+
+        store = open_store(self.settings.store)
+        assert store is not None  # backend "none" never builds a semantic tier
+        return store
+
+    def _load_verifier(self) -> HitVerifier | None:
+        from semcache.guard_details import get_verifier
+
+        return get_verifier(self.settings.semantic.verifier)
+
+    # -- public API ---------------------------------------------------------------------------
+    def completion(self, **kwargs: Any) -> ModelResponse | Iterator[ModelResponseStream]:
+        """``litellm.completion`` through the cache (``stream=True`` returns an iterator)."""
+        request = self._prepare(kwargs)
+        hit = self._memory_hit(request)
+        if request.stream:
+            source = self._stream(request, hit)
+            return SyncCacheStream(AsyncCacheStream(source, self._loop), self._loop)
+        if hit is not None:
+            return hit
+        return self._loop.run(self._resolve(request))
+
+    async def acompletion(
+        self, **kwargs: Any
+    ) -> ModelResponse | AsyncIterator[ModelResponseStream]:
+        """``litellm.acompletion`` through the cache (``stream=True`` returns an async iterator)."""
+        request = self._prepare(kwargs)
+        hit = self._memory_hit(request)
+        if request.stream:
+            return AsyncCacheStream(self._stream(request, hit), self._loop)
+        if hit is not None:
+            return hit
+        return await self._loop.arun(self._resolve(request))
+
+    def batch_completion(
+        self, requests: Sequence[Mapping[str, Any]], *, max_concurrency: int = 8
+    ) -> list[ModelResponse | BaseException]:
+        """Answer many requests concurrently; identical ones cost one upstream call.
+
+        Every request is validated before any call is made (a bad one raises and nothing
+        runs). Results keep the input order; an upstream failure is returned in its slot.
+        """
+        prepared = []
+        for i, kwargs in enumerate(requests):
+            try:
+                prepared.append(self._prepare({**kwargs, "stream": False}))
+            except ValueError as exc:
+                field = getattr(exc, "field", None)
+                if field is not None:
+                    raise type(exc)(f"requests[{i}].{field}", exc.problem) from None
+                raise
+
+        async def run_all() -> list[ModelResponse | BaseException]:
+            gate = asyncio.Semaphore(max_concurrency)
+
+            async def one(request: _Request) -> ModelResponse:
+                hit = self._memory_hit(request)
+                if hit is not None:
+                    return hit
+                async with gate:
+                    return await self._resolve(request)
+
+            return await asyncio.gather(*(one(r) for r in prepared), return_exceptions=True)
+
+        return self._loop.run(run_all())
+
+    def stats(self) -> dict[str, Any]:
+        """Counters since start, plus sizes of the memory tier and the store."""
+        snapshot = self._stats.snapshot()
+        snapshot["memory_entries"] = len(self._memory)
+        snapshot["memory_bytes"] = self._memory.nbytes
+        snapshot["in_flight"] = self._coalescer.in_flight()
+        store = self._semantic.store if self._semantic is not None else None
+        snapshot["store_entries"] = None
+        if store is not None:
+            try:
+                snapshot["store_entries"] = store.count()
+            except Exception as exc:
+                self._failopen.record("store_count", exc)
+        return snapshot
+
+    def purge(
+        self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
+    ) -> int:
+        """Delete matching entries from every tier; returns how many were removed.
+
+        ``model`` is matched against the resolved ``provider/model`` name and may be given
+        in any form LiteLLM resolves (``gpt-4o-mini`` or ``openai/gpt-4o-mini``).
+        Store errors are raised here (an operator asked for this), not swallowed.
+        """
+        if model is not None:
+            from semcache.fingerprint import resolve_model
+
+            model = resolve_model(model)
+        removed = self._memory.purge(tenant=tenant, namespace=namespace, model=model)
+        if self._semantic is None:
+            return removed
+        semantic = self._semantic
+
+        async def purge_store() -> int:
+            store = await semantic.setup()
+            return await asyncio.to_thread(
+                store.purge, tenant=tenant, namespace=namespace, model=model
+            )
+
+        return max(removed, self._loop.run(purge_store()))
+
+    def recent_entries(self, *, tenant: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Newest stored entries with their hit counts, for auditing what is served."""
+        if self._semantic is None:
+            return []
+        semantic = self._semantic
+
+        async def recent() -> list[Entry]:
+            store = await semantic.setup()
+            return await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
+
+        out = []
+        for entry in self._loop.run(recent()):
+            audit = self._audit.get(entry.key, {})
+            out.append(
+                {
+                    "key": entry.key,
+                    "tenant": entry.tenant,
+                    "namespace": entry.namespace,
+                    "model": entry.model,
+                    "question": entry.question,
+                    "created_at": entry.created_at,
+                    "expires_at": entry.expires_at,
+                    "hits": audit.get("hits", 0),
+                    "last_similarity": audit.get("last_similarity"),
+                }
+            )
+        return out
+
+    def ready(self) -> bool:
+        """True when the store and embedder are usable (loads them if needed)."""
+        if self._semantic is None:
+            return True
+        semantic = self._semantic
+
+        async def check() -> bool:
+            store = await semantic.setup()
+            await semantic.embed("readiness probe")
+            await asyncio.to_thread(store.count)
+            return True
+
+        try:
+            return self._loop.run(asyncio.wait_for(check(), 60))
+        except Exception as exc:
+            self._failopen.record("readiness", exc)
+            return False
+
+    def close(self) -> None:
+        """Finish pending writes, close the store and stop the private loop."""
+        if self._closed:
+            return
+        self._closed = True
+
+        async def shutdown() -> None:
+            if self._janitor is not None:
+                self._janitor.cancel()
+            if self._writes:
+                await asyncio.gather(*self._writes, return_exceptions=True)
+            if self._semantic is not None:
+                await self._semantic.close()
+
+        if self._loop._loop is not None:
+            self._loop.run(shutdown())
+        self._loop.close()
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> SemanticCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> SemanticCache:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- request path -------------------------------------------------------------------------
+    def _prepare(self, kwargs: Mapping[str, Any]) -> _Request:
+        params = dict(kwargs)
+        tenant = validate_tenant(params.pop("tenant", None))
+        control = CacheControl.parse(params.pop("cache", None))
+        validate_sampling(params)
+        keys = request_keys(params, tenant=tenant, namespace=control.namespace)
+        decision = decide(params, control, self.settings.policy.max_shared_temperature)
+        return _Request(params, tenant, control, keys, decision, bool(params.get("stream")))
+
+    def _memory_hit(self, request: _Request) -> ModelResponse | None:
+        if not request.decision.lookup:
+            return None
+        entry = self._memory.get(request.keys.exact)
+        if entry is None:
+            return None
+        return self._deliver(entry, "exact")
+
+    async def _resolve(self, request: _Request) -> ModelResponse:
+        if request.decision.bypass:
+            response = await self._upstream.complete(request.params)
+            self._stats.count("upstream_calls")
+            return self._tag(response, CacheInfo(tier="bypass", key=request.keys.exact))
+        entry = await self._store_hit(request)
+        if entry is not None:
+            return self._deliver(entry, "exact")
+        key: object = request.keys.exact
+        if not (request.decision.coalesce and self.settings.coalesce.enabled):
+            key = (key, uuid.uuid4())  # a private flight: same path, nobody can join
+        outcome = await self._coalescer.do(key, partial(self._fill, request))
+        filled = outcome.value
+        tier: Tier = "coalesced" if outcome.role is Role.FOLLOWER else filled.tier
+        if filled.response is not None and outcome.role is not Role.FOLLOWER:
+            return self._tag(
+                filled.response, self._info(filled.entry, tier, nearest=filled.nearest)
+            )
+        return self._deliver(filled.entry, tier, filled.similarity, filled.nearest)
+
+    async def _stream(
+        self, request: _Request, hit: ModelResponse | None
+    ) -> AsyncIterator[ModelResponseStream | CacheInfo]:
+        """Chunks for a streaming caller; the first item yielded is its ``CacheInfo``."""
+        if hit is not None:
+            info = self._tagged_info(hit)
+            yield info
+            for chunk in _answer.as_stream(hit.model_dump()):
+                yield self._tag(chunk, info)
+            return
+        if request.decision.bypass:
+            info = CacheInfo(tier="bypass", key=request.keys.exact)
+            self._stats.served(info)
+            self._stats.count("upstream_calls")
+            yield info
+            async for chunk in self._upstream.stream(request.params):
+                yield self._tag(chunk, info)
+            return
+        entry = await self._store_hit(request)
+        if entry is not None:
+            info = self._info(entry, "exact")
+            self._stats.served(info)
+            yield info
+            for chunk in _answer.as_stream(_answer.decode(entry.response)[0]):
+                yield self._tag(chunk, info)
+            return
+        key: object = request.keys.exact
+        if not (request.decision.coalesce and self.settings.coalesce.enabled):
+            key = (key, uuid.uuid4())
+        async with self._coalescer.subscribe(key, partial(self._fill, request)) as flight:
+            info = None
+            async for chunk in flight:
+                if info is None:
+                    tier: Tier = "coalesced" if flight.role is Role.FOLLOWER else "miss"
+                    info = CacheInfo(tier=tier, key=request.keys.exact)
+                    yield info
+                if flight.role is Role.FOLLOWER:
+                    chunk = chunk.model_copy(deep=True)
+                yield self._tag(chunk, info)
+            filled = await flight.result()
+            if info is None:  # nothing streamed live: a semantic hit or a non-streaming leader
+                tier = "coalesced" if flight.role is Role.FOLLOWER else filled.tier
+                info = self._info(filled.entry, tier, filled.similarity, filled.nearest)
+                yield info
+                for chunk in _answer.as_stream(_answer.decode(filled.entry.response)[0]):
+                    yield self._tag(chunk, info)
+                self._stats.served(info)
+            elif info.tier == "miss":
+                self._stats.served(info)
+            else:  # a follower of a live stream: what it saved is known only now
+                self._stats.served(self._info(filled.entry, info.tier))
+
+    async def _store_hit(self, request: _Request) -> Entry | None:
+        semantic = self._semantic
+        if semantic is None or not request.decision.lookup:
+            return None
+        entry = await self._failopen.call(
+            "store_retrieve",
+            partial(
+                semantic.retrieve,
+                request.keys.exact,
+                tenant=request.tenant,
+                namespace=request.control.namespace,
+                now=self._clock(),
+            ),
+            None,
+        )
+        if entry is not None:
+            self._memory.put(entry)
+        return entry
+
+    async def _fill(
+        self, request: _Request, emit: Callable[[ModelResponseStream], None]
+    ) -> _Filled:
+        """One flight: semantic lookup, else upstream; store what came back complete."""
+        keys, semantic = request.keys, self._semantic
+        vector, nearest = None, None
+        if semantic is not None and keys.scope is not None and keys.prompt is not None:
+            lookup = None
+            if request.decision.lookup:
+                lookup = await self._failopen.call(
+                    "semantic_lookup",
+                    partial(
+                        semantic.lookup,
+                        keys.prompt,
+                        tenant=request.tenant,
+                        namespace=request.control.namespace,
+                        scope=keys.scope,
+                        now=self._clock(),
+                    ),
+                    None,
+                )
+            if lookup is not None:
+                vector, nearest = lookup.vector, lookup.nearest
+                if lookup.rejected:
+                    self._stats.count("verifier_rejections")
+                if lookup.match is not None:
+                    self._memory.put(lookup.match.entry)
+                    return _Filled(lookup.match.entry, "semantic", lookup.match.similarity, nearest)
+        if request.stream:
+            response = await stream_and_assemble(self._upstream, request.params, emit)
+        else:
+            response = await self._upstream.complete(request.params)
+        self._stats.count("upstream_calls")
+        entry = self._entry(request, response)
+        if request.decision.store and _answer.is_complete(response):
+            self._memory.put(entry)
+            self._write_behind(request, entry, vector)
+        return _Filled(entry, "miss", nearest=nearest, response=response)
+
+    def _entry(self, request: _Request, response: ModelResponse) -> Entry:
+        now = self._clock()
+        ttl = request.control.ttl
+        if ttl is None:
+            ttl = self.settings.policy.default_ttl_s
+        store_question = self.settings.semantic.store_question
+        return Entry(
+            key=request.keys.exact,
+            tenant=request.tenant,
+            namespace=request.control.namespace,
+            model=request.keys.model,
+            scope=request.keys.scope or EXACT_ONLY_SCOPE,
+            response=_answer.encode(response, _answer.response_cost(response)),
+            created_at=now,
+            expires_at=NEVER_EXPIRES if ttl is None else now + ttl,
+            embedder=self._semantic.embedder.name
+            if self._semantic is not None and self._semantic.embedder is not None
+            else "",
+            question=request.keys.prompt if store_question else None,
+        )
+
+    def _write_behind(self, request: _Request, entry: Entry, vector: Any) -> None:
+        """Store in the vector store off the response path (awaited on close)."""
+        semantic = self._semantic
+        if semantic is None:
+            return
+
+        async def write() -> None:
+            await semantic.setup()
+            v = vector
+            if v is None:
+                prompt = request.keys.prompt
+                eligible = request.keys.scope is not None and prompt is not None
+                v = await semantic.embed(prompt) if eligible else semantic.exact_only_vector()
+            assert semantic.embedder is not None
+            await semantic.upsert(replace(entry, vector=v, embedder=semantic.embedder.name))
+            self._stats.count("stored")
+
+        task = asyncio.get_running_loop().create_task(
+            self._failopen.call("store_upsert", write, None)
+        )
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+        self._start_janitor()
+
+    def _start_janitor(self) -> None:
+        if self._janitor is not None or self._semantic is None:
+            return
+        semantic, interval = self._semantic, self.settings.store.purge_interval_s
+
+        async def purge_expired_forever() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                store = semantic.store
+                if store is not None:
+                    await self._failopen.call(
+                        "purge_expired",
+                        partial(asyncio.to_thread, store.purge_expired, self._clock()),
+                        0,
+                    )
+
+        self._janitor = asyncio.get_running_loop().create_task(purge_expired_forever())
+
+    # -- responses ----------------------------------------------------------------------------
+    def _info(
+        self,
+        entry: Entry,
+        tier: Tier,
+        similarity: float | None = None,
+        nearest: float | None = None,
+        decoded: tuple[dict[str, Any], float] | None = None,
+    ) -> CacheInfo:
+        hit = tier in ("exact", "semantic", "coalesced")
+        if not hit:
+            return CacheInfo(tier=tier, key=entry.key, nearest_similarity=nearest)
+        response, cost = decoded if decoded is not None else _answer.decode(entry.response)
+        if tier != "coalesced":
+            self._audit_hit(entry.key, similarity)
+        return CacheInfo(
+            tier=tier,
+            key=entry.key,
+            similarity=similarity,
+            nearest_similarity=nearest,
+            age_s=max(0.0, self._clock() - entry.created_at),
+            saved_cost_usd=cost,
+            saved_tokens=_answer.total_tokens(response),
+        )
+
+    def _audit_hit(self, key: str, similarity: float | None) -> None:
+        with self._audit_lock:
+            audit = self._audit.setdefault(key, {"hits": 0, "last_similarity": None})
+            self._audit.move_to_end(key)
+            audit["hits"] += 1
+            if similarity is not None:
+                audit["last_similarity"] = similarity
+            while len(self._audit) > 10_000:
+                self._audit.popitem(last=False)
+
+    def _deliver(
+        self,
+        entry: Entry,
+        tier: Tier,
+        similarity: float | None = None,
+        nearest: float | None = None,
+    ) -> ModelResponse:
+        """A fresh response object built from a stored entry, tagged with its CacheInfo."""
+        decoded = _answer.decode(entry.response)
+        info = self._info(entry, tier, similarity, nearest, decoded)
+        return self._tag(_answer.build_response(decoded[0]), info)
+
+    def _tag(self, response: Any, info: CacheInfo) -> Any:
+        """Attach ``info`` where ``cache_info`` and LiteLLM's own tooling look for it."""
+        hidden = getattr(response, "_hidden_params", None)
+        if not isinstance(hidden, dict):
+            hidden = {}
+            response._hidden_params = hidden
+        hidden["semcache"] = info
+        hidden["cache_hit"] = info.hit
+        if not isinstance(response, ModelResponseStream):
+            self._stats.served(info)
+        return response
+
+    @staticmethod
+    def _tagged_info(response: Any) -> CacheInfo:
+        return response._hidden_params["semcache"]
+
+
+class AsyncCacheStream:
+    """Async iterator over a streamed answer; ``cache_info`` is set once the first chunk is out.
+
+    The chunks are produced on semcache's private loop and handed over one by one, so a
+    caller on any loop can consume them; closing the stream (or cancelling its consumer)
+    leaves the flight, which keeps running for the other subscribers.
+    """
+
+    def __init__(
+        self, source: AsyncIterator[ModelResponseStream | CacheInfo], loop: LoopThread
+    ) -> None:
+        self._source = source
+        self._loop = loop
+        self.cache_info: CacheInfo | None = None
+
+    def __aiter__(self) -> AsyncCacheStream:
+        return self
+
+    async def _next(self) -> ModelResponseStream:
+        while True:
+            item = await self._source.__anext__()
+            if isinstance(item, CacheInfo):
+                self.cache_info = item
+                continue
+            return item
+
+    async def __anext__(self) -> ModelResponseStream:
+        return await self._loop.arun(self._next())
+
+    def next_blocking(self) -> ModelResponseStream:
+        return self._loop.run(self._next())
+
+    async def aclose(self) -> None:
+        await self._loop.arun(self._source.aclose())
+
+    def close_blocking(self) -> None:
+        self._loop.run(self._source.aclose())
+
+
+class SyncCacheStream:
+    """Iterator over a streamed answer for the sync API (same contract as the async one)."""
+
+    def __init__(self, stream: AsyncCacheStream, loop: LoopThread) -> None:
+        self._stream = stream
+
+    @property
+    def cache_info(self) -> CacheInfo | None:
+        return self._stream.cache_info
+
+    def __iter__(self) -> SyncCacheStream:
+        return self
+
+    def __next__(self) -> ModelResponseStream:
+        try:
+            return self._stream.next_blocking()
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def close(self) -> None:
+        self._stream.close_blocking()

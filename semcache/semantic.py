@@ -1,0 +1,148 @@
+"""The semantic tier: embed the question, search its partition, check the candidate.
+
+Owns the embedder (behind a micro-batcher), the vector store and the answer guard, and the
+one rule that decides a hit: the nearest live entry in the same tenant, namespace and scope
+whose cosine similarity is >= the threshold, and that the verifier accepts. Blocking store
+and model calls run in worker threads, never on the event loop. Errors propagate: the
+facade's fail-open boundary turns them into misses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from semcache.embedders.base import Embedder
+from semcache.guard import HitVerifier
+from semcache.stores.base import Entry, Match, VectorStore
+
+#: ``scope`` of entries that only answer exact lookups (requests with no user question
+#: last). Real scopes are SHA-256 hex digests, so a semantic search never matches it.
+EXACT_ONLY_SCOPE = "-"
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """Result of one semantic lookup; ``vector`` is reused to store the answer on a miss."""
+
+    vector: np.ndarray
+    match: Match | None
+    nearest: float | None
+    rejected: bool = False
+
+
+class SemanticTier:
+    def __init__(
+        self,
+        *,
+        embedder: Callable[[], Embedder],
+        store: Callable[[], VectorStore],
+        verifier: HitVerifier | None,
+        threshold: float,
+        namespace_thresholds: Mapping[str, float] | None = None,
+        max_batch: int = 64,
+        max_wait_ms: float = 2.0,
+    ) -> None:
+        self._make_embedder = embedder
+        self._make_store = store
+        self.verifier = verifier
+        self.threshold = threshold
+        self.namespace_thresholds = dict(namespace_thresholds or {})
+        self._max_batch = max_batch
+        self._max_wait_ms = max_wait_ms
+        self._embedder: Embedder | None = None
+        self._store: VectorStore | None = None
+        self._batcher = None
+        self._lock = asyncio.Lock()
+
+    def threshold_for(self, namespace: str) -> float:
+        """Cosine similarity a candidate needs in ``namespace`` (a hit when >=)."""
+        return self.namespace_thresholds.get(namespace, self.threshold)
+
+    @property
+    def store(self) -> VectorStore | None:
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    async def setup(self) -> VectorStore:
+        """Load the embedder and open the store once (concurrent callers wait for one load)."""
+        if self._store is not None:
+            return self._store
+        async with self._lock:
+            if self._store is None:
+                from semcache.embedders.batcher import MicroBatcher
+
+                embedder = self._embedder or await asyncio.to_thread(self._make_embedder)
+                self._embedder = embedder
+                dim = await asyncio.to_thread(lambda: embedder.dim)
+                store = self._make_store()
+                await asyncio.to_thread(store.setup, embedder.name, dim)
+                self._batcher = MicroBatcher(
+                    embedder, max_batch=self._max_batch, max_wait_ms=self._max_wait_ms
+                )
+                self._store = store
+        return self._store
+
+    async def embed(self, text: str) -> np.ndarray:
+        await self.setup()
+        assert self._batcher is not None
+        return await self._batcher.embed_one(text)
+
+    async def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
+        store = await self.setup()
+        return await asyncio.to_thread(
+            store.retrieve, key, tenant=tenant, namespace=namespace, now=now
+        )
+
+    async def lookup(
+        self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
+    ) -> Lookup:
+        """Embed ``prompt`` and find the best live candidate in its partition."""
+        store = await self.setup()
+        vector = await self.embed(prompt)
+        threshold = self.threshold_for(namespace)
+        # Fetch the nearest regardless of the threshold, so misses report how close they came.
+        matches = await asyncio.to_thread(
+            store.search,
+            vector,
+            tenant=tenant,
+            namespace=namespace,
+            scope=scope,
+            now=now,
+            threshold=-1.0,
+            limit=1,
+        )
+        if not matches:
+            return Lookup(vector=vector, match=None, nearest=None)
+        best = matches[0]
+        if best.similarity < threshold:
+            return Lookup(vector=vector, match=None, nearest=best.similarity)
+        question = best.entry.question
+        verifier = self.verifier
+        if verifier is not None and question is not None and not verifier.verify(prompt, question):
+            return Lookup(vector=vector, match=None, nearest=best.similarity, rejected=True)
+        return Lookup(vector=vector, match=best, nearest=best.similarity)
+
+    async def upsert(self, entry: Entry) -> None:
+        store = await self.setup()
+        await asyncio.to_thread(store.upsert, [entry])
+
+    def exact_only_vector(self) -> np.ndarray:
+        """Placeholder vector for entries that only answer exact lookups."""
+        assert self._embedder is not None
+        vector = np.zeros(self._embedder.dim, dtype=np.float32)
+        vector[0] = 1.0
+        return vector
+
+    async def close(self) -> None:
+        if self._batcher is not None:
+            self._batcher.close()
+        if self._store is not None:
+            await asyncio.to_thread(self._store.close)
+            self._store = None
