@@ -217,13 +217,17 @@ async def test_failure_nobody_reads_is_not_logged() -> None:
     """The last waiter left just as fn failed: no 'exception was never retrieved' noise."""
     loop = asyncio.get_running_loop()
     reported: list[dict[str, object]] = []
+    failed = asyncio.Event()
+
+    async def fail(_emit: Emit[str]) -> str:
+        failed.set()
+        raise Boom  # a fresh exception that only the task holds, so the task can be collected
+
     loop.set_exception_handler(lambda _loop, context: reported.append(context))
     try:
         coalescer: Coalescer[str, str] = Coalescer()
-        work = Work(fail=Boom())
-        work.release.set()
-        subscription = coalescer.subscribe("k", work)
-        await work.started.wait()
+        subscription = coalescer.subscribe("k", fail)
+        await failed.wait()
         await settle()
         await subscription.aclose()
         del subscription
@@ -233,6 +237,19 @@ async def test_failure_nobody_reads_is_not_logged() -> None:
         loop.set_exception_handler(None)
     assert reported == []
     assert coalescer.in_flight() == 0
+
+
+async def test_a_call_right_after_the_last_waiter_left_starts_afresh() -> None:
+    """The abandoned execution is still unwinding its cancellation; nobody may join it."""
+    coalescer: Coalescer[str, str] = Coalescer()
+    abandoned = Work()
+    subscription = coalescer.subscribe("k", abandoned)
+    await abandoned.started.wait()
+    await subscription.aclose()
+    fresh = Work("fresh")
+    fresh.release.set()
+    assert await coalescer.do("k", fresh) == Outcome("fresh", Role.LEADER)
+    assert (abandoned.cancelled, fresh.calls, coalescer.in_flight()) == (1, 1, 0)
 
 
 async def test_closed_subscription_refuses_reads() -> None:
@@ -372,6 +389,23 @@ async def test_late_subscriber_gets_replay_then_live_chunks_in_order() -> None:
             assert await late.result() == "abcd"
         assert await reading_leader == ["a", "b", "c", "d"]
     assert stream.calls == 1
+    assert coalescer.in_flight() == 0
+
+
+async def test_chunks_reach_subscribers_live_while_the_flight_runs() -> None:
+    coalescer: Coalescer[str, str] = Coalescer()
+    stream = Stepped(["a", "b"])
+    subscriptions = [coalescer.subscribe("k", stream) for _ in range(3)]
+    for expected in ("a", "b"):
+        reads = [asyncio.ensure_future(anext(aiter(s))) for s in subscriptions]
+        await settle()
+        assert not any(read.done() for read in reads)
+        stream.step()
+        assert await asyncio.gather(*reads) == [expected] * 3
+    stream.step()
+    assert [await s.result() for s in subscriptions] == ["ab"] * 3
+    for subscription in subscriptions:
+        await subscription.aclose()
     assert coalescer.in_flight() == 0
 
 
