@@ -1,0 +1,259 @@
+"""``semcache eval`` and ``semcache calibrate``: argument parsing and the run loop.
+
+Both return a process exit status: 0 success, 1 (calibrate only) no threshold meets the
+target, 2 bad arguments or unusable data / embedder / verifier names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
+
+from semcache.errors import SemcacheError
+
+from . import console as show
+from . import resolve
+from .calibrate import CalibrationResult, calibrate, save_threshold
+from .data import Columns, PairSet, load_pairs
+from .report import GroupKey, Timing, key_of, write_outputs
+from .similarity import DEFAULT_BATCH_SIZE, distinct_texts, pair_similarities
+from .sweep import DEFAULT_DELTAS, NO_VERIFIER, SweepResult, effective_scores, sweep_verifiers
+from .sweep import threshold_grid as _grid
+
+
+def parse_thresholds(text: str) -> np.ndarray:
+    """``start:stop:step`` (inclusive) or a comma-separated list of cosine thresholds."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(part) for part in text.split(":"))
+            return _grid(start, stop, step)
+        return np.array(sorted(float(part) for part in text.split(",")))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"bad thresholds {text!r}: use start:stop:step (e.g. 0.90:0.99:0.01) or 0.9,0.95"
+        ) from exc
+
+
+def _fraction(text: str) -> float:
+    """A number strictly between 0 and 1 (a rate or a confidence)."""
+    value = float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not strictly between 0 and 1")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
+    """Parsed arguments, or argparse's exit status (``--help``: 0, bad usage: 2)."""
+    try:
+        return parser.parse_args(list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+
+
+def _add_data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--limit", type=_positive_int, help="keep a seeded random N pairs per file")
+    parser.add_argument("--seed", type=int, default=0, help="seed for --limit and splits")
+    parser.add_argument("--text-a", default="text_a", help="column of the first text")
+    parser.add_argument("--text-b", default="text_b", help="column of the second text")
+    parser.add_argument("--label", default="label", help="column of the 0/1 label")
+    parser.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE)
+
+
+def _columns(args: argparse.Namespace) -> Columns:
+    return Columns(text_a=args.text_a, text_b=args.text_b, label=args.label)
+
+
+def _eval_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="semcache eval",
+        description="Sweep similarity thresholds over labeled pairs and report false-hit "
+        "rate and recall per dataset x embedder x verifier.",
+    )
+    parser.add_argument(
+        "--data", nargs="+", required=True, help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]"
+    )
+    parser.add_argument("--embedder", nargs="+", default=["minilm"])
+    parser.add_argument("--thresholds", type=parse_thresholds, default=_grid(0.90, 0.99, 0.01))
+    parser.add_argument("--out", type=Path, required=True, help="directory for report and plots")
+    parser.add_argument("--verifier", nargs="+", default=[], help="verifiers besides 'none'")
+    parser.add_argument("--delta", nargs="+", type=_fraction, default=list(DEFAULT_DELTAS))
+    parser.add_argument(
+        "--calibrate", type=_fraction, metavar="DELTA", help="also calibrate each group for DELTA"
+    )
+    parser.add_argument("--confidence", type=_fraction, default=0.95)
+    parser.add_argument("--no-plots", action="store_true")
+    _add_data_options(parser)
+    return parser
+
+
+def _load_all(args: argparse.Namespace) -> list[PairSet]:
+    sets: list[PairSet] = []
+    seen: set[str] = set()
+    for source in args.data:
+        pairs = load_pairs(source, columns=_columns(args), limit=args.limit, seed=args.seed)
+        name, copy = pairs.name, 2
+        while name in seen:
+            name, copy = f"{pairs.name}#{copy}", copy + 1
+        seen.add(name)
+        sets.append(
+            pairs if name == pairs.name else PairSet(name, pairs.text_a, pairs.text_b, pairs.labels)
+        )
+    return sets
+
+
+def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
+    datasets = _load_all(args)
+    verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
+    verifiers = [v for v in map(resolve.resolve_verifier, verifier_names) if v is not None]
+    results: list[SweepResult] = []
+    timings: dict[tuple[str, str], Timing] = {}
+    calibrations: dict[GroupKey, CalibrationResult] = {}
+    decisions: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
+    for embedder_name in args.embedder:
+        embedder = resolve.resolve_embedder(embedder_name, args.batch_size)
+        embedder.embed(["warm-up: load the model before the clock starts"])
+        for pairs in datasets:
+            with show.embedding_progress(err, f"{pairs.name} · {embedder_name}") as progress:
+                started = time.perf_counter()
+                similarities = pair_similarities(
+                    pairs, embedder, batch_size=args.batch_size, progress=progress
+                )
+                seconds = time.perf_counter() - started
+            texts = len(distinct_texts(pairs)[0])
+            timings[(pairs.name, embedder_name)] = Timing(
+                pairs.name, embedder_name, len(pairs), texts, seconds
+            )
+            err.print(
+                f"{pairs.name} · {embedder_name}: {len(pairs)} pairs, {texts} texts, "
+                f"{seconds:.1f} s"
+            )
+            group = sweep_verifiers(
+                pairs,
+                similarities,
+                embedder=embedder_name,
+                verifiers=verifiers,
+                decisions=decisions[pairs.name],
+                thresholds=args.thresholds,
+                deltas=args.delta,
+                confidence=args.confidence,
+            )
+            if args.calibrate is not None:
+                for result in group:
+                    verdicts = decisions[pairs.name].get(result.verifier)
+                    calibrations[key_of(result)] = calibrate(
+                        effective_scores(similarities, verdicts),
+                        pairs.labels,
+                        args.calibrate,
+                        confidence=args.confidence,
+                        seed=args.seed,
+                    )
+            results.extend(group)
+    for result in results:
+        out.print(show.sweep_table(result))
+    out.print(show.headline_table(results, calibrations))
+    plots: list[Path] = []
+    if not args.no_plots:
+        from .plots import write_plots
+
+        plots = write_plots(results, args.out)
+    written = write_outputs(args.out, results, timings, calibrations, plots)
+    err.print(f"wrote {', '.join(str(p) for p in [*written, *plots])}")
+    return 0
+
+
+def eval_main(argv: Sequence[str]) -> int:
+    """``semcache eval --data FILE [FILE ...] --embedder NAME [NAME ...] --out DIR ...``"""
+    args = _parse(_eval_parser(), argv)
+    if isinstance(args, int):
+        return args
+    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    try:
+        return _run_eval(args, out, err)
+    except SemcacheError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        return 2
+
+
+def _calibrate_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="semcache calibrate",
+        description="Choose the lowest similarity threshold whose upper confidence bound on "
+        "the false-hit rate is at most --target, and check it on held-out pairs.",
+    )
+    parser.add_argument("--data", required=True, help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]")
+    parser.add_argument(
+        "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.02"
+    )
+    parser.add_argument("--confidence", type=_fraction, default=0.95)
+    parser.add_argument(
+        "--method", choices=["clopper-pearson", "wilson"], default="clopper-pearson"
+    )
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--verifier", default=NO_VERIFIER, help="verifier the cache will use")
+    parser.add_argument("--namespace", help="save as this namespace's threshold")
+    parser.add_argument("--save", type=Path, help=".env file to write the threshold into")
+    _add_data_options(parser)
+    return parser
+
+
+def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    pairs = load_pairs(args.data, columns=_columns(args), limit=args.limit, seed=args.seed)
+    verifier = resolve.resolve_verifier(args.verifier)
+    embedder = resolve.resolve_embedder(args.embedder, args.batch_size)
+    with show.embedding_progress(err, f"{pairs.name} · {args.embedder}") as progress:
+        similarities = pair_similarities(
+            pairs, embedder, batch_size=args.batch_size, progress=progress
+        )
+    verdicts = None
+    if verifier is not None:
+        from .sweep import verifier_decisions
+
+        verdicts = verifier_decisions(verifier, pairs)
+    result = calibrate(
+        effective_scores(similarities, verdicts),
+        pairs.labels,
+        args.target,
+        confidence=args.confidence,
+        method=args.method,
+        seed=args.seed,
+    )
+    if result.threshold is None:
+        out.print(f"no threshold: {result.reason}", highlight=False)
+        return 1
+    out.print(show.calibration_table(result))
+    verdict = "holds" if result.holds else "does NOT hold"
+    out.print(
+        f"threshold {result.threshold:g} (cosine, hit when >=); held-out false-hit rate "
+        f"{verdict} at <= {result.target:g}",
+        highlight=False,
+    )
+    if args.save is not None:
+        save_threshold(args.save, result.threshold, args.namespace)
+        out.print(f"saved to {args.save}", highlight=False)
+    return 0
+
+
+def calibrate_main(argv: Sequence[str]) -> int:
+    """``semcache calibrate --data FILE --target 0.02 [--confidence 0.95] ...``"""
+    args = _parse(_calibrate_parser(), argv)
+    if isinstance(args, int):
+        return args
+    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
+    try:
+        return _run_calibrate(args, out, err)
+    except SemcacheError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        return 2

@@ -1,0 +1,52 @@
+"""Embedder and verifier names, as the eval and calibrate commands spell them.
+
+Embedder names are whatever :func:`semcache.embedders.load_embedder` accepts. Verifier names
+come from the small table below: ``none`` (the no-verifier baseline) and ``details`` (the
+answer guard that rejects candidates differing in numbers, dates, negation, entities or
+comparisons). Implementations are imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from semcache.embedders.base import Embedder
+
+from semcache.errors import ConfigError
+from semcache.guard import HitVerifier
+
+from .sweep import NO_VERIFIER
+
+
+def _details() -> HitVerifier:
+    module = importlib.import_module("semcache.guard_details")
+    return module.DetailsVerifier()
+
+
+_VERIFIERS: dict[str, Callable[[], HitVerifier]] = {"details": _details}
+
+
+def verifier_names() -> tuple[str, ...]:
+    """Every name :func:`resolve_verifier` accepts."""
+    return (NO_VERIFIER, *_VERIFIERS)
+
+
+def resolve_verifier(name: str) -> HitVerifier | None:
+    """The verifier called ``name``, or None for the ``none`` baseline."""
+    if name == NO_VERIFIER:
+        return None
+    factory = _VERIFIERS.get(name)
+    if factory is None:
+        raise ConfigError(f"unknown verifier {name!r}; choices: {', '.join(verifier_names())}")
+    try:
+        return factory()
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"verifier {name!r} is not available in this install: {exc}") from exc
+
+
+def resolve_embedder(name: str, batch_size: int) -> Embedder:
+    """The embedder called ``name``, loading ``batch_size`` texts per model call."""
+    from semcache.embedders import load_embedder
+
+    return load_embedder(name, batch_size=batch_size)

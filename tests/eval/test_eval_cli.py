@@ -1,0 +1,114 @@
+"""The eval and calibrate commands end to end on a tiny file, and the output schemas."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from eval_fakes import TINY, DigitsVerifier, FakeEmbedder, write_jsonl
+from semcache.eval import cli, resolve
+from semcache.eval.report import RESULT_FIELDS
+
+
+@pytest.fixture
+def fake_names(monkeypatch, tiny_embedder: FakeEmbedder) -> dict[str, FakeEmbedder]:
+    """Resolve embedder names to fakes ('tiny' knows the tiny file's cosines) and 'digits'."""
+    embedders = {"tiny": tiny_embedder, "random": FakeEmbedder(dim=16)}
+
+    def embedder(name: str, batch_size: int) -> FakeEmbedder:
+        return embedders[name]
+
+    monkeypatch.setattr(resolve, "resolve_embedder", embedder)
+    monkeypatch.setitem(resolve._VERIFIERS, "digits", DigitsVerifier)
+    return embedders
+
+
+def test_eval_writes_every_output(tmp_path: Path, tiny_pairs_file: Path, fake_names, capsys):
+    out = tmp_path / "out"
+    status = cli.eval_main(
+        [
+            "--data", str(tiny_pairs_file),
+            "--embedder", "tiny", "random",
+            "--thresholds", "0.90:0.99:0.01",
+            "--verifier", "none", "digits",
+            "--calibrate", "0.05",
+            "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert status == 0
+    assert {p.name for p in out.iterdir()} == {
+        "results.json",
+        "summary.json",
+        "report.md",
+        "tiny_thresholds.png",
+        "tiny_pr.png",
+    }
+    for png in out.glob("*.png"):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    records = json.loads((out / "results.json").read_text())
+    assert len(records) == 2 * 2 * 10  # embedders x verifiers x thresholds
+    for record in records:
+        assert set(RESULT_FIELDS) <= set(record)
+    by_key = {(r["embedder"], r["verifier"], r["threshold"]): r for r in records}
+    at_95 = by_key[("tiny", "none", 0.95)]
+    expected = [label for cosine, label in TINY if cosine >= 0.95]
+    assert (at_95["hits"], at_95["true_hits"], at_95["false_hits"]) == (5, 4, 1)
+    assert at_95["hits"] == len(expected)
+    assert at_95["false_hit_rate"] == pytest.approx(0.2)
+    assert at_95["false_hit_rate_lo"] < 0.2 < at_95["false_hit_rate_hi"]
+    assert at_95["recall"] == pytest.approx(4 / 6)
+    assert at_95["fpr"] == pytest.approx(1 / 6)
+    assert by_key[("tiny", "none", 0.99)]["hits"] == 1
+    random_99 = by_key[("random", "none", 0.99)]
+    assert random_99["hits"] == 0 and random_99["false_hit_rate"] is None
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary) == 4
+    tiny = next(s for s in summary if (s["embedder"], s["verifier"]) == ("tiny", "none"))
+    assert tiny["recall_at_false_hit_rate"]["0.05"]["threshold"] == pytest.approx(0.985)
+    assert tiny["distinct_texts"] == 13
+    assert tiny["calibration"]["threshold"] is None  # 12 pairs cannot bound anything at 5%
+    assert "hits" in tiny["calibration"]["reason"]
+
+    report = (out / "report.md").read_text()
+    assert "## Headline" in report and "### tiny · tiny · verifier digits" in report
+    assert "![tiny_pr](tiny_pr.png)" in report
+    printed = capsys.readouterr().out
+    assert "tiny · tiny · verifier none" in printed and "headline" in printed
+
+
+def test_eval_usage_errors_exit_2(tmp_path: Path, tiny_pairs_file: Path, fake_names, capsys):
+    base = ["--data", str(tiny_pairs_file), "--embedder", "tiny", "--out", str(tmp_path)]
+    assert cli.eval_main([*base, "--verifier", "nonsense"]) == 2
+    assert "unknown verifier 'nonsense'" in capsys.readouterr().err
+    assert cli.eval_main([*base, "--thresholds", "0.9:x"]) == 2
+    assert cli.eval_main([*base, "--delta", "1.5"]) == 2
+    assert cli.eval_main(["--data", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path)]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert cli.eval_main(["--help"]) == 0
+
+
+def test_calibrate_saves_the_threshold(tmp_path: Path, fake_names, monkeypatch, capsys):
+    monkeypatch.delenv("SEMCACHE_SEMANTIC__NAMESPACE_THRESHOLDS", raising=False)
+    # 600 positives at 0.97 and 600 negatives at 0.5: every grid point in (0.5, 0.97] passes
+    rows, vectors = [], {"anchor": [1.0, 0.0]}
+    for i in range(1200):
+        cosine, label = (0.97, 1) if i % 2 else (0.5, 0)
+        text = f"pair {i}"
+        vectors[text] = [float(np.cos(np.arccos(cosine))), float(np.sin(np.arccos(cosine)))]
+        rows.append({"text_a": "anchor", "text_b": text, "label": label})
+    fake_names["many"] = FakeEmbedder(vectors)
+    data = write_jsonl(tmp_path / "many.jsonl", rows)
+    env = tmp_path / ".env"
+    argv = ["--data", str(data), "--target", "0.02", "--embedder", "many"]
+    status = cli.calibrate_main([*argv, "--namespace", "support", "--save", str(env)])
+    assert status == 0
+    assert env.read_text() == "SEMCACHE_SEMANTIC__NAMESPACE_THRESHOLDS='{\"support\": 0.501}'\n"
+    assert "threshold 0.501" in capsys.readouterr().out
+    impossible = cli.calibrate_main([*argv, "--limit", "100", "--save", str(env)])
+    assert impossible == 1
+    assert "no threshold" in capsys.readouterr().out
+    assert "SEMCACHE_SEMANTIC__THRESHOLD=" not in env.read_text()
