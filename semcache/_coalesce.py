@@ -19,7 +19,8 @@ T = TypeVar("T")
 C = TypeVar("C")
 
 Emit = Callable[[C], None]
-"""What an execution function calls with each chunk it produces (never blocks)."""
+"""What an execution function calls with each chunk it produces: never blocks, and must be
+called on the event loop's thread (it wakes subscribers through loop futures)."""
 
 Work = Callable[[Emit[C]], Awaitable[T]]
 """An execution function: receives ``emit`` and returns the final value."""
@@ -225,7 +226,11 @@ class Coalescer(Generic[T, C]):
       flight, which subscribers read through their own cursors, woken by a future that
       resolves at each emit. ``emit`` never waits, so a slow subscriber never blocks the
       producer or other subscribers. The buffer is kept anyway to assemble the final answer,
-      which is why there is no per-follower queue or copy.
+      which is why there is no per-follower queue or copy (a bounded per-follower queue, as in
+      DoChan, would have to block the producer or drop chunks when one follower lags).
+    - The execution runs in the context (``contextvars``) of the caller that started it. If
+      ``fn`` itself raises ``CancelledError`` (rather than being cancelled by the last waiter
+      leaving), every waiter sees a ``CancelledError``.
 
     Time is the event loop's clock (``loop.time()``), since asyncio's own timeouts use it.
     """

@@ -202,6 +202,17 @@ async def test_last_waiter_leaving_cancels_the_execution() -> None:
     assert work.calls == 2
 
 
+async def test_execution_cancelling_itself_cancels_every_waiter() -> None:
+    coalescer: Coalescer[str, str] = Coalescer()
+    work = Work(fail=asyncio.CancelledError())
+    tasks = [spawn(coalescer.do("k", work)) for _ in range(3)]
+    await work.started.wait()
+    work.release.set()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(isinstance(result, asyncio.CancelledError) for result in results)
+    assert (work.calls, coalescer.in_flight()) == (1, 0)
+
+
 async def test_leaving_before_the_execution_starts_never_runs_it() -> None:
     coalescer: Coalescer[str, str] = Coalescer()
     work = Work()
