@@ -1,8 +1,12 @@
-"""A private event loop on a daemon thread.
+"""semcache's own event loop on a daemon thread.
 
 All coalesced work runs here, so threads using the sync API and asyncio tasks on any loop
 share one in-flight table. Callers reach it through ``run`` (blocking) or ``arun`` (awaitable
 from another loop; cancelling the awaiting task cancels the work on this loop).
+
+One loop serves every cache in the process (``shared_loop``) and is never closed: LiteLLM
+keeps HTTP clients and background tasks bound to the loop they were made on, and closing
+a loop under them leaves broken clients and "Event loop is closed" errors behind.
 """
 
 from __future__ import annotations
@@ -60,3 +64,16 @@ class LoopThread:
         thread.join(timeout=5)
         loop.close()
         self._loop = self._thread = None
+
+
+_shared: LoopThread | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_loop() -> LoopThread:
+    """The process-wide loop thread (started on first use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = LoopThread()
+        return _shared

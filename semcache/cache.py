@@ -29,7 +29,7 @@ from litellm.types.utils import ModelResponseStream
 from semcache import _answer
 from semcache._coalesce import Coalescer, Role
 from semcache._failopen import FailOpen
-from semcache._loop import LoopThread
+from semcache._loop import LoopThread, shared_loop
 from semcache._memory import MemoryTier
 from semcache._upstream import LiteLLMUpstream, Upstream, stream_and_assemble
 from semcache.embedders.base import Embedder
@@ -94,7 +94,7 @@ class SemanticCache:
             max_wait=s.coalesce.max_wait_s
         )
         self._upstream = upstream if upstream is not None else LiteLLMUpstream()
-        self._loop = LoopThread()
+        self._loop = shared_loop()
         self._semantic: SemanticTier | None = None
         if s.semantic.enabled and (store is not None or s.store.backend != "none"):
             self._semantic = SemanticTier(
@@ -275,7 +275,7 @@ class SemanticCache:
             return False
 
     def close(self) -> None:
-        """Finish pending writes, close the store and stop the private loop."""
+        """Finish pending writes and close the store (the shared loop stays for other caches)."""
         if self._closed:
             return
         self._closed = True
@@ -288,9 +288,7 @@ class SemanticCache:
             if self._semantic is not None:
                 await self._semantic.close()
 
-        if self._loop._loop is not None:
-            self._loop.run(shutdown())
-        self._loop.close()
+        self._loop.run(shutdown())
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

@@ -8,7 +8,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from collections.abc import Iterator  # noqa: E402
+import ast
+import threading
+from collections.abc import Iterator
+
+# CPython 3.11.7 keeps the AST converter's recursion counter in one global (gh-106905, fixed
+# in 3.12): two threads in ast.parse at once fail with "AST constructor recursion depth
+# mismatch". LiteLLM calls ast.literal_eval on request paths (in semcache's loop thread)
+# while pytest parses sources for assertion rewriting and failure reports, so serialise it.
+_ast_parse, _ast_lock = ast.parse, threading.RLock()
+
+
+def _serialised_parse(*args, **kwargs):
+    with _ast_lock:
+        return _ast_parse(*args, **kwargs)
+
+
+ast.parse = _serialised_parse
 
 import pytest  # noqa: E402
 
@@ -18,7 +34,24 @@ from semcache.testing import FakeOpenAIServer  # noqa: E402
 @pytest.fixture(scope="session")
 def upstream_server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
+        _warm_up_litellm(server)
         yield server
+
+
+def _warm_up_litellm(server: FakeOpenAIServer) -> None:
+    """LiteLLM's first call imports for ~1 s while blocking its loop; do it before timing tests."""
+    import litellm
+
+    request = {
+        "model": "openai/gpt-4o-mini",
+        "api_base": server.api_base,
+        "api_key": "sk-warmup",
+        "messages": [{"role": "user", "content": "warm up"}],
+    }
+    litellm.completion(**request)
+    for _ in litellm.completion(**request, stream=True):
+        pass
+    server.reset()
 
 
 @pytest.fixture
