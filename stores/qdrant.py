@@ -1,0 +1,307 @@
+"""The shared store: a Qdrant server or cluster through ``qdrant-client``.
+
+Use it when several processes or hosts share one cache (the embedded ``edge`` store serves
+one process). ``url`` talks to a server (https and an API key for Qdrant Cloud; gRPC when
+``prefer_grpc``). ``location=":memory:"`` or ``path=`` run qdrant-client's local mode: the
+same API evaluated in Python, fine for tests and small data (filtered search is ~10 ms at
+1k points and ~90 ms at 10k here), with payload indexes ignored.
+
+The embedder name and dimension live in the collection's metadata (Qdrant >= 1.16), so no
+reserved point has to be excluded from searches, counts and purges.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from semcache.errors import (
+    ConfigError,
+    EmbedderMismatchError,
+    SemcacheError,
+    StoreError,
+    StoreLockedError,
+)
+
+from ._dirlock import locked_message
+from .base import Entry, Match, point_id
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient, models
+
+MEMORY = ":memory:"
+META_KEY = "semcache"
+META_FORMAT = 1
+_KEYWORD_FIELDS = ("namespace", "scope", "model")
+_FLOAT_FIELDS = ("expires_at", "created_at")
+
+
+def _library_errors() -> tuple[type[BaseException], ...]:
+    """Everything qdrant-client raises: HTTP/gRPC failures, and ValueError/RuntimeError from
+    local mode (missing collection, bad id, closed or locked storage)."""
+    import grpc
+    from qdrant_client.common.client_exceptions import QdrantException
+    from qdrant_client.http.exceptions import ApiException
+
+    return (ApiException, QdrantException, grpc.RpcError, ValueError, RuntimeError, OSError)
+
+
+@contextlib.contextmanager
+def _client_errors(operation: str) -> Iterator[None]:
+    """The one place qdrant-client errors become :class:`StoreError`."""
+    try:
+        yield
+    except SemcacheError:
+        raise
+    except _library_errors() as exc:
+        raise StoreError(f"qdrant {operation} failed: {exc}") from exc
+
+
+def _models() -> Any:
+    from qdrant_client import models
+
+    return models
+
+
+def _equalities(**fields: str | None) -> list[models.FieldCondition]:
+    """Keyword equalities over the fields that are not None (AND-ed in a ``Filter``)."""
+    m = _models()
+    return [
+        m.FieldCondition(key=name, match=m.MatchValue(value=value))
+        for name, value in fields.items()
+        if value is not None
+    ]
+
+
+class QdrantStore:
+    """:class:`~semcache.stores.base.VectorStore` on a Qdrant collection (cosine distance).
+
+    Give exactly one of ``url`` (server), ``location`` (``":memory:"`` or a URL) or ``path``
+    (local mode on disk, one process). ``timeout`` is in seconds (qdrant-client rounds it up
+    to whole seconds). Safe to call from several threads: local mode, which is not
+    thread-safe, is serialised behind a lock.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        location: str | None = None,
+        path: str | None = None,
+        api_key: str | None = None,
+        collection: str = "semcache",
+        prefer_grpc: bool = True,
+        timeout: float = 2.0,
+    ) -> None:
+        sources = {"url": url, "location": location, "path": path}
+        given = [name for name, value in sources.items() if value is not None]
+        if len(given) != 1:
+            raise ConfigError(
+                f"QdrantStore needs exactly one of url, location or path; got {given or 'none'}"
+            )
+        self._url, self._location, self._path = url, location, path
+        self._api_key = api_key
+        self._collection = collection
+        self._prefer_grpc = prefer_grpc
+        self._timeout = timeout
+        self._local = path is not None or location == MEMORY
+        self._guard: contextlib.AbstractContextManager[Any] = (
+            threading.Lock() if self._local else contextlib.nullcontext()
+        )
+        self._client: QdrantClient | None = None
+
+    def setup(self, embedder: str, dim: int) -> None:
+        from qdrant_client import QdrantClient
+
+        with self._guard:
+            opened_here = self._client is None
+            if self._client is None:
+                self._client = self._connect(QdrantClient)
+            try:
+                self._open_collection(self._client, embedder, dim)
+            except BaseException:
+                if opened_here:  # a failed setup leaves nothing open (and no lock held)
+                    client, self._client = self._client, None
+                    with _client_errors("close"):
+                        client.close()
+                raise
+
+    def _open_collection(self, client: QdrantClient, embedder: str, dim: int) -> None:
+        with _client_errors("setup"):
+            if not client.collection_exists(self._collection):
+                self._create(client, embedder, dim)
+            info = client.get_collection(self._collection)
+        meta = (info.config.metadata or {}).get(META_KEY)
+        if meta is None:
+            raise StoreError(
+                f"collection {self._collection!r} exists but was not created by semcache "
+                "(no 'semcache' metadata); choose another collection name"
+            )
+        size = getattr(info.config.params.vectors, "size", None)
+        if (meta.get("embedder"), meta.get("dim"), size) != (embedder, dim, dim):
+            raise EmbedderMismatchError(
+                f"collection {self._collection!r} was created with embedder "
+                f"{meta.get('embedder')!r} (dim {meta.get('dim')}), not {embedder!r} (dim {dim}); "
+                "vectors of two models cannot be compared: use another collection or purge it"
+            )
+
+    def _connect(self, factory: type[QdrantClient]) -> QdrantClient:
+        try:
+            if self._path is not None:
+                return factory(path=self._path, force_disable_check_same_thread=True)
+            if self._local:
+                return factory(location=MEMORY)
+            return factory(
+                url=self._url,
+                location=self._location,
+                api_key=self._api_key,
+                prefer_grpc=self._prefer_grpc,
+                timeout=math.ceil(self._timeout),
+                check_compatibility=False,
+            )
+        except RuntimeError as exc:
+            if self._path is not None and "already accessed" in str(exc):
+                raise StoreLockedError(locked_message(Path(self._path), "unknown")) from exc
+            raise StoreError(f"cannot open qdrant storage: {exc}") from exc
+        except _library_errors() as exc:
+            raise StoreError(f"cannot open qdrant storage: {exc}") from exc
+
+    def _create(self, client: QdrantClient, embedder: str, dim: int) -> None:
+        m = _models()
+        try:
+            client.create_collection(
+                self._collection,
+                vectors_config=m.VectorParams(size=dim, distance=m.Distance.COSINE),
+                metadata={META_KEY: {"format": META_FORMAT, "embedder": embedder, "dim": dim}},
+            )
+        except _library_errors():
+            if client.collection_exists(self._collection):
+                return  # another process created it first; setup() validates its metadata
+            raise
+        if self._local:
+            return  # local mode ignores payload indexes (and warns about them)
+        tenant = m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD, is_tenant=True)
+        schemas: list[tuple[str, Any]] = [("tenant", tenant)]
+        schemas += [(name, m.PayloadSchemaType.KEYWORD) for name in _KEYWORD_FIELDS]
+        schemas += [(name, m.PayloadSchemaType.FLOAT) for name in _FLOAT_FIELDS]
+        for name, schema in schemas:
+            client.create_payload_index(self._collection, name, field_schema=schema)
+
+    def close(self) -> None:
+        with self._guard:
+            client, self._client = self._client, None
+        if client is not None:
+            with _client_errors("close"):
+                client.close()
+
+    def _open(self) -> QdrantClient:
+        if self._client is None:
+            raise StoreError("store is not open; call setup() first")
+        return self._client
+
+    # -- reads --------------------------------------------------------------------------
+
+    def search(
+        self,
+        vector: np.ndarray,
+        *,
+        tenant: str,
+        namespace: str,
+        scope: str,
+        now: float,
+        threshold: float,
+        limit: int = 1,
+    ) -> list[Match]:
+        m = _models()
+        live = _equalities(tenant=tenant, namespace=namespace, scope=scope)
+        live.append(m.FieldCondition(key="expires_at", range=m.Range(gt=now)))
+        with self._guard, _client_errors("search"):
+            points = (
+                self._open()
+                .query_points(
+                    self._collection,
+                    query=np.asarray(vector, dtype=np.float32).tolist(),
+                    query_filter=m.Filter(must=live),
+                    limit=limit,
+                    score_threshold=threshold,
+                    with_payload=True,
+                )
+                .points
+            )
+        return [Match(Entry.from_payload(p.payload), similarity=float(p.score)) for p in points]
+
+    def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
+        with self._guard, _client_errors("retrieve"):
+            records = self._open().retrieve(self._collection, [point_id(key)], with_payload=True)
+        if not records:
+            return None
+        entry = Entry.from_payload(records[0].payload)
+        if (entry.key, entry.tenant, entry.namespace) != (key, tenant, namespace):
+            return None
+        return entry if entry.expires_at > now else None
+
+    def count(self) -> int:
+        with self._guard, _client_errors("count"):
+            return self._open().count(self._collection, exact=True).count
+
+    def recent(self, *, tenant: str | None = None, limit: int = 50) -> list[Entry]:
+        m = _models()
+        with self._guard, _client_errors("recent"):
+            records, _ = self._open().scroll(
+                self._collection,
+                scroll_filter=m.Filter(must=_equalities(tenant=tenant)),
+                limit=limit,
+                order_by=m.OrderBy(key="created_at", direction=m.Direction.DESC),
+                with_payload=True,
+            )
+        return [Entry.from_payload(r.payload) for r in records]
+
+    # -- writes -------------------------------------------------------------------------
+
+    def upsert(self, entries: Sequence[Entry]) -> None:
+        m = _models()
+        points = []
+        for entry in entries:
+            if entry.vector is None:
+                raise StoreError(f"entry {entry.key!r} has no vector")
+            vector = np.asarray(entry.vector, dtype=np.float32).tolist()
+            points.append(
+                m.PointStruct(id=point_id(entry.key), vector=vector, payload=entry.payload())
+            )
+        if points:
+            with self._guard, _client_errors("upsert"):
+                self._open().upsert(self._collection, points=points, wait=True)
+
+    def delete(self, keys: Sequence[str]) -> None:
+        if keys:
+            selector = _models().PointIdsList(points=[point_id(k) for k in keys])
+            with self._guard, _client_errors("delete"):
+                self._open().delete(self._collection, points_selector=selector, wait=True)
+
+    def purge(
+        self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
+    ) -> int:
+        selection = _equalities(tenant=tenant, namespace=namespace, model=model)
+        return self._delete_matching(_models().Filter(must=selection))
+
+    def purge_expired(self, now: float) -> int:
+        m = _models()
+        expired = m.FieldCondition(key="expires_at", range=m.Range(lte=now))
+        return self._delete_matching(m.Filter(must=[expired]))
+
+    def _delete_matching(self, selection: models.Filter) -> int:
+        """Count, then delete. Against a server, writes of other clients between the two
+        calls make the count approximate; the deletion itself is complete."""
+        selector = _models().FilterSelector(filter=selection)
+        with self._guard, _client_errors("purge"):
+            client = self._open()
+            found = client.count(self._collection, count_filter=selection, exact=True).count
+            if found:
+                client.delete(self._collection, points_selector=selector, wait=True)
+        return found

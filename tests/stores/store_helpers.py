@@ -1,0 +1,61 @@
+"""Helpers of the store tests: backend variants, hand-made unit vectors, entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore, VectorStore
+
+DIM = 8
+EMBEDDER = "test-embedder"
+NOW = 1_000_000.0
+
+#: backend variants of the shared suite; "persistent" ones can be closed and reopened
+VARIANTS = ["edge", "client-memory", "client-path"]
+PERSISTENT = ["edge", "client-path"]
+
+
+def unit(*values: float) -> np.ndarray:
+    """A DIM-d vector from its leading components, scaled to unit length."""
+    vector = np.zeros(DIM, dtype=np.float32)
+    vector[: len(values)] = values
+    return vector / np.linalg.norm(vector)
+
+
+def make_entry(
+    key: str,
+    vector: np.ndarray | None = None,
+    *,
+    tenant: str = "t1",
+    namespace: str = "ns",
+    scope: str = "s1",
+    model: str = "gpt-4o-mini",
+    created_at: float = NOW - 10,
+    expires_at: float = NEVER_EXPIRES,
+    response: str | None = None,
+) -> Entry:
+    return Entry(
+        key=key,
+        tenant=tenant,
+        namespace=namespace,
+        model=model,
+        scope=scope,
+        response=response if response is not None else f'{{"answer": "{key}"}}',
+        created_at=created_at,
+        expires_at=expires_at,
+        embedder=EMBEDDER,
+        question=f"question {key}?",
+        vector=unit(1.0) if vector is None else vector,
+    )
+
+
+def build(variant: str, directory: Path) -> VectorStore:
+    """A store of ``variant`` (not set up) whose data lives under ``directory``."""
+    if variant == "edge":
+        return QdrantEdgeStore(directory / "edge", optimize_every=None)
+    if variant == "client-memory":
+        return QdrantStore(location=":memory:")
+    if variant == "client-path":
+        return QdrantStore(path=str(directory / "client"))
+    raise ValueError(variant)
