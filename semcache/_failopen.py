@@ -24,9 +24,16 @@ class FailOpen:
         self._timeout_s = timeout_s
         self._logged: set[str] = set()
 
-    async def call(self, kind: str, fn: Callable[[], Awaitable[T]], fallback: T) -> T:
+    async def call(
+        self,
+        kind: str,
+        fn: Callable[[], Awaitable[T]],
+        fallback: T,
+        *,
+        timeout_s: float | None = None,
+    ) -> T:
         try:
-            return await asyncio.wait_for(fn(), self._timeout_s)
+            return await asyncio.wait_for(fn(), timeout_s or self._timeout_s)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -41,6 +41,11 @@ from semcache.settings import CacheSettings
 from semcache.stats import CacheInfo, Stats, Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry, VectorStore
 
+#: Seconds a first model load and store open may take before setup counts as failed.
+SETUP_TIMEOUT_S = 120.0
+#: Seconds between setup attempts after a failure (requests go upstream meanwhile).
+SETUP_RETRY_S = 30.0
+
 
 @dataclass(frozen=True, slots=True)
 class _Request:
@@ -110,6 +115,7 @@ class SemanticCache:
         self._audit: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._audit_lock = threading.Lock()
         self._janitor: asyncio.Task[None] | None = None
+        self._setup_failed_at: float | None = None
         self._closed = False
 
     # -- construction helpers (settings are read here and nowhere else) -------------------------
@@ -127,9 +133,12 @@ class SemanticCache:
         return store
 
     def _load_verifier(self) -> HitVerifier | None:
+        name = self.settings.semantic.verifier
+        if name == "none":
+            return None
         from semcache.guard_details import get_verifier
 
-        return get_verifier(self.settings.semantic.verifier)
+        return get_verifier(name)
 
     # -- public API ---------------------------------------------------------------------------
     def completion(self, **kwargs: Any) -> ModelResponse | Iterator[ModelResponseStream]:
@@ -395,9 +404,31 @@ class SemanticCache:
             else:  # a follower of a live stream: what it saved is known only now
                 self._stats.served(self._info(filled.entry, info.tier))
 
-    async def _store_hit(self, request: _Request) -> Entry | None:
+    async def _semantic_ready(self) -> SemanticTier | None:
+        """The semantic tier once its model and store are up; None while they cannot be.
+
+        Loading a model takes seconds, so setup has its own generous timeout, and after a
+        failure it is retried only every ``SETUP_RETRY_S`` instead of on every request.
+        """
         semantic = self._semantic
-        if semantic is None or not request.decision.lookup:
+        if semantic is None or semantic.store is not None:
+            return semantic
+        failed_at = self._setup_failed_at
+        if failed_at is not None and time.monotonic() - failed_at < SETUP_RETRY_S:
+            return None
+        store = await self._failopen.call(
+            "semantic_setup", semantic.setup, None, timeout_s=SETUP_TIMEOUT_S
+        )
+        if store is None:
+            self._setup_failed_at = time.monotonic()
+            return None
+        return semantic
+
+    async def _store_hit(self, request: _Request) -> Entry | None:
+        if not request.decision.lookup:
+            return None
+        semantic = await self._semantic_ready()
+        if semantic is None:
             return None
         entry = await self._failopen.call(
             "store_retrieve",
@@ -418,7 +449,7 @@ class SemanticCache:
         self, request: _Request, emit: Callable[[ModelResponseStream], None]
     ) -> _Filled:
         """One flight: semantic lookup, else upstream; store what came back complete."""
-        keys, semantic = request.keys, self._semantic
+        keys, semantic = request.keys, await self._semantic_ready()
         vector, nearest = None, None
         if semantic is not None and keys.scope is not None and keys.prompt is not None:
             lookup = None
@@ -477,11 +508,10 @@ class SemanticCache:
     def _write_behind(self, request: _Request, entry: Entry, vector: Any) -> None:
         """Store in the vector store off the response path (awaited on close)."""
         semantic = self._semantic
-        if semantic is None:
-            return
+        if semantic is None or semantic.store is None:
+            return  # not set up (disabled or failing): the memory tier has the entry
 
         async def write() -> None:
-            await semantic.setup()
             v = vector
             if v is None:
                 prompt = request.keys.prompt

@@ -1,0 +1,309 @@
+"""The semantic tier inside SemanticCache: real MiniLM, embedded Qdrant, real LiteLLM HTTP."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from semcache.stores import QdrantEdgeStore
+
+from semcache import CacheSettings, SemanticCache, StoreError, cache_info
+
+QUESTION = "What is the capital of France?"
+PARAPHRASE = "Tell me the capital city of France."
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class CountingEmbedder:
+    """Wraps the real embedder and counts embed calls and texts."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.calls, self.texts = inner, 0, 0
+        self.fail = False
+        self.hang_s = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts):
+        self.calls += 1
+        self.texts += len(texts)
+        if self.hang_s:
+            time.sleep(self.hang_s)
+        if self.fail:
+            raise RuntimeError("embedder down")
+        return self.inner.embed(texts)
+
+
+def settings(path, threshold=0.8, **overrides):
+    return CacheSettings(
+        semantic={"threshold": threshold, "verifier": "none"},
+        store={"backend": "edge", "path": str(path), "timeout_s": 1.0},
+        **overrides,
+    )
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def embedder(minilm):
+    return CountingEmbedder(minilm)
+
+
+@pytest.fixture
+def make_cache(tmp_path, embedder, clock):
+    caches = []
+
+    def make(path=None, **kw):
+        cache = SemanticCache(
+            settings(path or tmp_path / "store", **kw), embedder=embedder, clock=clock
+        )
+        caches.append(cache)
+        return cache
+
+    yield make
+    for cache in caches:
+        cache.close()
+
+
+@pytest.fixture
+def req(upstream):
+    def make(content=QUESTION, system=None, history=(), **extra):
+        messages = [{"role": "system", "content": system}] if system else []
+        messages += list(history) + [{"role": "user", "content": content}]
+        return {
+            "model": "openai/gpt-4o-mini",
+            "api_base": upstream.api_base,
+            "api_key": "sk-test",
+            "messages": messages,
+            **extra,
+        }
+
+    return make
+
+
+def settle(cache):
+    """Wait for write-behind stores to finish (they run off the response path)."""
+
+    async def wait():
+        import asyncio
+
+        while cache._writes:
+            await asyncio.gather(*list(cache._writes), return_exceptions=True)
+
+    cache._loop.run(wait())
+
+
+def test_paraphrase_hits_with_the_bundled_model(make_cache, upstream, req, embedder):
+    cache = make_cache()
+    first = cache.completion(**req())
+    settle(cache)
+    hit = cache.completion(**req(PARAPHRASE))
+    info = cache_info(hit)
+    assert info.tier == "semantic" and 0.8 <= info.similarity <= 1.0
+    assert hit.choices[0].message.content == first.choices[0].message.content
+    assert upstream.chat_calls == 1
+    # the miss embedded once (lookup) and the store reused that vector: 2 texts in total
+    assert embedder.texts == 2
+
+
+def test_unrelated_question_misses_and_reports_nearest(make_cache, upstream, req):
+    cache = make_cache()
+    cache.completion(**req())
+    settle(cache)
+    miss = cache.completion(**req("How do I bake sourdough bread?"))
+    info = cache_info(miss)
+    assert info.tier == "miss" and info.nearest_similarity is not None
+    assert info.nearest_similarity < 0.8
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        {"tenant": "other"},
+        {"cache": {"namespace": "other"}},
+        {"model": "openai/gpt-4o"},
+        {"system": "Answer in French."},
+        {
+            "history": [
+                {"role": "user", "content": "Let's talk about Texas."},
+                {"role": "assistant", "content": "Sure."},
+            ]
+        },
+        {"temperature": 0.3},
+        {"max_tokens": 5},
+        {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]},
+    ],
+    ids=["tenant", "namespace", "model", "system", "history", "temperature", "max_tokens", "tools"],
+)
+def test_no_semantic_hit_across_partitions_or_scope(make_cache, upstream, req, variant):
+    cache = make_cache()
+    cache.completion(**req())
+    settle(cache)
+    paraphrase = req(PARAPHRASE, **variant)
+    assert cache_info(cache.completion(**paraphrase)).tier == "miss"
+    # and the same paraphrase in the original partition does hit
+    assert cache_info(cache.completion(**req(PARAPHRASE))).tier == "semantic"
+
+
+def test_threshold_decides(make_cache, upstream, req):
+    cache = make_cache(threshold=0.999)
+    cache.completion(**req())
+    settle(cache)
+    assert cache_info(cache.completion(**req(PARAPHRASE))).tier == "miss"
+
+
+def test_namespace_threshold_override(tmp_path, embedder, clock, upstream, req):
+    s = settings(tmp_path / "s", threshold=0.999)
+    s.semantic.namespace_thresholds = {"loose": 0.8}
+    with SemanticCache(s, embedder=embedder, clock=clock) as cache:
+        cache.completion(**req(cache={"namespace": "loose"}))
+        settle(cache)
+        hit = cache.completion(**req(PARAPHRASE, cache={"namespace": "loose"}))
+        assert cache_info(hit).tier == "semantic"
+
+
+def test_expired_entries_are_not_served_and_are_deleted(make_cache, upstream, req, clock):
+    cache = make_cache()
+    cache.completion(**req(cache={"ttl": 60}))
+    settle(cache)
+    clock.now += 61
+    assert cache_info(cache.completion(**req(PARAPHRASE))).tier == "miss"
+    store = cache._semantic.store
+    assert store.count() == 2
+    assert store.purge_expired(clock()) == 1
+    assert store.count() == 1
+
+
+def test_restart_with_the_same_directory_still_hits(tmp_path, embedder, clock, upstream, req):
+    path = tmp_path / "persist"
+    with SemanticCache(settings(path), embedder=embedder, clock=clock) as cache:
+        cache.completion(**req())
+    with SemanticCache(settings(path), embedder=embedder, clock=clock) as cache:
+        assert cache_info(cache.completion(**req())).tier == "exact"  # from the store
+        assert cache_info(cache.completion(**req(PARAPHRASE))).tier == "semantic"
+    assert upstream.chat_calls == 1
+
+
+def test_streaming_semantic_hit_is_served_as_a_stream(make_cache, upstream, req):
+    cache = make_cache()
+    first = cache.completion(**req())
+    settle(cache)
+    stream = cache.completion(**req(PARAPHRASE, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in stream)
+    assert stream.cache_info.tier == "semantic"
+    assert text == first.choices[0].message.content
+
+
+def test_failing_embedder_degrades_to_a_miss(make_cache, upstream, req, embedder):
+    cache = make_cache()
+    cache.completion(**req())
+    settle(cache)
+    embedder.fail = True
+    response = cache.completion(**req(PARAPHRASE))
+    assert cache_info(response).tier == "miss"
+    assert response.choices[0].message.content.endswith(PARAPHRASE)
+    errors = cache.stats()["errors"]
+    assert errors.get("semantic_lookup", 0) >= 1
+
+
+def test_hanging_embedder_degrades_to_a_miss_within_the_timeout(
+    make_cache, upstream, req, embedder
+):
+    cache = make_cache()
+    cache.completion(**req())  # loads everything
+    settle(cache)
+    embedder.hang_s = 3.0
+    started = time.perf_counter()
+    response = cache.completion(**req(PARAPHRASE))
+    assert time.perf_counter() - started < 2.5
+    assert cache_info(response).tier == "miss"
+
+
+class BrokenStore(QdrantEdgeStore):
+    def retrieve(self, *args, **kwargs):
+        raise StoreError("store down")
+
+    def search(self, *args, **kwargs):
+        raise StoreError("store down")
+
+    def upsert(self, entries):
+        raise StoreError("store down")
+
+
+def test_failing_store_degrades_to_a_miss(tmp_path, embedder, clock, upstream, req):
+    store = BrokenStore(tmp_path / "broken")
+    with SemanticCache(
+        settings(tmp_path / "x"), embedder=embedder, store=store, clock=clock
+    ) as cache:
+        first = cache.completion(**req())
+        settle(cache)
+        second = cache.completion(**req(PARAPHRASE))
+        assert cache_info(first).tier == "miss" and cache_info(second).tier == "miss"
+        errors = cache.stats()["errors"]
+        assert errors["store_upsert"] >= 1 and errors["semantic_lookup"] >= 1
+        # the memory tier still answers exact repeats
+        assert cache_info(cache.completion(**req())).tier == "exact"
+
+
+def test_purge_returns_counts_and_removes(make_cache, upstream, req):
+    cache = make_cache()
+    cache.completion(**req(tenant="a"))
+    cache.completion(**req("Another question entirely", tenant="b"))
+    settle(cache)
+    assert cache.purge(tenant="a") == 1
+    assert cache_info(cache.completion(**req(PARAPHRASE, tenant="a"))).tier == "miss"
+    assert [e["tenant"] for e in cache.recent_entries(tenant="b")] == ["b"]
+
+
+def test_exact_only_entries_for_requests_without_a_user_question(make_cache, upstream, req):
+    cache = make_cache()
+    request = req(history=[{"role": "user", "content": "hi"}])
+    request["messages"].append({"role": "assistant", "content": "Hello! How can I help?"})
+    cache.completion(**request)
+    settle(cache)
+    cache._memory.purge()
+    assert cache_info(cache.completion(**request)).tier == "exact"
+
+
+def test_concurrent_threads_share_one_semantic_flight(make_cache, upstream, req):
+    cache = make_cache()
+    upstream.delay_s = 0.2
+    results = []
+
+    def ask():
+        results.append(cache.completion(**req()))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert upstream.chat_calls == 1
+    assert sorted(cache_info(r).tier for r in results).count("coalesced") == 7
+
+
+def test_embedder_vectors_are_reused_not_recomputed(make_cache, upstream, req, embedder):
+    cache = make_cache()
+    for i in range(5):
+        cache.completion(**req(f"Question number {i} about tax forms"))
+    settle(cache)
+    assert embedder.texts == 5
+    assert np.isclose(np.linalg.norm(embedder.inner.embed(["x"])[0]), 1.0)
