@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from types import ModuleType
+from typing import Generic, TypeVar, cast
 
 from semcache.errors import ConfigError, MissingDependency
+
+T = TypeVar("T")
 
 DEVICE_KINDS = ("auto", "cpu", "cuda", "mps")
 
@@ -61,3 +65,25 @@ def import_optional(module: str, *, package: str, extra: str) -> ModuleType:
         if exc.name is not None and exc.name != module and not module.startswith(exc.name + "."):
             raise  # the package is there but one of its own imports is broken: show that
         raise MissingDependency(package, extra) from exc
+
+
+class Lazy(Generic[T]):
+    """A value built on first use, exactly once even under concurrent first calls.
+
+    ``lock`` is also held while building, so an embedder can use it to serialise calls
+    into a model that is not safe to call from two threads at once.
+    """
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build = build
+        self._value: T | None = None
+        self._built = False
+        self.lock = threading.RLock()
+
+    def get(self) -> T:
+        if not self._built:
+            with self.lock:
+                if not self._built:
+                    self._value = self._build()
+                    self._built = True
+        return cast(T, self._value)

@@ -8,13 +8,13 @@ no network. A hub name is loaded through the Hugging Face cache (``HF_HOME`` /
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from semcache.embedders._common import (
+    Lazy,
     as_text_list,
     check_batch_size,
     check_device,
@@ -92,8 +92,7 @@ class SentenceTransformerEmbedder:
         self._cache_folder = None if cache_folder is None else str(cache_folder)
         self._name = _stable_name(model)
         self._device: str | None = None
-        self._loaded: tuple[SentenceTransformer, int] | None = None
-        self._lock = threading.Lock()
+        self._loaded: Lazy[tuple[SentenceTransformer, int]] = Lazy(self._load)
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self._name!r}, device={self._requested_device!r})"
@@ -111,14 +110,14 @@ class SentenceTransformerEmbedder:
 
     @property
     def dim(self) -> int:
-        return self._ensure_loaded()[1]
+        return self._loaded.get()[1]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = as_text_list(texts)
-        model, dim = self._ensure_loaded()
+        model, dim = self._loaded.get()
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
-        with self._lock:
+        with self._loaded.lock:
             try:
                 vectors = model.encode(
                     texts,
@@ -130,15 +129,6 @@ class SentenceTransformerEmbedder:
                 message = f"{self._name} failed to embed {len(texts)} texts: {exc}"
                 raise EmbedderError(message) from exc
         return l2_normalise(vectors)
-
-    def _ensure_loaded(self) -> tuple[SentenceTransformer, int]:
-        loaded = self._loaded
-        if loaded is not None:
-            return loaded
-        with self._lock:
-            if self._loaded is None:
-                self._loaded = self._load()
-            return self._loaded
 
     def _load(self) -> tuple[SentenceTransformer, int]:
         source = self._model_ref
