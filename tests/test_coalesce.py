@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Awaitable
+from typing import Any
 
 import pytest
 
@@ -148,15 +149,23 @@ async def test_exception_reaches_every_waiter_and_drops_the_entry() -> None:
     assert work.calls == 2
 
 
-async def test_entry_is_gone_before_waiters_see_the_result() -> None:
-    """A waiter that immediately calls again starts a new execution, never a finished one."""
+async def test_a_call_in_the_completion_step_starts_a_new_execution() -> None:
+    """Joining after fn returned, before the task's callbacks ran, must not reuse its result."""
     coalescer: Coalescer[str, str] = Coalescer()
-    work = Work()
-    work.release.set()
-    outcome = await coalescer.do("k", work)
+    joined: list[Subscription[str, str]] = []
+
+    def join() -> None:
+        joined.append(coalescer.subscribe("k", Work()))
+
+    async def first(emit: Emit[str]) -> str:
+        asyncio.get_running_loop().call_soon(join)  # runs before the task's done callbacks
+        return "first"
+
+    assert await coalescer.do("k", first) == Outcome("first", Role.LEADER)
+    async with joined[0] as subscription:
+        assert subscription.role is Role.LEADER
+        assert coalescer.in_flight() == 1
     assert coalescer.in_flight() == 0
-    again = await coalescer.do("k", work)
-    assert (outcome.role, again.role, work.calls) == (Role.LEADER, Role.LEADER, 2)
 
 
 # -- cancellation -------------------------------------------------------------------------------
@@ -378,6 +387,35 @@ async def test_streaming_follower_stays_once_the_flight_shows_progress() -> None
         assert await follower.result() == "ab"
         assert follower.role is Role.FOLLOWER
     assert own.calls == 0
+    await leader.aclose()
+
+
+async def test_plain_follower_stays_when_a_chunk_comes_within_max_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chunk before the deadline commits even a non-streaming waiter, which then stops polling."""
+    waits = 0
+    real_wait = asyncio.wait
+
+    async def counting_wait(*args: Any, **kwargs: Any) -> Any:
+        nonlocal waits
+        waits += 1
+        return await real_wait(*args, **kwargs)
+
+    coalescer: Coalescer[str, str] = Coalescer(max_wait=0.02)
+    stream = Stepped(["a"])
+    leader = coalescer.subscribe("k", stream)
+    monkeypatch.setattr(asyncio, "wait", counting_wait)
+    own = Work()
+    follower = spawn(coalescer.do("k", own))
+    await settle()
+    stream.step()
+    await stream.emitted.wait()
+    await asyncio.sleep(0.05)  # past max_wait, with no further progress
+    stream.step()
+    assert await follower == Outcome("a", Role.FOLLOWER)
+    assert own.calls == 0
+    assert waits <= 3  # one timed wait, then one until done: no busy loop past the deadline
     await leader.aclose()
 
 
