@@ -95,6 +95,7 @@ class MicroBatcher:
         """Vectors of several texts, shape (len(texts), dim), batched like single calls."""
         texts = as_text_list(texts)
         if not texts:
+            self._refuse_if_closed()
             loop = asyncio.get_running_loop()
             dim = await loop.run_in_executor(self._executor, _dim_of, self._embedder)
             return np.zeros((0, dim), dtype=np.float32)
@@ -137,10 +138,13 @@ class MicroBatcher:
             queue.worker = loop.create_task(self._drain(loop, queue))
         return futures
 
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise EmbedderError("the MicroBatcher is closed")
+
     def _queue_for(self, loop: asyncio.AbstractEventLoop) -> _LoopQueue:
         with self._lock:
-            if self._closed:
-                raise EmbedderError("the MicroBatcher is closed")
+            self._refuse_if_closed()
             queue = self._queues.get(loop)
             if queue is None:
                 for old in [old for old in self._queues if old.is_closed()]:

@@ -132,6 +132,8 @@ async def test_close_fails_queued_and_refuses_new(hash_embedder) -> None:
         await queued
     with pytest.raises(EmbedderError, match="closed"):
         await batcher.embed_one("late")
+    with pytest.raises(EmbedderError, match="closed"):
+        await batcher.embed_many([])
     assert batcher.closed
 
 
