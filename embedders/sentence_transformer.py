@@ -68,8 +68,9 @@ class SentenceTransformerEmbedder:
     even when several threads ask at the same time. ``device="auto"`` picks cuda, then mps,
     then cpu. ``fp16=None`` means half precision on a GPU and full precision on the CPU
     (where half precision is slower); vectors are always returned as float32.
-    Calls to ``embed`` are serialised: the Rust tokenizer refuses concurrent use, and one
-    batch already keeps every core busy.
+    Calls to ``embed`` are serialised: the Rust tokenizer raises "Already borrowed" when two
+    threads use it at once (huggingface/tokenizers#537), and one batch already keeps every
+    core busy.
     """
 
     def __init__(
