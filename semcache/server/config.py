@@ -86,6 +86,10 @@ class LiteLLMParams(BaseModel):
     api_key: str | None = Field(
         None, description="'os.environ/NAME'; None sends no key (local upstreams)."
     )
+    timeout: float | None = Field(None, gt=0, description="Seconds per upstream call.")
+    max_retries: int | None = Field(
+        None, ge=0, description="Upstream retries on 429/5xx/connection errors (LiteLLM's)."
+    )
 
     _env_only = field_validator("api_key")(_require_env_reference)
 

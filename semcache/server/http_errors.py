@@ -13,7 +13,7 @@ from typing import Any
 
 import openai
 
-from semcache.errors import InvalidRequest
+from semcache.errors import InvalidRequest, SemcacheError
 
 logger = logging.getLogger("semcache.server")
 
@@ -112,14 +112,17 @@ def _upstream_status(exc: openai.OpenAIError) -> int:
 def to_api_error(exc: BaseException, redact: Callable[[str], str]) -> ApiError:
     """Map any exception raised while serving a request to the error the client sees.
 
-    Request validation errors become 400 naming the field; upstream (LiteLLM, which raises
-    ``openai`` exception subclasses) errors keep their status and their redacted message;
-    anything else is an internal error whose details stay in the server log.
+    Request validation errors become 400 naming the field; cache errors (admin operations
+    do not fail open) 503; upstream errors (LiteLLM raises ``openai`` exception subclasses)
+    keep their status and their redacted message; anything else is an internal error whose
+    details stay in the server log.
     """
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, InvalidRequest):
         return invalid_request(exc.field, exc.problem)
+    if isinstance(exc, SemcacheError):  # only operations that do not fail open get here
+        return ApiError(503, f"Cache unavailable: {redact(str(exc))}", kind="cache")
     if isinstance(exc, openai.OpenAIError):
         status = _upstream_status(exc)
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__

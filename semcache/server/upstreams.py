@@ -26,14 +26,20 @@ class Upstream:
     model: str
     api_base: str | None = None
     api_key: SecretStr | None = field(default=None, repr=False)
+    timeout: float | None = None
+    max_retries: int | None = None
 
     def call_params(self) -> dict[str, Any]:
-        """Keyword arguments for ``acompletion`` (the key only when there is one)."""
+        """Keyword arguments for ``acompletion`` (only the options that are set)."""
         params: dict[str, Any] = {"model": self.model}
         if self.api_base is not None:
             params["api_base"] = self.api_base
         if self.api_key is not None:
             params["api_key"] = self.api_key.get_secret_value()
+        if self.timeout is not None:
+            params["timeout"] = self.timeout
+        if self.max_retries is not None:
+            params["max_retries"] = self.max_retries
         return params
 
 
@@ -63,7 +69,16 @@ class UpstreamTable:
                     params.api_key, field=f"model_list[{i}].litellm_params.api_key", environ=environ
                 )
             )
-            upstreams.append(Upstream(route.model_name, params.model, params.api_base, key))
+            upstreams.append(
+                Upstream(
+                    public_name=route.model_name,
+                    model=params.model,
+                    api_base=params.api_base,
+                    api_key=key,
+                    timeout=params.timeout,
+                    max_retries=params.max_retries,
+                )
+            )
         return cls(upstreams)
 
     def get(self, public_name: str) -> Upstream | None:

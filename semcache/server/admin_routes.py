@@ -1,0 +1,119 @@
+"""The admin API, behind its own key: purge entries, read stats, audit recent entries.
+
+The cache's admin operations block (they wait on the store), so they run in a worker
+thread and never stall the event loop that serves completions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from semcache.errors import SemcacheError
+from semcache.server.http_errors import (
+    ApiError,
+    admin_unauthorized,
+    invalid_request,
+    to_api_error,
+)
+from semcache.server.openai_routes import error_response
+from semcache.server.state import Proxy, proxy_of
+
+router = APIRouter(prefix="/admin")
+
+MAX_ENTRIES_LIMIT = 1000
+
+
+class PurgeRequest(BaseModel):
+    """Which entries to delete: all that match every given field, or all with ``all``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tenant: str | None = Field(None, min_length=1)
+    namespace: str | None = Field(None, min_length=1)
+    model: str | None = Field(
+        None, min_length=1, description="Public model name or provider model."
+    )
+    all: bool = Field(False, description="Required to purge without any filter.")
+
+    @model_validator(mode="after")
+    def _some_filter(self) -> PurgeRequest:
+        filters = (self.tenant, self.namespace, self.model)
+        if not self.all and all(value is None for value in filters):
+            raise ValueError("give tenant, namespace or model, or all=true to purge everything")
+        return self
+
+
+def _require_admin(request: Request) -> Proxy:
+    proxy = proxy_of(request)
+    if not proxy.keys.is_admin(request.headers.get("authorization")):
+        raise admin_unauthorized(proxy.keys.admin_enabled)
+    return proxy
+
+
+def _validation_error(exc: ValidationError) -> ApiError:
+    error = exc.errors(include_url=False, include_input=False)[0]
+    field = ".".join(str(part) for part in error["loc"]) or "body"
+    return invalid_request(field, error["msg"])
+
+
+async def _purge(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    try:
+        body = PurgeRequest.model_validate_json(await request.body() or b"{}")
+    except ValidationError as exc:
+        raise _validation_error(exc) from None
+    model = None if body.model is None else proxy.upstreams.provider_model(body.model)
+    deleted = await asyncio.to_thread(
+        proxy.cache.purge, tenant=body.tenant, namespace=body.namespace, model=model
+    )
+    return {"deleted": deleted}
+
+
+async def _entries(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    tenant = request.query_params.get("tenant") or None
+    raw_limit = request.query_params.get("limit", "50")
+    try:
+        limit = int(raw_limit)
+    except ValueError:
+        raise invalid_request("limit", f"expected an integer, got {raw_limit!r}") from None
+    if not 1 <= limit <= MAX_ENTRIES_LIMIT:
+        raise invalid_request("limit", f"expected 1 to {MAX_ENTRIES_LIMIT}, got {limit}")
+    entries = await asyncio.to_thread(proxy.cache.recent_entries, tenant=tenant, limit=limit)
+    return {"object": "list", "data": entries}
+
+
+async def _stats(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    return await asyncio.to_thread(proxy.cache.stats)
+
+
+async def _answer(request: Request, handler: Any) -> Response:
+    try:
+        return JSONResponse(await handler(request))
+    except (ApiError, SemcacheError) as exc:
+        proxy = proxy_of(request)
+        error = to_api_error(exc, proxy.upstreams.redact)
+        proxy.metrics.record_error(kind=error.kind, status=error.status)
+        return error_response(error)
+
+
+@router.post("/purge")
+async def purge(request: Request) -> Response:
+    return await _answer(request, _purge)
+
+
+@router.get("/entries")
+async def entries(request: Request) -> Response:
+    return await _answer(request, _entries)
+
+
+@router.get("/stats")
+async def stats(request: Request) -> Response:
+    return await _answer(request, _stats)

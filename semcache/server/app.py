@@ -1,0 +1,87 @@
+"""``create_app``: the FastAPI application of the caching proxy."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from semcache.server import admin_routes, openai_routes, ops_routes
+from semcache.server.auth import KeyRing
+from semcache.server.config import ProxyConfig
+from semcache.server.http_errors import ApiError, invalid_request
+from semcache.server.metrics import ProxyMetrics
+from semcache.server.openai_routes import error_response
+from semcache.server.state import Proxy
+from semcache.server.upstreams import UpstreamTable
+
+if TYPE_CHECKING:
+    from semcache.cache import SemanticCache
+
+
+async def _http_error(request: Request, exc: HTTPException) -> Response:
+    return error_response(ApiError(exc.status_code, str(exc.detail), kind="http"))
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
+    error = exc.errors()[0]
+    field = ".".join(str(part) for part in error.get("loc", ())) or "body"
+    return error_response(invalid_request(field, str(error.get("msg"))))
+
+
+def create_app(
+    config: ProxyConfig,
+    cache: SemanticCache | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> FastAPI:
+    """The proxy app for ``config``.
+
+    Keys are read from ``environ`` (default ``os.environ``) now, so a missing variable fails
+    here with a :class:`semcache.errors.ConfigError`, not at the first request. Without a
+    ``cache`` one is built from ``config.cache`` and closed when the app's lifespan ends
+    (after uvicorn let in-flight requests finish); a cache passed in stays the caller's to
+    close. No I/O happens here: the store and embedder open on first use or on /readyz.
+    """
+    keys = KeyRing.from_config(config, environ)
+    upstreams = UpstreamTable.from_config(config, environ)
+    owns_cache = cache is None
+    if cache is None:
+        from semcache.cache import SemanticCache  # lazy: imports LiteLLM
+
+        cache = SemanticCache(config.cache)
+    proxy = Proxy(
+        config=config,
+        cache=cache,
+        keys=keys,
+        upstreams=upstreams,
+        metrics=ProxyMetrics(),
+        owns_cache=owns_cache,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if proxy.owns_cache:
+            await proxy.cache.aclose()
+
+    app = FastAPI(
+        title="semcache proxy",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.proxy = proxy
+    app.include_router(openai_routes.router)
+    app.include_router(admin_routes.router)
+    app.include_router(ops_routes.router)
+    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    return app

@@ -1,0 +1,57 @@
+"""``semcache serve``: run the caching proxy with uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from semcache.errors import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="semcache serve", description="Run the OpenAI-compatible caching proxy."
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="Interface to bind (default: %(default)s)."
+    )
+    parser.add_argument("--port", type=int, default=8080, help="TCP port (default: %(default)s).")
+    parser.add_argument("--config", required=True, help="Proxy config file (.toml, .yaml or .yml).")
+    return parser
+
+
+def serve_main(argv: list[str]) -> int:
+    """Entry point of ``semcache serve``; returns the process exit status.
+
+    SIGINT/SIGTERM stop accepting connections; in-flight requests get
+    ``server.graceful_shutdown_s`` seconds to finish, then the cache is closed.
+    """
+    args = _parser().parse_args(argv)
+    from semcache.server.access_log import configure_json_logging
+    from semcache.server.app import create_app
+    from semcache.server.config import load_config
+
+    try:
+        config = load_config(args.config)
+        app = create_app(config)
+    except ConfigError as exc:
+        sys.stderr.write(f"semcache serve: {exc}\n")
+        return 2
+
+    import litellm
+    import uvicorn
+
+    litellm.suppress_debug_info = True  # its "Give Feedback" banner is not a log line
+    configure_json_logging()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=args.host,
+            port=args.port,
+            log_config=None,
+            access_log=False,  # the app writes its own JSON request line
+            timeout_graceful_shutdown=config.server.graceful_shutdown_s,
+        )
+    )
+    server.run()
+    return 0

@@ -1,0 +1,203 @@
+"""The OpenAI-compatible endpoints: ``POST /v1/chat/completions`` and ``GET /v1/models``.
+
+A chat request is authenticated (the key decides the tenant), validated, mapped from its
+public model name to the configured upstream and answered by ``SemanticCache.acompletion``.
+How it was answered travels back in ``x-semcache-tier``, ``x-semcache-similarity`` and
+``x-semcache-key``; for a stream the first chunk is awaited before the headers are sent, so
+the tier is known and an upstream error still gets its own HTTP status.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import orjson
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from semcache.errors import InvalidRequest
+from semcache.server import sse
+from semcache.server.access_log import log_request
+from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
+from semcache.server.metrics import UPSTREAM_TIERS
+from semcache.server.request import ChatRequest, parse_chat_request
+from semcache.server.state import Proxy, proxy_of
+from semcache.server.upstreams import Upstream
+from semcache.stats import CacheInfo, cache_info
+
+router = APIRouter()
+
+#: Status logged when the client went away before the answer was complete (nginx's 499).
+CLIENT_CLOSED = 499
+
+
+class Exchange:
+    """One request's bookkeeping: ends in exactly one log line and one metrics record."""
+
+    def __init__(self, proxy: Proxy, path: str) -> None:
+        self.proxy = proxy
+        self.started = time.perf_counter()
+        self.fields: dict[str, Any] = {"path": path, "tenant": None, "model": None}
+
+    def succeed(self, info: CacheInfo, *, answer: str | None = None) -> None:
+        latency_s = time.perf_counter() - self.started
+        tenant, model = self.fields["tenant"], self.fields["model"]
+        self.proxy.metrics.record_request(
+            tenant=tenant, model=model, info=info, latency_s=latency_s
+        )
+        if answer is not None and self.proxy.config.server.log_content:
+            self.fields["answer"] = answer
+        self._log(
+            status=200,
+            latency_s=latency_s,
+            tier=info.tier,
+            similarity=info.similarity,
+            upstream_status=200 if info.tier in UPSTREAM_TIERS else None,
+        )
+
+    def fail(self, error: ApiError, info: CacheInfo | None = None) -> None:
+        """Count and log a failure; ``info`` when it happened after the tier was known."""
+        self.proxy.metrics.record_error(kind=error.kind, status=error.status)
+        if info is not None:
+            self.fields.update(tier=info.tier, similarity=info.similarity)
+        self._log(
+            status=error.status,
+            latency_s=time.perf_counter() - self.started,
+            error=error.kind,
+            upstream_status=error.status if error.kind == "upstream" else None,
+        )
+
+    def _log(self, *, latency_s: float, **fields: Any) -> None:
+        log_request({**self.fields, **fields, "latency_ms": round(latency_s * 1000, 3)})
+
+
+def _cache_headers(info: CacheInfo | None) -> dict[str, str]:
+    if info is None:
+        return {}
+    headers = {"x-semcache-tier": info.tier}
+    if info.similarity is not None:
+        headers["x-semcache-similarity"] = f"{info.similarity:.6f}"
+    if info.key is not None:
+        headers["x-semcache-key"] = info.key
+    return headers
+
+
+def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status, headers=headers)
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise InvalidRequest("body", "is not valid JSON") from None
+
+
+def _call_kwargs(chat: ChatRequest, upstream: Upstream, tenant: str) -> dict[str, Any]:
+    """``acompletion`` arguments: the client's params, then what only the server decides."""
+    kwargs = {**chat.params, **upstream.call_params(), "stream": chat.stream, "tenant": tenant}
+    if chat.cache is not None:
+        kwargs["cache"] = chat.cache
+    return kwargs
+
+
+def _answer_text(response: Any) -> str | None:
+    try:
+        return response.choices[0].message.content
+    except (AttributeError, IndexError):
+        return None
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    proxy = proxy_of(request)
+    exchange = Exchange(proxy, request.url.path)
+    try:
+        tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
+        if tenant is None:
+            raise unauthorized()
+        exchange.fields["tenant"] = tenant
+        chat = parse_chat_request(await _json_body(request), request.headers)
+        exchange.fields.update(model=chat.model, stream=chat.stream)
+        if proxy.config.server.log_content:
+            exchange.fields["messages"] = chat.params.get("messages")
+        upstream = proxy.upstreams.get(chat.model)
+        if upstream is None:
+            raise model_not_found(chat.model)
+        kwargs = _call_kwargs(chat, upstream, tenant)
+        if chat.stream:
+            return await _start_stream(proxy, kwargs, exchange)
+        response = await proxy.cache.acompletion(**kwargs)
+    except Exception as exc:  # the request boundary: every failure becomes an OpenAI error
+        error = to_api_error(exc, proxy.upstreams.redact)
+        exchange.fail(error)
+        return error_response(error)
+    info = cache_info(response) or CacheInfo(tier="miss")
+    exchange.succeed(info, answer=_answer_text(response))
+    return Response(
+        sse.response_body(response), media_type="application/json", headers=_cache_headers(info)
+    )
+
+
+async def _close(stream: Any) -> None:
+    """Leave the cache's stream (its flight goes on for other subscribers)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        with anyio.CancelScope(shield=True):
+            await aclose()
+
+
+async def _start_stream(proxy: Proxy, kwargs: dict[str, Any], exchange: Exchange) -> Response:
+    stream = await proxy.cache.acompletion(**kwargs)
+    try:
+        first = await anext(stream)  # errors before any byte was sent keep their status
+    except StopAsyncIteration:
+        first = None
+    except BaseException:
+        await _close(stream)
+        raise
+    info = cache_info(stream) or CacheInfo(tier="miss")
+    headers = {**_cache_headers(info), "cache-control": "no-cache"}
+    events = _events(proxy, stream, first, info, exchange)
+    return StreamingResponse(events, media_type="text/event-stream", headers=headers)
+
+
+async def _events(
+    proxy: Proxy, stream: Any, first: Any, info: CacheInfo, exchange: Exchange
+) -> AsyncIterator[bytes]:
+    finished = False
+    try:
+        if first is not None:
+            yield sse.event(sse.chunk_payload(first))
+        async for chunk in stream:
+            yield sse.event(sse.chunk_payload(chunk))
+        yield sse.DONE
+        finished = True
+        exchange.succeed(info)
+    except Exception as exc:  # headers are out: the error travels as the last event
+        error = to_api_error(exc, proxy.upstreams.redact)
+        finished = True
+        exchange.fail(error, info)
+        yield sse.event(error.body())
+    finally:
+        await _close(stream)
+        if not finished:
+            closed = ApiError(CLIENT_CLOSED, "client closed the stream", kind="client_closed")
+            exchange.fail(closed, info)
+
+
+@router.get("/v1/models")
+async def list_models(request: Request) -> Response:
+    proxy = proxy_of(request)
+    if proxy.keys.tenant_for(request.headers.get("authorization")) is None:
+        return error_response(unauthorized())
+    data = [
+        {"id": name, "object": "model", "created": 0, "owned_by": "semcache"}
+        for name in proxy.upstreams.names()
+    ]
+    return JSONResponse({"object": "list", "data": data})
