@@ -8,11 +8,15 @@ gets its own freshly built response object (callers may mutate what they receive
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
+
+from semcache.stores.base import Entry
 
 ENVELOPE_VERSION = 1
 
@@ -69,3 +73,33 @@ def is_complete(response: ModelResponse) -> bool:
     """True when every choice finished (a cut-off stream has no finish_reason)."""
     choices = getattr(response, "choices", None) or []
     return bool(choices) and all(getattr(c, "finish_reason", None) for c in choices)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A stored entry made ready to serve many times.
+
+    ``prototype`` is a pickle of a clean ``ModelResponse`` built once from the entry:
+    unpickling gives each caller a private copy several times faster than validating the
+    JSON again, which is most of an exact hit's cost. It lives only in this process's
+    memory (never read from a store, where pickle would be unsafe).
+    """
+
+    entry: Entry
+    prototype: bytes
+    cost_usd: float
+    tokens: int
+
+    @classmethod
+    def of(cls, entry: Entry) -> Answer:
+        response, cost = decode(entry.response)
+        prototype = pickle.dumps(build_response(response), protocol=pickle.HIGHEST_PROTOCOL)
+        return cls(entry, prototype, cost, total_tokens(response))
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.entry.response) + len(self.prototype)
+
+    def response(self) -> ModelResponse:
+        """A fresh response object, owned by the caller."""
+        return pickle.loads(self.prototype)

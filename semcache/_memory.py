@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from semcache.stores.base import Entry
+from semcache._answer import Answer
 
 
 class MemoryTier:
@@ -22,30 +22,31 @@ class MemoryTier:
         self._max_entries = max_entries
         self._max_bytes = max_bytes
         self._clock = clock
-        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._entries: OrderedDict[str, Answer] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> Entry | None:
-        """The live entry for ``key`` (marked most recently used), else None."""
+    def get(self, key: str) -> Answer | None:
+        """The live answer for ``key`` (marked most recently used), else None."""
         with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
+            answer = self._entries.get(key)
+            if answer is None:
                 return None
-            if entry.expires_at <= self._clock():
+            if answer.entry.expires_at <= self._clock():
                 self._remove(key)
                 return None
             self._entries.move_to_end(key)
-            return entry
+            return answer
 
-    def put(self, entry: Entry) -> None:
-        size = len(entry.response)
+    def put(self, answer: Answer) -> None:
+        size = answer.nbytes
         if self._max_entries == 0 or size > self._max_bytes:
             return
+        key = answer.entry.key
         with self._lock:
-            if entry.key in self._entries:
-                self._remove(entry.key)
-            self._entries[entry.key] = entry
+            if key in self._entries:
+                self._remove(key)
+            self._entries[key] = answer
             self._bytes += size
             while len(self._entries) > self._max_entries or self._bytes > self._max_bytes:
                 self._remove(next(iter(self._entries)))
@@ -57,8 +58,9 @@ class MemoryTier:
         with self._lock:
             doomed = [
                 key
-                for key, e in self._entries.items()
-                if (tenant is None or e.tenant == tenant)
+                for key, answer in self._entries.items()
+                if (e := answer.entry) is not None
+                and (tenant is None or e.tenant == tenant)
                 and (namespace is None or e.namespace == namespace)
                 and (model is None or e.model == model)
             ]
@@ -74,5 +76,4 @@ class MemoryTier:
         return self._bytes
 
     def _remove(self, key: str) -> None:
-        entry = self._entries.pop(key)
-        self._bytes -= len(entry.response)
+        self._bytes -= self._entries.pop(key).nbytes

@@ -59,9 +59,9 @@ class _Request:
 
 @dataclass(frozen=True, slots=True)
 class _Filled:
-    """What a flight produced: the answer's entry, how it was found, and the live object."""
+    """What a flight produced: the answer, how it was found, and the live upstream object."""
 
-    entry: Entry
+    answer: _answer.Answer
     tier: Tier
     similarity: float | None = None
     nearest: float | None = None
@@ -327,19 +327,19 @@ class SemanticCache:
     def _memory_hit(self, request: _Request) -> ModelResponse | None:
         if not request.decision.lookup:
             return None
-        entry = self._memory.get(request.keys.exact)
-        if entry is None:
+        answer = self._memory.get(request.keys.exact)
+        if answer is None:
             return None
-        return self._deliver(entry, "exact")
+        return self._deliver(answer, "exact")
 
     async def _resolve(self, request: _Request) -> ModelResponse:
         if request.decision.bypass:
             response = await self._upstream.complete(request.params)
             self._stats.count("upstream_calls")
             return self._tag(response, CacheInfo(tier="bypass", key=request.keys.exact))
-        entry = await self._store_hit(request)
-        if entry is not None:
-            return self._deliver(entry, "exact")
+        answer = await self._store_hit(request)
+        if answer is not None:
+            return self._deliver(answer, "exact")
         key: object = request.keys.exact
         if not (request.decision.coalesce and self.settings.coalesce.enabled):
             key = (key, uuid.uuid4())  # a private flight: same path, nobody can join
@@ -348,9 +348,9 @@ class SemanticCache:
         tier: Tier = "coalesced" if outcome.role is Role.FOLLOWER else filled.tier
         if filled.response is not None and outcome.role is not Role.FOLLOWER:
             return self._tag(
-                filled.response, self._info(filled.entry, tier, nearest=filled.nearest)
+                filled.response, self._info(filled.answer, tier, nearest=filled.nearest)
             )
-        return self._deliver(filled.entry, tier, filled.similarity, filled.nearest)
+        return self._deliver(filled.answer, tier, filled.similarity, filled.nearest)
 
     async def _stream(
         self, request: _Request, hit: ModelResponse | None
@@ -370,12 +370,12 @@ class SemanticCache:
             async for chunk in self._upstream.stream(request.params):
                 yield self._tag(chunk, info)
             return
-        entry = await self._store_hit(request)
-        if entry is not None:
-            info = self._info(entry, "exact")
+        answer = await self._store_hit(request)
+        if answer is not None:
+            info = self._info(answer, "exact")
             self._stats.served(info)
             yield info
-            for chunk in _answer.as_stream(_answer.decode(entry.response)[0]):
+            for chunk in _answer.as_stream(_answer.decode(answer.entry.response)[0]):
                 yield self._tag(chunk, info)
             return
         key: object = request.keys.exact
@@ -394,15 +394,15 @@ class SemanticCache:
             filled = await flight.result()
             if info is None:  # nothing streamed live: a semantic hit or a non-streaming leader
                 tier = "coalesced" if flight.role is Role.FOLLOWER else filled.tier
-                info = self._info(filled.entry, tier, filled.similarity, filled.nearest)
+                info = self._info(filled.answer, tier, filled.similarity, filled.nearest)
                 yield info
-                for chunk in _answer.as_stream(_answer.decode(filled.entry.response)[0]):
+                for chunk in _answer.as_stream(_answer.decode(filled.answer.entry.response)[0]):
                     yield self._tag(chunk, info)
                 self._stats.served(info)
             elif info.tier == "miss":
                 self._stats.served(info)
             else:  # a follower of a live stream: what it saved is known only now
-                self._stats.served(self._info(filled.entry, info.tier))
+                self._stats.served(self._info(filled.answer, info.tier))
 
     async def _semantic_ready(self) -> SemanticTier | None:
         """The semantic tier once its model and store are up; None while they cannot be.
@@ -424,7 +424,7 @@ class SemanticCache:
             return None
         return semantic
 
-    async def _store_hit(self, request: _Request) -> Entry | None:
+    async def _store_hit(self, request: _Request) -> _answer.Answer | None:
         if not request.decision.lookup:
             return None
         semantic = await self._semantic_ready()
@@ -441,9 +441,11 @@ class SemanticCache:
             ),
             None,
         )
-        if entry is not None:
-            self._memory.put(entry)
-        return entry
+        if entry is None:
+            return None
+        answer = _answer.Answer.of(entry)
+        self._memory.put(answer)
+        return answer
 
     async def _fill(
         self, request: _Request, emit: Callable[[ModelResponseStream], None]
@@ -471,18 +473,20 @@ class SemanticCache:
                 if lookup.rejected:
                     self._stats.count("verifier_rejections")
                 if lookup.match is not None:
-                    self._memory.put(lookup.match.entry)
-                    return _Filled(lookup.match.entry, "semantic", lookup.match.similarity, nearest)
+                    # Not put in memory: memory answers exact repeats of *this* entry's
+                    # question, and the paraphrase's own key is not that entry's key.
+                    answer = _answer.Answer.of(lookup.match.entry)
+                    return _Filled(answer, "semantic", lookup.match.similarity, nearest)
         if request.stream:
             response = await stream_and_assemble(self._upstream, request.params, emit)
         else:
             response = await self._upstream.complete(request.params)
         self._stats.count("upstream_calls")
-        entry = self._entry(request, response)
+        answer = _answer.Answer.of(self._entry(request, response))
         if request.decision.store and _answer.is_complete(response):
-            self._memory.put(entry)
-            self._write_behind(request, entry, vector)
-        return _Filled(entry, "miss", nearest=nearest, response=response)
+            self._memory.put(answer)
+            self._write_behind(request, answer.entry, vector)
+        return _Filled(answer, "miss", nearest=nearest, response=response)
 
     def _entry(self, request: _Request, response: ModelResponse) -> Entry:
         now = self._clock()
@@ -549,16 +553,14 @@ class SemanticCache:
     # -- responses ----------------------------------------------------------------------------
     def _info(
         self,
-        entry: Entry,
+        answer: _answer.Answer,
         tier: Tier,
         similarity: float | None = None,
         nearest: float | None = None,
-        decoded: tuple[dict[str, Any], float] | None = None,
     ) -> CacheInfo:
-        hit = tier in ("exact", "semantic", "coalesced")
-        if not hit:
+        entry = answer.entry
+        if tier not in ("exact", "semantic", "coalesced"):
             return CacheInfo(tier=tier, key=entry.key, nearest_similarity=nearest)
-        response, cost = decoded if decoded is not None else _answer.decode(entry.response)
         if tier != "coalesced":
             self._audit_hit(entry.key, similarity)
         return CacheInfo(
@@ -567,8 +569,8 @@ class SemanticCache:
             similarity=similarity,
             nearest_similarity=nearest,
             age_s=max(0.0, self._clock() - entry.created_at),
-            saved_cost_usd=cost,
-            saved_tokens=_answer.total_tokens(response),
+            saved_cost_usd=answer.cost_usd,
+            saved_tokens=answer.tokens,
         )
 
     def _audit_hit(self, key: str, similarity: float | None) -> None:
@@ -583,15 +585,13 @@ class SemanticCache:
 
     def _deliver(
         self,
-        entry: Entry,
+        answer: _answer.Answer,
         tier: Tier,
         similarity: float | None = None,
         nearest: float | None = None,
     ) -> ModelResponse:
-        """A fresh response object built from a stored entry, tagged with its CacheInfo."""
-        decoded = _answer.decode(entry.response)
-        info = self._info(entry, tier, similarity, nearest, decoded)
-        return self._tag(_answer.build_response(decoded[0]), info)
+        """A private response object for one caller, tagged with its CacheInfo."""
+        return self._tag(answer.response(), self._info(answer, tier, similarity, nearest))
 
     def _tag(self, response: Any, info: CacheInfo) -> Any:
         """Attach ``info`` where ``cache_info`` and LiteLLM's own tooling look for it."""

@@ -228,7 +228,8 @@ def print_report(report: DemoReport) -> None:
         f"hit rate {report.hits / report.requests:.1%} · wrong answers served {report.wrong} "
         f"({report.wrong / max(report.hits, 1):.1%} of hits) · upstream calls "
         f"{report.upstream_calls} for {report.requests} requests ({saved_calls} saved) · "
-        f"cost saved ${report.saved_cost_usd:.5f} of ${report.saved_cost_usd + report.spent_cost_usd:.5f} "
+        f"cost saved ${report.saved_cost_usd:.5f} of "
+        f"${report.saved_cost_usd + report.spent_cost_usd:.5f} "
         f"· replay {report.wall_s:.1f} s"
     )
 

@@ -19,14 +19,14 @@ import hashlib
 import json
 import math
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
 
-FINGERPRINT_VERSION = "semcache-fp-v1"
+FINGERPRINT_VERSION = "semcache-fp-v2"
 
 #: Parameters that never change the answer: credentials, identity, transport, delivery.
 EXCLUDED: frozenset[str] = frozenset(
@@ -53,6 +53,9 @@ FLOAT_PARAMS: frozenset[str] = frozenset(
     {"temperature", "top_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "min_p"}
 )
 
+#: Key under which message text appears in the hashed form (as its SHA-256).
+TEXT_DIGEST = "text_sha256"
+
 ROLES: frozenset[str] = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 
 
@@ -78,12 +81,6 @@ def canonical_json(value: Any) -> str:
     return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
-
-
-def digest(kind: str, value: Any) -> str:
-    """SHA-256 hex of the versioned canonical form of ``value``."""
-    payload = canonical_json([FINGERPRINT_VERSION, kind, value])
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 @lru_cache(maxsize=4096)
@@ -127,15 +124,30 @@ def _plain(value: Any, field: str) -> Any:
     raise InvalidRequestType(field, f"expected JSON-serialisable data, got {type(value).__name__}")
 
 
+def _text_digest(text: str) -> dict[str, str]:
+    return {TEXT_DIGEST: hashlib.sha256(normalise_text(text).encode("utf-8")).hexdigest()}
+
+
 def _content(value: Any, field: str) -> Any:
+    """Canonical content with every text replaced by the digest of its normalised text.
+
+    Hashing text directly is several times faster than JSON-escaping it, which matters for
+    long conversations. It stays injective: content must be a string, a list of parts whose
+    ``text`` is a string, or null, so no caller can put a digest object where text belongs.
+    """
     if isinstance(value, str):
-        return normalise_text(value)
+        return _text_digest(value)
     if isinstance(value, list):
         parts = []
         for i, part in enumerate(value):
             part = _plain(part, f"{field}[{i}]")
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                part = {**part, "text": normalise_text(part["text"])}
+            if isinstance(part, dict) and "text" in part:
+                if not isinstance(part["text"], str):
+                    raise InvalidRequestType(
+                        f"{field}[{i}].text",
+                        f"expected a string, got {type(part['text']).__name__}",
+                    )
+                part = {**part, "text": _text_digest(part["text"])}
             parts.append(part)
         return parts
     if value is None:
@@ -145,8 +157,30 @@ def _content(value: Any, field: str) -> Any:
     )
 
 
+def _message(message: Any, field: str) -> Mapping[str, Any]:
+    if hasattr(message, "model_dump") and not isinstance(message, Mapping):
+        message = message.model_dump(exclude_none=True)
+    if not isinstance(message, Mapping):
+        raise InvalidRequestType(
+            field, f"expected an object with role and content, got {type(message).__name__}"
+        )
+    if message.get("role") not in ROLES:
+        raise InvalidRequest(
+            f"{field}.role", f"expected one of {sorted(ROLES)}, got {message.get('role')!r}"
+        )
+    if (
+        "content" not in message
+        and not message.get("tool_calls")
+        and not message.get("function_call")
+    ):
+        raise InvalidRequest(
+            f"{field}.content", "missing (required unless the message has tool_calls)"
+        )
+    return message
+
+
 def canonical_messages(messages: Any) -> list[dict[str, Any]]:
-    """Validate messages and return their canonical form (every field kept)."""
+    """Validate messages; return their canonical, hashed form (every field kept)."""
     if not isinstance(messages, (list, tuple)):
         raise InvalidRequestType(
             "messages", f"expected a list of messages, got {type(messages).__name__}"
@@ -154,30 +188,14 @@ def canonical_messages(messages: Any) -> list[dict[str, Any]]:
     if not messages:
         raise InvalidRequest("messages", "expected at least one message")
     out = []
-    for i, message in enumerate(messages):
+    for i, raw in enumerate(messages):
         field = f"messages[{i}]"
-        if hasattr(message, "model_dump") and not isinstance(message, Mapping):
-            message = message.model_dump(exclude_none=True)
-        if not isinstance(message, Mapping):
-            raise InvalidRequestType(
-                field, f"expected an object with role and content, got {type(message).__name__}"
-            )
-        role = message.get("role")
-        if role not in ROLES:
-            raise InvalidRequest(f"{field}.role", f"expected one of {sorted(ROLES)}, got {role!r}")
-        canonical = {
-            k: _plain(v, f"{field}.{k}")
-            for k, v in message.items()
-            if v is not None and k != "content"
-        }
-        if (
-            "content" not in message
-            and not message.get("tool_calls")
-            and not message.get("function_call")
-        ):
-            raise InvalidRequest(
-                f"{field}.content", "missing (required unless the message has tool_calls)"
-            )
+        message = _message(raw, field)
+        canonical: dict[str, Any] = {}
+        for k, v in message.items():
+            if v is None or k == "content":
+                continue
+            canonical[k] = v if type(v) is str else _plain(v, f"{field}.{k}")
         canonical["content"] = _content(message.get("content"), f"{field}.content")
         out.append(canonical)
     return out
@@ -198,18 +216,21 @@ def _params(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return params
 
 
-def last_user_prompt(messages: list[dict[str, Any]]) -> str | None:
-    """Text of the final message when it is a user message made of text only, else None."""
-    last = messages[-1]
-    if last.get("role") != "user" or set(last) - {"role", "content"}:
+def last_user_prompt(messages: Sequence[Any]) -> str | None:
+    """Normalised text of the final message when it is a user message of text only, else None."""
+    last = _message(messages[-1], f"messages[{len(messages) - 1}]")
+    if last.get("role") != "user" or {k for k, v in last.items() if v is not None} - {
+        "role",
+        "content",
+    }:
         return None
     content = last.get("content")
     if isinstance(content, str):
-        return content or None
+        return normalise_text(content) or None
     if isinstance(content, list) and all(
         isinstance(p, dict) and p.get("type") == "text" for p in content
     ):
-        return "\n".join(p.get("text", "") for p in content) or None
+        return normalise_text("\n".join(p.get("text", "") for p in content)) or None
     return None
 
 
@@ -224,14 +245,23 @@ def request_keys(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> R
     resolved = resolve_model(model, provider if isinstance(provider, str) else None)
     messages = canonical_messages(kwargs.get("messages"))
     params = _params(kwargs)
-    partition = {"tenant": tenant, "namespace": namespace}
-    exact = digest(
-        "exact", {**partition, "model": resolved, "messages": messages, "params": params}
+    # One serialisation of everything but the last message serves both keys:
+    #   scope = H(["v", "scope", inner])      exact = H(["v", "exact", inner, last])
+    # Both payloads are canonical JSON arrays, so distinct requests give distinct payloads.
+    inner = canonical_json(
+        {
+            "tenant": tenant,
+            "namespace": namespace,
+            "model": resolved,
+            "params": params,
+            "context": messages[:-1],
+        }
     )
-    prompt = last_user_prompt(messages)
+    head = canonical_json(FINGERPRINT_VERSION)
+    exact_payload = f'[{head},"exact",{inner},{canonical_json(messages[-1])}]'
+    exact = hashlib.sha256(exact_payload.encode("utf-8")).hexdigest()
+    prompt = last_user_prompt(kwargs["messages"])
     scope = None
     if prompt is not None:
-        scope = digest(
-            "scope", {**partition, "model": resolved, "context": messages[:-1], "params": params}
-        )
+        scope = hashlib.sha256(f'[{head},"scope",{inner}]'.encode()).hexdigest()
     return RequestKeys(exact=exact, scope=scope, prompt=prompt, model=resolved)

@@ -303,8 +303,9 @@ def test_batch_completion_validates_everything_first(cache, upstream, req):
 def test_api_key_never_kept(cache, upstream, req):
     cache.completion(**req())
     cache.completion(**req(stream=True, messages=[{"role": "user", "content": "s"}]))
-    for entry in list(cache._memory._entries.values()):
-        assert API_KEY not in repr(entry) and API_KEY not in entry.response
+    for answer in list(cache._memory._entries.values()):
+        assert API_KEY not in repr(answer.entry) and API_KEY not in answer.entry.response
+        assert API_KEY.encode() not in answer.prototype
     assert API_KEY not in repr(cache.stats())
     assert upstream.headers[0]["authorization"] == f"Bearer {API_KEY}"  # it did reach upstream
 

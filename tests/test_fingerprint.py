@@ -31,8 +31,8 @@ def key(request, **kw):
 def test_golden_digests_pin_the_format():
     # If these change, every stored entry is orphaned: bump FINGERPRINT_VERSION on purpose.
     k = keys(BASE)
-    assert k.exact == "9cdcb73b7109413b22d9e0180af358c6879a00ffcb5a1506e217b58c6245cf57"
-    assert k.scope == "b40e57530b17e61cbaa582647438d04a0cd20f2e583db5b1f8432a92d11014a3"
+    assert k.exact == "fa4cf32d021a8c695b3a13f8ca786e68e8be001b1c6d5daf980ff65c3968c5c6"
+    assert k.scope == "aeca42b2882e85b7e3d21d65f854142a5b72ba5dc32b70065dbec8836d466968"
     assert k.prompt == "What is the capital of France?"
     assert k.model == "openai/gpt-4o-mini"
 
