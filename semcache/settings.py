@@ -105,15 +105,18 @@ class StoreSettings(BaseModel):
         "'qdrant': a Qdrant server or cluster at `url`; 'none': memory tier only.",
     )
     path: str = Field(
-        "./.semcache", description="Directory of the embedded store; ':memory:' for a temporary one."
+        "./.semcache",
+        description="Directory of the embedded store; ':memory:' for a temporary one.",
     )
     url: str | None = Field(None, description="Qdrant server URL for backend 'qdrant'.")
     api_key: SecretStr | None = Field(None, description="Qdrant server API key.")
     prefer_grpc: bool = Field(True, description="Use gRPC to the Qdrant server when possible.")
     collection: str = Field("semcache", description="Collection (server) name.")
     timeout_s: float = Field(
-        2.0, gt=0, description="Seconds a store or embedder call may take before it counts as "
-        "failed and the request degrades to a miss."
+        2.0,
+        gt=0,
+        description="Seconds a store or embedder call may take before it counts as "
+        "failed and the request degrades to a miss.",
     )
     purge_interval_s: float = Field(
         300.0, gt=0, description="Seconds between background deletions of expired entries."

@@ -197,7 +197,11 @@ class _Handler(BaseHTTPRequestHandler):
             inputs = body.get("input")
             texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
             data = [
-                {"object": "embedding", "index": i, "embedding": hash_embedding(t, state.embedding_dim)}
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": hash_embedding(t, state.embedding_dim),
+                }
                 for i, t in enumerate(texts)
             ]
             tokens = sum(count_tokens(t) for t in texts)
@@ -215,9 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     @staticmethod
     def _usage(body: dict[str, Any], answer: str) -> dict[str, int]:
-        prompt = sum(
-            count_tokens(json.dumps(m.get("content"))) for m in body.get("messages") or []
-        )
+        prompt = sum(count_tokens(json.dumps(m.get("content"))) for m in body.get("messages") or [])
         completion = count_tokens(answer)
         return {
             "prompt_tokens": prompt,
