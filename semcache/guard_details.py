@@ -1,0 +1,212 @@
+"""``DetailGuard``: refuse a semantic hit whose question differs in an answer-determining detail.
+
+Embeddings place "reset my password in 2 steps" and "... in 3 steps", or "Can I cancel?" and
+"Can't I cancel?", almost on top of each other; serving one's answer for the other is a wrong
+answer. The guard compares the details both questions pin down (extracted by
+``semcache._guard_features``, English and Chinese) and rejects the candidate when one differs.
+
+Rules (a candidate is rejected when any applies; texts are NFKC-normalised and lower-cased and
+punctuation and spacing are ignored first):
+
+``number``
+    A number (digits, number words "two"/"二"/"两", 万/亿, "a hundred", ordinals, percentages,
+    money) stated on one side only or with another value; or the same number with a different
+    attached unit ("5 km" vs "5 miles", "3月" vs "3个月"); or two different bare units of one
+    dimension ("in miles" vs "in km"). A number written as a lone "one"/"一" (often "a") only
+    counts against a different number, not against silence.
+``date``
+    Month and weekday names, today/tomorrow/昨天/明天, this/last/next week/下周, time of day,
+    seasons and holidays: any one-sided or differing item.
+``negation``
+    The parity of negation cues (not, n't, never, no, without, cannot, 不, 没, 别, 无, 非, 未…)
+    differs, after dropping idioms that only look negative ("not only", "or not", "not sure",
+    "能不能", "差不多", "非常", "区别").
+``entity``
+    A named entity of one side is not mentioned on the other: capitalised, mixed-case and
+    all-caps English tokens outside sentence starts, known lower-case names (python, csv,
+    iphone), quoted titles, Latin-script names in Chinese text, and Chinese place and brand
+    names. Common aliases (JS/JavaScript, US/United States, 安卓/Android) are one entity.
+``comparison``
+    The two sides take opposite poles of one axis: more/less (cheaper, over/under), larger/
+    smaller, higher/lower, increase/decrease, before/after, ascending/descending, first/last,
+    upload/download, enable/disable, 更多/更少, 之前/之后, 大于/小于, 升序/降序, 涨/跌; or a
+    conversion in opposite directions ("USD to EUR" vs "EUR to USD").
+
+Decisions: a detail present on one side only is a difference for numbers, dates and entities
+("how to sort a list" vs "... in Python" differ: the answer may be language-specific), but not
+for comparison words, because qualifiers such as "ascending" or "the best way to" are often
+implied defaults; so "sort a list" vs "sort a list in reverse" is kept (a known blind spot).
+
+Known blind spots: role swaps with the same words ("Is A bigger than B" vs "Is B bigger than
+A", "convert 5 km to miles" vs "how many km is 5 miles" without "X to Y"); antonyms outside the
+lists ("avoid" vs "eat", "broken" vs "not working"); entities in lower case that are not in the
+list, Chinese person names, and a sentence-initial capitalised name ("Paris weather"); synonyms
+across lists ("$" vs "USD" is handled, "3 pm" vs "15:00" is not); a paraphrase that adds a name
+("World Cup" vs "FIFA World Cup") is rejected. The guard never looks at answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from semcache._guard_features import Details, extract
+from semcache.errors import ConfigError
+from semcache.guard import HitVerifier
+
+RULES = ("number", "date", "negation", "entity", "comparison")
+DEFAULT_VERIFIER = "details"
+"""What ``verifier='auto'`` resolves to; chosen by ``benchmarks/guard_effect.py`` (see README)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """Why a candidate was refused: the rule and the differing detail, for logs and audits."""
+
+    rule: str
+    detail: str
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _by_key(pairs: Iterable[tuple[K, V]]) -> dict[K, set[V]]:
+    grouped: dict[K, set[V]] = {}
+    for key, value in pairs:
+        grouped.setdefault(key, set()).add(value)
+    return grouped
+
+
+def _values(details: Details) -> set[str]:
+    return {value for value, _ in details.quantities}
+
+
+def _units(details: Details, value: str) -> set[str]:
+    return {unit for v, unit in details.quantities if v == value and unit}
+
+
+def _number_differences(a: Details, b: Details) -> Iterator[Difference]:
+    values_a, values_b = _values(a), _values(b)
+    only_a = sorted(values_a - values_b - a.weak)
+    only_b = sorted(values_b - values_a - b.weak)
+    if only_a or only_b:
+        yield Difference("number", f"{only_a or '-'} vs {only_b or '-'}")
+    for value in sorted(values_a & values_b):
+        units_a, units_b = _units(a, value), _units(b, value)
+        if units_a and units_b and units_a.isdisjoint(units_b):
+            yield Difference("number", f"{value} {sorted(units_a)} vs {sorted(units_b)}")
+    dims_a, dims_b = _by_key(a.units), _by_key(b.units)
+    for dim in sorted(dims_a.keys() & dims_b.keys()):
+        if dims_a[dim] != dims_b[dim]:
+            yield Difference("number", f"{dim}: {sorted(dims_a[dim])} vs {sorted(dims_b[dim])}")
+
+
+def _date_differences(a: Details, b: Details) -> Iterator[Difference]:
+    if a.dates != b.dates:
+        yield Difference("date", f"{sorted(a.dates - b.dates)} vs {sorted(b.dates - a.dates)}")
+
+
+def _negation_differences(a: Details, b: Details) -> Iterator[Difference]:
+    if a.negation != b.negation:
+        yield Difference("negation", f"parity {a.negation} vs {b.negation}")
+
+
+def _mentioned(entity: str, details: Details) -> bool:
+    """Is ``entity`` named in the other text? A quoted title counts when all its words are."""
+    if not entity.isascii():
+        return entity in details.haystack
+    return all(f" {word} " in details.haystack for word in entity.split())
+
+
+def _entity_differences(a: Details, b: Details) -> Iterator[Difference]:
+    only_a = sorted(e for e in a.entities if not _mentioned(e, b))
+    only_b = sorted(e for e in b.entities if not _mentioned(e, a))
+    if only_a or only_b:
+        yield Difference("entity", f"{only_a or '-'} vs {only_b or '-'}")
+
+
+def _comparison_differences(a: Details, b: Details) -> Iterator[Difference]:
+    poles_a, poles_b = _by_key(a.comparisons), _by_key(b.comparisons)
+    for axis in sorted(poles_a.keys() & poles_b.keys()):
+        if poles_a[axis].isdisjoint(poles_b[axis]):
+            yield Difference("comparison", f"{axis}: {poles_a[axis]} vs {poles_b[axis]}")
+    for one, other in ((a, b), (b, a)):
+        for source, target in sorted(one.conversions):
+            if (target, source) in other.conversions and (source, target) not in other.conversions:
+                yield Difference("comparison", f"{source}->{target} vs {target}->{source}")
+                return
+
+
+_CHECKS = {
+    "number": _number_differences,
+    "date": _date_differences,
+    "negation": _negation_differences,
+    "entity": _entity_differences,
+    "comparison": _comparison_differences,
+}
+
+
+class DetailGuard:
+    """A ``HitVerifier`` that rejects candidates differing in an answer-determining detail.
+
+    Pure and symmetric: ``verify(a, b) == verify(b, a)`` and ``verify(a, a)`` is True.
+    ``rules`` selects a subset of ``RULES`` (all by default). Extraction is cached per text
+    (stored candidates recur), so a typical call costs a dictionary lookup or two.
+    """
+
+    def __init__(self, rules: Iterable[str] | None = None) -> None:
+        chosen = RULES if rules is None else tuple(rules)
+        unknown = sorted(set(chosen) - set(RULES))
+        if unknown:
+            raise ConfigError(f"unknown guard rules {unknown}; expected a subset of {RULES}")
+        self._checks = tuple(_CHECKS[rule] for rule in RULES if rule in chosen)
+
+    @property
+    def name(self) -> str:
+        return "details"
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(rule for rule in RULES if _CHECKS[rule] in self._checks)
+
+    def verify(self, query: str, candidate: str) -> bool:
+        """True when the candidate's answer may be served for ``query``."""
+        return next(self._differences(query, candidate), None) is None
+
+    def differences(self, query: str, candidate: str) -> list[Difference]:
+        """Every detail in which the two questions differ (empty: safe to serve)."""
+        return list(self._differences(query, candidate))
+
+    def _differences(self, query: str, candidate: str) -> Iterator[Difference]:
+        if query == candidate:
+            return
+        a, b = extract(query), extract(candidate)
+        for check in self._checks:
+            yield from check(a, b)
+
+
+class NoVerifier:
+    """The null guard: every candidate above the threshold is served."""
+
+    @property
+    def name(self) -> str:
+        return "none"
+
+    def verify(self, query: str, candidate: str) -> bool:
+        return True
+
+
+def get_verifier(name: str) -> HitVerifier | None:
+    """The verifier for a ``SemanticSettings.verifier`` value.
+
+    ``"none"`` returns None (the caller skips verification), ``"details"`` a ``DetailGuard``,
+    ``"auto"`` whatever ``DEFAULT_VERIFIER`` names. Anything else raises ``ConfigError``.
+    """
+    resolved = DEFAULT_VERIFIER if name == "auto" else name
+    if resolved == "none":
+        return None
+    if resolved == "details":
+        return DetailGuard()
+    raise ConfigError(f"unknown verifier {name!r}; expected 'auto', 'none' or 'details'")
