@@ -22,13 +22,11 @@ regexes; ``haystack`` keeps the text's tokens for "is this entity mentioned at a
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from semcache import _guard_lexicon as lex
+from semcache import _guard_patterns as pat
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,233 +44,14 @@ class Details:
     haystack: str  # " token token 中文 " for mention checks
 
 
-def _alternation(words: Iterable[str], *, latin: bool) -> str:
-    """Regex alternation, longest first so "more expensive" wins over "more"."""
-    ordered = sorted(set(words), key=len, reverse=True)
-    body = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in ordered)
-    return rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])" if latin else f"(?:{body})"
-
-
-def _index(table: dict[str, tuple[str, tuple[str, ...]]]) -> dict[str, tuple[str, str]]:
-    return {spelling: (canonical, dim) for canonical, (dim, spellings) in table.items()
-            for spelling in spellings}  # fmt: skip
-
-
-Poles = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
-
-
-def _words_of(table: Poles) -> dict[str, tuple[str, int]]:
-    return {w: (axis, pole) for axis, poles in table.items()
-            for pole, words in enumerate(poles) for w in words}  # fmt: skip
-
-
-class _Phrases:
-    """Word-sequence lookup: a dictionary walk over the text's words, much faster than a
-    regex alternation of hundreds of phrases. Matches only words separated by whitespace."""
-
-    def __init__(self, table: dict[str, object]) -> None:
-        self.table = {" ".join(k.split()): v for k, v in table.items()}
-        self.first = frozenset(k.split()[0] for k in self.table)
-        self.longest = max(len(k.split()) for k in self.table)
-
-    def consume(self, text: str, take: Callable[[object], None]) -> str:
-        """Call ``take`` with each phrase's value, longest phrase first; blank the phrases."""
-        spans = [m.span() for m in _WORD.finditer(text)]
-        parts, last, i = [], 0, 0
-        while i < len(spans):
-            start = spans[i][0]
-            if text[start : spans[i][1]] not in self.first:
-                i += 1
-                continue
-            for n in range(min(self.longest, len(spans) - i), 0, -1):
-                end = spans[i + n - 1][1]
-                key = " ".join(text[start:end].split())
-                if key in self.table and len(key.split()) == n:
-                    take(self.table[key])
-                    parts += [text[last:start], " " * (end - start)]
-                    last, i = end, i + n
-                    break
-            else:
-                i += 1
-        if not parts:
-            return text
-        parts.append(text[last:])
-        return "".join(parts)
-
-
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_DIGIT = re.compile(r"\d")
-_QUANTITY_TRIGGER = re.compile(r"[\d$€£¥₹]")
-_QUOTE_TRIGGER = re.compile(r"[\"“「《『']")
-_WORD = re.compile(r"[a-z]+")
-_LETTER_DIGIT = re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
-_QUOTE_CHARS = str.maketrans({"’": "'", "‘": "'", "`": "'"})
-_TOKEN = re.compile(r"[a-z0-9]+(?:[.+#][a-z0-9]+)*[+#]*|[\u3400-\u9fff]+")
-_LATIN_WORD = re.compile(r"\.?[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*(?:\+\+|#)?")
-_SENTENCE_START = re.compile(r"(?:^|[.?!:;\n。？！：；])[\s\"'(\[“]*")
-_QUOTED = re.compile(
-    r'"([^"]{1,80})"|“([^”]{1,80})”|「([^」]{1,80})」|《([^》]{1,80})》|『([^』]{1,80})』'
-    r"|(?<![a-z0-9])'([^']{2,80})'(?![a-z0-9])"
-)
-
-_EN_UNIT = _index(lex.EN_UNITS)
-_EN_BARE = [u for u in _EN_UNIT if u not in lex.EN_ATTACHED_ONLY and not u.startswith("°")]
-_EN_NUM_WORDS = frozenset({*lex.EN_NUMBER_WORDS, *lex.EN_SCALES})
-_EN_NUM = "|".join(sorted(_EN_NUM_WORDS, key=len, reverse=True))
-_EN_QUANTITY = re.compile(
-    r"(?P<cur>[$€£¥₹])?\s?"
-    r"(?P<num>(?<![a-z0-9_.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![a-z0-9_.])-?\d+(?:[.:]\d+)*"
-    r"|\ba\s(?:hundred|thousand|million|billion|dozen)\b"
-    rf"|\b(?:{_EN_NUM})(?:[\s-]+(?:{_EN_NUM}))*\b)"
-    r"(?:\s?(?P<scale>hundred|thousand|million|billion|trillion)\b)?"
-    rf"(?:[\s-]?(?P<unit>{_alternation(_EN_UNIT, latin=False)})(?![a-z]))?"
-)
-_EN_ORDINAL = re.compile(_alternation(lex.EN_ORDINALS, latin=True))
-_EN_BARE_UNIT = _Phrases({u: _EN_UNIT[u][::-1] for u in _EN_BARE if re.fullmatch(r"[a-z ]+", u)})
-_EN_CONVERTIBLE = _alternation([u for u in _EN_BARE if len(u) >= 2], latin=True)
-_EN_CONVERSION = re.compile(rf"({_EN_CONVERTIBLE})\s+(?:to|into|in|->|→)\s+({_EN_CONVERTIBLE})")
-_EN_DATE_WORDS = frozenset({*lex.EN_MONTHS, *lex.EN_WEEKDAYS, *lex.EN_DAY_WORDS})
-_EN_DATE = re.compile(
-    rf"(?<![a-z])(?:(?P<rel>{'|'.join(lex.EN_RELATIVE)})\s+)?"
-    rf"(?P<word>{'|'.join(sorted({*_EN_DATE_WORDS, *lex.EN_PERIODS}, key=len, reverse=True))})"
-    r"(?![a-z])"
-)
-_EN_COMPARISON_WORDS = _words_of(lex.EN_COMPARISONS)
-_EN_COMPARISON = _Phrases(_EN_COMPARISON_WORDS)
-_EN_NEGATION_IDIOM = re.compile("|".join(lex.EN_NEGATION_IDIOMS))
-_EN_NEGATION_WORDS = frozenset(w for w in lex.EN_NEGATIONS if w.isalpha())
-_EN_KNOWN = frozenset(lex.EN_KNOWN_NAMES)
-
-_GATE_QUANTITY = _EN_NUM_WORDS
-_GATE_UNIT = _EN_BARE_UNIT.first
-_GATE_DATE = _EN_DATE_WORDS | frozenset(lex.EN_PERIODS)
-
-_ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
-_ZH_UNIT = _index(lex.ZH_UNITS)
-_ZH_BARE = [u for u in _ZH_UNIT if len(u) >= 2]  # single characters are too ambiguous bare
-_ZH_CLASSIFIER = frozenset(lex.ZH_CLASSIFIERS)
-_ZH_QUANTITY = re.compile(
-    rf"百分之(?P<pct>\d+(?:\.\d+)?|[{_ZH_NUMERALS}]+)"
-    rf"|(?P<ord>第)?(?P<num>\d+(?:\.\d+)?[万亿千百]?|[{_ZH_NUMERALS}]+)"
-    rf"(?P<unit>{_alternation([*_ZH_UNIT, *lex.ZH_CLASSIFIERS], latin=False)})?"
-)
-_ZH_NUMERAL_IDIOM = re.compile("|".join(lex.ZH_NUMERAL_IDIOMS))
-_ZH_UNIT_SYNONYM = re.compile("|".join(lex.ZH_UNIT_SYNONYMS))
-_ZH_BARE_UNIT = re.compile(_alternation(_ZH_BARE, latin=False))
-_ZH_CONVERSION = re.compile(
-    rf"({_alternation(_ZH_BARE, latin=False)})"
-    r"(?:换算成|换算为|转换成|转换为|转成|换成|等于多少|是多少|兑换成|兑换|兑|对|换)"
-    rf"({_alternation(_ZH_BARE, latin=False)})"
-)
-_ZH_DATE = re.compile(
-    _alternation(lex.ZH_DATE_WORDS, latin=False)
-    + rf"|(?<!每)(?:{'|'.join(lex.ZH_WEEKDAY_PREFIXES)})(?P<wd>[一二三四五六日天末])(?![次个遍])"
-)
-_ZH_GAZETTEER = re.compile(_alternation(lex.ZH_GAZETTEER, latin=False))
-_ZH_COMPARISON_WORDS: dict[str, tuple[str, int] | None] = {
-    **_words_of(lex.ZH_COMPARISONS), **dict.fromkeys(lex.ZH_COMPARISON_IDIOMS)
-}  # fmt: skip
-_ZH_COMPARISON = re.compile(_alternation(_ZH_COMPARISON_WORDS, latin=False))
-_ZH_NEGATION_IDIOM = re.compile(
-    rf"(.)[不没]\1|{lex.ZH_QUESTION_TAIL}|" + "|".join(lex.ZH_NEGATION_IDIOMS)
-)
-_ZH_NEGATION = re.compile("|".join(lex.ZH_NEGATIONS))
-
-
-def _norm_phrase(text: str) -> str:
-    """Comparable form of an entity or a text: lower-case tokens joined by single spaces."""
-    return " ".join(_TOKEN.findall(text.lower()))
-
-
-_ALIAS = {_norm_phrase(spelling): name for spelling, name in lex.ALIASES.items()}
-_ALIAS_PHRASE = re.compile(
-    _alternation([k for k in lex.ALIASES if " " in k or "." in k], latin=True)
-)
-_CJK_ALIAS = re.compile(_alternation([k for k in _ALIAS if _CJK.search(k)], latin=False))
-
-
-_KNOWN_SPELLINGS = _EN_KNOWN | {k for k, name in _ALIAS.items() if name in _EN_KNOWN}
-
-
-def _canonical(name: str) -> str:
-    phrase = _norm_phrase(name)
-    return _ALIAS.get(phrase, phrase)
-
-
-def _consume(text: str, pattern: re.Pattern[str], take: Callable[[re.Match[str]], bool]) -> str:
-    """Blank each match ``take`` accepts; lengths are kept so offsets stay aligned."""
-    parts, last = [], 0
-    for match in pattern.finditer(text):
-        if take(match):
-            parts += [text[last : match.start()], " " * (match.end() - match.start())]
-            last = match.end()
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
-
-
-def _digits_value(raw: str, scale: int = 1) -> str:
-    text = raw.replace(",", "")
-    if scale != 1:
-        try:
-            return format((Decimal(text) * scale).normalize(), "f")
-        except InvalidOperation:
-            return text
-    text = text.removesuffix(":00") if ":" in text else text
-    return re.sub(r"^(-?)0+(?=\d)", r"\1", text)
-
-
-def _en_words_value(words: str) -> int:
-    total = current = 0
-    for word in re.split(r"[\s-]+", words.removeprefix("a ")):
-        if word in lex.EN_SCALES and lex.EN_SCALES[word] == 100:
-            current = (current or 1) * 100
-        elif word in lex.EN_SCALES:
-            total += (current or 1) * lex.EN_SCALES[word]
-            current = 0
-        else:
-            current += lex.EN_NUMBER_WORDS[word]
-    return total + current
-
-
-def _zh_value(raw: str) -> str:
-    if raw[0].isdigit():
-        multiplier = {"万": 10_000, "亿": 100_000_000, "千": 1_000, "百": 100}.get(raw[-1], 1)
-        return _digits_value(raw.rstrip("万亿千百"), multiplier)
-    if not any(c in lex.ZH_SMALL_UNITS or c in lex.ZH_BIG_UNITS for c in raw):
-        return str(int("".join(str(lex.ZH_DIGITS[c]) for c in raw)))  # 二零二四 -> 2024
-    total = section = number = 0
-    for char in raw:
-        if char in lex.ZH_DIGITS:
-            number = lex.ZH_DIGITS[char]
-        elif char in lex.ZH_SMALL_UNITS:
-            section += (number or 1) * lex.ZH_SMALL_UNITS[char]
-            number = 0
-        else:
-            total += (section + number or 1) * lex.ZH_BIG_UNITS[char]
-            section = number = 0
-    return str(total + section + number)
-
-
-def _normalise(text: str) -> tuple[str, str]:
-    """(case-preserving, lower-case) forms of equal length."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_QUOTE_CHARS)
-    if _DIGIT.search(text):
-        text = _LETTER_DIGIT.sub(" ", text)
-    low = text.lower()
-    return (text, low) if len(low) == len(text) else (low, low)
-
-
 class _Reader:
     """One text's details, collected while the stages blank what they consume."""
 
     def __init__(self, text: str) -> None:
-        self.text, self.low = _normalise(text)
-        self.cjk = bool(_CJK.search(self.low))
-        self.words = frozenset(_WORD.findall(self.low))
-        self.token_list = _TOKEN.findall(self.low)
+        self.text, self.low = pat.normalise(text)
+        self.cjk = bool(pat.CJK.search(self.low))
+        self.words = frozenset(pat.WORD.findall(self.low))
+        self.token_list = pat.TOKEN.findall(self.low)
         self.tokens = frozenset(self.token_list)
         self.quantities: set[tuple[str, str]] = set()
         self.strong: set[str] = set()
@@ -293,13 +72,13 @@ class _Reader:
 
     def quoted(self, match: re.Match[str]) -> bool:
         inner = next(group for group in match.groups() if group is not None)
-        tokens = _norm_phrase(inner).split()
+        tokens = pat.norm_phrase(inner).split()
         if any(t not in lex.EN_COMMON_WORDS for t in tokens):  # not scare quotes: "the one"
-            self.entities.add(_canonical(inner))
+            self.entities.add(pat.canonical(inner))
         return False
 
     def gazetteer(self, match: re.Match[str]) -> bool:
-        self.entities.add(_ALIAS.get(match.group(), match.group()))
+        self.entities.add(pat.ALIAS.get(match.group(), match.group()))
         return True
 
     def en_date(self, match: re.Match[str]) -> bool:
@@ -338,24 +117,24 @@ class _Reader:
 
     def zh_quantity(self, match: re.Match[str]) -> bool:
         if match["pct"] is not None:
-            return self.quantity(_zh_value(match["pct"]), "%", "ratio")
+            return self.quantity(pat.zh_value(match["pct"]), "%", "ratio")
         num, unit, ordinal = match["num"], match["unit"], match["ord"]
         if num[0].isdigit() and not (unit or ordinal or num[-1] in "万亿千百"):
             return False  # plain digits: the English stage reads them, with Latin units
         if not num[0].isdigit() and len(num) == 1 and not (unit or ordinal):
             return False  # a lone numeral character is rarely a number ("三星", "一样")
-        canonical, dim = ("ord", "ordinal") if ordinal else _ZH_UNIT.get(unit or "", ("", ""))
-        return self.quantity(_zh_value(num), canonical, dim, weak=num == "一")
+        canonical, dim = ("ord", "ordinal") if ordinal else pat.ZH_UNIT.get(unit or "", ("", ""))
+        return self.quantity(pat.zh_value(num), canonical, dim, weak=num == "一")
 
     def en_quantity(self, match: re.Match[str]) -> bool:
         num, unit = match["num"], match["unit"]
         scale = lex.EN_SCALES[match["scale"]] if match["scale"] else 1
-        canonical, dim = _EN_UNIT[re.sub(r"\s+", " ", unit)] if unit else ("", "")
+        canonical, dim = pat.EN_UNIT[re.sub(r"\s+", " ", unit)] if unit else ("", "")
         if match["cur"]:
             canonical, dim = lex.CURRENCY_SYMBOLS[match["cur"]], "money"
         if num[0].isdigit() or num[0] == "-":
-            return self.quantity(_digits_value(num, scale), canonical, dim)
-        value = str(_en_words_value(num) * scale)
+            return self.quantity(pat.digits_value(num, scale), canonical, dim)
+        value = str(pat.en_words_value(num) * scale)
         return self.quantity(value, canonical, dim, weak=num in lex.EN_WEAK_WORDS)
 
     def en_ordinal(self, match: re.Match[str]) -> bool:
@@ -369,7 +148,7 @@ class _Reader:
         self.units.add(found)  # type: ignore[arg-type]  # (dimension, unit) from the table
 
     def zh_unit(self, match: re.Match[str]) -> bool:
-        canonical, dim = _ZH_UNIT[match.group()]
+        canonical, dim = pat.ZH_UNIT[match.group()]
         self.units.add((dim, canonical))
         return True
 
@@ -378,30 +157,32 @@ class _Reader:
             self.comparisons.add(found)  # type: ignore[arg-type]  # (axis, pole)
 
     def zh_comparison(self, match: re.Match[str]) -> bool:
-        self.comparison(_ZH_COMPARISON_WORDS[match.group()])
+        self.comparison(pat.ZH_COMPARISON_WORDS[match.group()])
         return True
 
     def negation(self, text: str) -> int:
         """Parity of negation cues in ``text`` (place names already blanked: 无锡, 南非)."""
         count = 0
-        if self.words & _EN_NEGATION_WORDS or "n't" in text:
-            text = _EN_NEGATION_IDIOM.sub(" ", text)
-            count += text.count("n't") + sum(w in _EN_NEGATION_WORDS for w in _WORD.findall(text))
+        if self.words & pat.EN_NEGATION_WORDS or "n't" in text:
+            text = pat.EN_NEGATION_IDIOM.sub(" ", text)
+            count += text.count("n't") + sum(
+                w in pat.EN_NEGATION_WORDS for w in pat.WORD.findall(text)
+            )
         if self.cjk:
-            count += len(_ZH_NEGATION.findall(_ZH_NEGATION_IDIOM.sub(" ", text)))
+            count += len(pat.ZH_NEGATION.findall(pat.ZH_NEGATION_IDIOM.sub(" ", text)))
         return count % 2
 
     def _sentence_starts(self) -> set[int]:
-        return {m.end() for m in _SENTENCE_START.finditer(self.text)}
+        return {m.end() for m in pat.SENTENCE_START.finditer(self.text)}
 
     def latin_entities(self, masked: str) -> None:
-        for spelling in self.tokens & _KNOWN_SPELLINGS:
-            self.entities.add(_ALIAS.get(spelling, spelling))  # python, js, csv
+        for spelling in self.tokens & pat.KNOWN_SPELLINGS:
+            self.entities.add(pat.ALIAS.get(spelling, spelling))  # python, js, csv
         if self.text == self.low or self.text.isupper():
             return  # no capitals, or ALL CAPS: case says nothing about names
         candidates: list[tuple[int, str, str]] = []
         content = capitalised = 0
-        for match in _LATIN_WORD.finditer(self.text):
+        for match in pat.LATIN_WORD.finditer(self.text):
             surface = match.group()
             if surface.islower():
                 content += len(surface) >= 3 and surface not in lex.EN_COMMON_WORDS
@@ -412,11 +193,11 @@ class _Reader:
             content += len(surface) >= 3
             capitalised += len(surface) >= 3
             if masked[match.start()] != " ":  # not consumed as a date, quantity or unit
-                candidates.append((match.start(), surface, _ALIAS.get(lower, lower)))
+                candidates.append((match.start(), surface, pat.ALIAS.get(lower, lower)))
         title_case = content >= 3 and capitalised >= 0.8 * content
         starts = set() if self.cjk or not candidates else self._sentence_starts()
         for start, surface, name in candidates:
-            if name in _EN_KNOWN:
+            if name in pat.EN_KNOWN:
                 continue  # already added
             if any(c.isupper() for c in surface[1:]) and any(c.islower() for c in surface):
                 self.entities.add(name)  # iPhone, PayPal, macOS
@@ -427,46 +208,46 @@ class _Reader:
 
     def haystack(self) -> str:
         tokens = list(self.token_list)
-        tokens += [_ALIAS[t] for t in tokens if t in _ALIAS]
+        tokens += [pat.ALIAS[t] for t in tokens if t in pat.ALIAS]
         if "." in self.low or " " in self.low:
-            tokens += [_ALIAS[_norm_phrase(p)] for p in _ALIAS_PHRASE.findall(self.low)]
+            tokens += [pat.ALIAS[pat.norm_phrase(p)] for p in pat.ALIAS_PHRASE.findall(self.low)]
         if self.cjk:
-            tokens += [_ALIAS[g] for g in _CJK_ALIAS.findall(self.low)]
+            tokens += [pat.ALIAS[g] for g in pat.CJK_ALIAS.findall(self.low)]
         return f" {' '.join(tokens)} "
 
 
 def _read(r: _Reader) -> str:
     """Run the stages in order; returns the text with everything consumed blanked."""
     masked, words = r.low, r.words
-    if _QUOTE_TRIGGER.search(masked):
-        _consume(masked, _QUOTED, r.quoted)
+    if pat.QUOTE_TRIGGER.search(masked):
+        pat.consume(masked, pat.QUOTED, r.quoted)
     if r.cjk:
-        masked = _consume(masked, _ZH_GAZETTEER, r.gazetteer)
+        masked = pat.consume(masked, pat.ZH_GAZETTEER, r.gazetteer)
     r.negation_parity = r.negation(masked)
     if r.cjk:
-        masked = _ZH_UNIT_SYNONYM.sub(lambda m: lex.ZH_UNIT_SYNONYMS[m.group()], masked)
-        masked = _consume(masked, _ZH_DATE, r.zh_date)
-        for source, target in _ZH_CONVERSION.findall(masked):
-            r.conversions.add((_ZH_UNIT[source][0], _ZH_UNIT[target][0]))
-        masked = _ZH_NUMERAL_IDIOM.sub(lambda m: " " * len(m.group()), masked)
-        masked = _consume(masked, _ZH_QUANTITY, r.zh_quantity)
-    if words & _GATE_DATE:
-        masked = _consume(masked, _EN_DATE, r.en_date)
-    unit_words = words & _GATE_UNIT
+        masked = pat.ZH_UNIT_SYNONYM.sub(lambda m: lex.ZH_UNIT_SYNONYMS[m.group()], masked)
+        masked = pat.consume(masked, pat.ZH_DATE, r.zh_date)
+        for source, target in pat.ZH_CONVERSION.findall(masked):
+            r.conversions.add((pat.ZH_UNIT[source][0], pat.ZH_UNIT[target][0]))
+        masked = pat.ZH_NUMERAL_IDIOM.sub(lambda m: " " * len(m.group()), masked)
+        masked = pat.consume(masked, pat.ZH_QUANTITY, r.zh_quantity)
+    if words & pat.GATE_DATE:
+        masked = pat.consume(masked, pat.EN_DATE, r.en_date)
+    unit_words = words & pat.GATE_UNIT
     if len(unit_words) >= 2:
-        for source, target in _EN_CONVERSION.findall(masked):
-            r.conversions.add((_EN_UNIT[source][0], _EN_UNIT[target][0]))
-    if _QUANTITY_TRIGGER.search(masked) or words & _GATE_QUANTITY:
-        masked = _consume(masked, _EN_QUANTITY, r.en_quantity)
+        for source, target in pat.EN_CONVERSION.findall(masked):
+            r.conversions.add((pat.EN_UNIT[source][0], pat.EN_UNIT[target][0]))
+    if pat.QUANTITY_TRIGGER.search(masked) or words & pat.GATE_QUANTITY:
+        masked = pat.consume(masked, pat.EN_QUANTITY, r.en_quantity)
     if words.intersection(lex.EN_ORDINALS):
-        masked = _consume(masked, _EN_ORDINAL, r.en_ordinal)
+        masked = pat.consume(masked, pat.EN_ORDINAL, r.en_ordinal)
     if unit_words:
-        masked = _EN_BARE_UNIT.consume(masked, r.unit)
+        masked = pat.EN_BARE_UNIT.consume(masked, r.unit)
     if r.cjk:
-        masked = _consume(masked, _ZH_BARE_UNIT, r.zh_unit)
-        masked = _consume(masked, _ZH_COMPARISON, r.zh_comparison)
-    if words & _EN_COMPARISON.first:
-        masked = _EN_COMPARISON.consume(masked, r.comparison)
+        masked = pat.consume(masked, pat.ZH_BARE_UNIT, r.zh_unit)
+        masked = pat.consume(masked, pat.ZH_COMPARISON, r.zh_comparison)
+    if words & pat.EN_COMPARISON.first:
+        masked = pat.EN_COMPARISON.consume(masked, r.comparison)
     r.latin_entities(masked)
     return masked
 
