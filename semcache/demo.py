@@ -47,6 +47,7 @@ class DemoReport:
     kinds: Counter[str] = field(default_factory=Counter)
     hits_by_kind: Counter[str] = field(default_factory=Counter)
     latency_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    cross_tenant: int = 0
     upstream_calls: int = 0
     saved_cost_usd: float = 0.0
     spent_cost_usd: float = 0.0
@@ -67,6 +68,7 @@ class DemoReport:
             "hit_rate": self.hits / self.requests if self.requests else 0.0,
             "tiers": dict(self.tiers),
             "wrong_answers": self.wrong,
+            "cross_tenant_answers": self.cross_tenant,
             "wrong_rate_of_hits": self.wrong / self.hits if self.hits else 0.0,
             "upstream_calls": self.upstream_calls,
             "saved_cost_usd": self.saved_cost_usd,
@@ -119,11 +121,14 @@ class GroupResponder:
 
     def __call__(self, body: dict[str, Any]) -> str:
         text = body["messages"][-1]["content"]
-        return f"group={self.groups.get(text.strip(), 'unknown')} :: answer to: {text}"
+        group = self.groups.get(text.strip(), "unknown")
+        return f"group={group} :: tenant={body.get('user')} :: answer to: {text}"
 
 
-def _answer_group(text: str) -> str:
-    return text.split(" :: ", 1)[0].removeprefix("group=")
+def _answer_labels(text: str) -> tuple[str, str]:
+    """(group, tenant) an upstream answer was made for."""
+    group, tenant, _ = text.split(" :: ", 2)
+    return group.removeprefix("group="), tenant.removeprefix("tenant=")
 
 
 async def replay(cache: Any, stream: Sequence[Step], api_base: str, report: DemoReport) -> None:
@@ -137,6 +142,7 @@ async def replay(cache: Any, stream: Sequence[Step], api_base: str, report: Demo
             api_key="sk-demo",
             messages=[{"role": "user", "content": step.text}],
             tenant=step.tenant,
+            user=step.tenant,  # not part of the key; lets the upstream sign its answers
             max_retries=0,
         )
         elapsed = (time.perf_counter() - started) * 1000
@@ -151,8 +157,11 @@ async def replay(cache: Any, stream: Sequence[Step], api_base: str, report: Demo
             report.saved_cost_usd += info.saved_cost_usd
         else:
             report.spent_cost_usd += float(response._hidden_params.get("response_cost") or 0.0)
-        if _answer_group(response.choices[0].message.content) != step.group:
+        group, tenant = _answer_labels(response.choices[0].message.content)
+        if group != step.group:
             report.wrong_by_tier[tier] += 1
+        if tenant != step.tenant:
+            report.cross_tenant += 1
 
     for step in stream:
         await asyncio.gather(*(one(step) for _ in range(step.concurrency)))
@@ -226,7 +235,8 @@ def print_report(report: DemoReport) -> None:
     saved_calls = report.requests - report.upstream_calls
     console.print(
         f"hit rate {report.hits / report.requests:.1%} · wrong answers served {report.wrong} "
-        f"({report.wrong / max(report.hits, 1):.1%} of hits) · upstream calls "
+        f"({report.wrong / max(report.hits, 1):.1%} of hits) · answers from another tenant "
+        f"{report.cross_tenant} · upstream calls "
         f"{report.upstream_calls} for {report.requests} requests ({saved_calls} saved) · "
         f"cost saved ${report.saved_cost_usd:.5f} of "
         f"${report.saved_cost_usd + report.spent_cost_usd:.5f} "
