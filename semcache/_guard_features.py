@@ -22,25 +22,31 @@ regexes; ``haystack`` keeps the text's tokens for "is this entity mentioned at a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
+from typing import TypeVar
 
 from semcache import _guard_lexicon as lex
 from semcache import _guard_patterns as pat
 
+T = TypeVar("T")
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Details:
-    """What a question pins down; compared field by field by ``guard_details``."""
+    """What a question pins down, shaped for ``guard_details`` to compare cheaply."""
 
-    quantities: frozenset[tuple[str, str]]  # (value, canonical unit or "")
-    weak: frozenset[str]  # values written only as a lone "one"/"一"
-    units: frozenset[tuple[str, str]]  # (dimension, unit) of every unit named
+    values: frozenset[str]  # every number stated, canonical ("1000", "3.12", "25")
+    strong: frozenset[str]  # those not only written as a lone "one"/"一"
+    value_units: Mapping[str, frozenset[str]]  # number -> units attached to it
+    units: Mapping[str, frozenset[str]]  # dimension -> every unit of it named
     conversions: frozenset[tuple[str, str]]  # (from unit, to unit)
     dates: frozenset[str]
     negation: int  # parity of negation cues: 0 or 1
     entities: frozenset[str]
-    comparisons: frozenset[tuple[str, int]]  # (axis, pole)
+    comparisons: Mapping[str, frozenset[int]]  # axis -> poles taken
     haystack: str  # " token token 中文 " for mention checks
 
 
@@ -256,13 +262,21 @@ def extract(text: str) -> Details:
     reader = _Reader(text)
     reader.read()
     return Details(
-        quantities=frozenset(reader.quantities),
-        weak=frozenset(v for v, _ in reader.quantities if v not in reader.strong),
-        units=frozenset(reader.units),
+        values=frozenset(value for value, _ in reader.quantities),
+        strong=frozenset(reader.strong),
+        value_units=_group((v, u) for v, u in reader.quantities if u),
+        units=_group(reader.units),
         conversions=frozenset(reader.conversions),
         dates=frozenset(reader.dates),
         negation=reader.negation_parity,
         entities=frozenset(reader.entities),
-        comparisons=frozenset(reader.comparisons),
+        comparisons=_group(reader.comparisons),
         haystack=reader.haystack(),
     )
+
+
+def _group(pairs: Iterable[tuple[str, T]]) -> Mapping[str, frozenset[T]]:
+    grouped: dict[str, set[T]] = {}
+    for key, value in pairs:
+        grouped.setdefault(key, set()).add(value)
+    return MappingProxyType({key: frozenset(values) for key, values in grouped.items()})

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
 
 from semcache._guard_features import Details, extract
 from semcache.errors import ConfigError
@@ -68,39 +67,17 @@ class Difference:
     detail: str
 
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _by_key(pairs: Iterable[tuple[K, V]]) -> dict[K, set[V]]:
-    grouped: dict[K, set[V]] = {}
-    for key, value in pairs:
-        grouped.setdefault(key, set()).add(value)
-    return grouped
-
-
-def _values(details: Details) -> set[str]:
-    return {value for value, _ in details.quantities}
-
-
-def _units(details: Details, value: str) -> set[str]:
-    return {unit for v, unit in details.quantities if v == value and unit}
-
-
 def _number_differences(a: Details, b: Details) -> Iterator[Difference]:
-    values_a, values_b = _values(a), _values(b)
-    only_a = sorted(values_a - values_b - a.weak)
-    only_b = sorted(values_b - values_a - b.weak)
+    only_a, only_b = a.strong - b.values, b.strong - a.values
     if only_a or only_b:
-        yield Difference("number", f"{only_a or '-'} vs {only_b or '-'}")
-    for value in sorted(values_a & values_b):
-        units_a, units_b = _units(a, value), _units(b, value)
-        if units_a and units_b and units_a.isdisjoint(units_b):
+        yield Difference("number", f"{sorted(only_a) or '-'} vs {sorted(only_b) or '-'}")
+    for value in sorted(a.value_units.keys() & b.value_units.keys()):
+        units_a, units_b = a.value_units[value], b.value_units[value]
+        if units_a.isdisjoint(units_b):
             yield Difference("number", f"{value} {sorted(units_a)} vs {sorted(units_b)}")
-    dims_a, dims_b = _by_key(a.units), _by_key(b.units)
-    for dim in sorted(dims_a.keys() & dims_b.keys()):
-        if dims_a[dim] != dims_b[dim]:
-            yield Difference("number", f"{dim}: {sorted(dims_a[dim])} vs {sorted(dims_b[dim])}")
+    for dim in sorted(a.units.keys() & b.units.keys()):
+        if a.units[dim] != b.units[dim]:
+            yield Difference("number", f"{dim}: {sorted(a.units[dim])} vs {sorted(b.units[dim])}")
 
 
 def _date_differences(a: Details, b: Details) -> Iterator[Difference]:
@@ -121,6 +98,8 @@ def _mentioned(entity: str, details: Details) -> bool:
 
 
 def _entity_differences(a: Details, b: Details) -> Iterator[Difference]:
+    if not (a.entities or b.entities):
+        return
     only_a = sorted(e for e in a.entities if not _mentioned(e, b))
     only_b = sorted(e for e in b.entities if not _mentioned(e, a))
     if only_a or only_b:
@@ -128,10 +107,12 @@ def _entity_differences(a: Details, b: Details) -> Iterator[Difference]:
 
 
 def _comparison_differences(a: Details, b: Details) -> Iterator[Difference]:
-    poles_a, poles_b = _by_key(a.comparisons), _by_key(b.comparisons)
-    for axis in sorted(poles_a.keys() & poles_b.keys()):
-        if poles_a[axis].isdisjoint(poles_b[axis]):
-            yield Difference("comparison", f"{axis}: {poles_a[axis]} vs {poles_b[axis]}")
+    for axis in sorted(a.comparisons.keys() & b.comparisons.keys()):
+        if a.comparisons[axis].isdisjoint(b.comparisons[axis]):
+            yield Difference("comparison", f"{axis}: {set(a.comparisons[axis])} vs "
+                             f"{set(b.comparisons[axis])}")  # fmt: skip
+    if not (a.conversions and b.conversions):
+        return
     for one, other in ((a, b), (b, a)):
         for source, target in sorted(one.conversions):
             if (target, source) in other.conversions and (source, target) not in other.conversions:
