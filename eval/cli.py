@@ -117,7 +117,9 @@ def _load_all(args: argparse.Namespace) -> list[PairSet]:
 def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     datasets = _load_all(args)
     verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
-    verifiers = [v for v in map(resolve.resolve_verifier, verifier_names) if v is not None]
+    # 'auto' may name the same guard as 'details': one sweep per distinct verifier
+    resolved = (resolve.resolve_verifier(name) for name in verifier_names)
+    verifiers = list({v.name: v for v in resolved if v is not None}.values())
     results: list[SweepResult] = []
     timings: dict[tuple[str, str], Timing] = {}
     calibrations: dict[GroupKey, CalibrationResult] = {}
@@ -127,18 +129,19 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         embedder.embed(["warm-up: load the model before the clock starts"])
         for pairs in datasets:
             with show.embedding_progress(err, f"{pairs.name} · {embedder_name}") as progress:
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 similarities = pair_similarities(
                     pairs, embedder, batch_size=args.batch_size, progress=progress
                 )
                 seconds = time.perf_counter() - started
+                cpu_seconds = time.process_time() - cpu_started
             texts = len(distinct_texts(pairs)[0])
             timings[(pairs.name, embedder_name)] = Timing(
-                pairs.name, embedder_name, len(pairs), texts, seconds
+                pairs.name, embedder_name, len(pairs), texts, seconds, cpu_seconds
             )
             err.print(
                 f"{pairs.name} · {embedder_name}: {len(pairs)} pairs, {texts} texts, "
-                f"{seconds:.1f} s"
+                f"{seconds:.1f} s wall, {cpu_seconds:.1f} s CPU"
             )
             group = sweep_verifiers(
                 pairs,

@@ -1,9 +1,10 @@
 """Embedder and verifier names, as the eval and calibrate commands spell them.
 
 Embedder names are whatever :func:`semcache.embedders.load_embedder` accepts. Verifier names
-come from the small table below: ``none`` (the no-verifier baseline) and ``details`` (the
-answer guard that rejects candidates differing in numbers, dates, negation, entities or
-comparisons). Implementations are imported only when asked for.
+come from the small table below: ``none`` (the no-verifier baseline), ``details`` (the answer
+guard, :class:`semcache.guard_details.DetailGuard`, that rejects candidates differing in
+numbers, dates, negation, entities or comparisons) and ``auto`` (what the cache uses by
+default). Implementations are imported only when asked for.
 """
 
 from __future__ import annotations
@@ -19,12 +20,17 @@ from semcache.guard import HitVerifier
 from .sweep import NO_VERIFIER
 
 
-def _details() -> HitVerifier:
-    module = importlib.import_module("semcache.guard_details")
-    return module.DetailsVerifier()
+def _from_guard(name: str) -> Callable[[], HitVerifier | None]:
+    def build() -> HitVerifier | None:
+        return importlib.import_module("semcache.guard_details").get_verifier(name)
+
+    return build
 
 
-_VERIFIERS: dict[str, Callable[[], HitVerifier]] = {"details": _details}
+_VERIFIERS: dict[str, Callable[[], HitVerifier | None]] = {
+    "details": _from_guard("details"),
+    "auto": _from_guard("auto"),
+}
 
 
 def verifier_names() -> tuple[str, ...]:
@@ -39,10 +45,7 @@ def resolve_verifier(name: str) -> HitVerifier | None:
     factory = _VERIFIERS.get(name)
     if factory is None:
         raise ConfigError(f"unknown verifier {name!r}; choices: {', '.join(verifier_names())}")
-    try:
-        return factory()
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"verifier {name!r} is not available in this install: {exc}") from exc
+    return factory()
 
 
 def resolve_embedder(name: str, batch_size: int) -> Embedder:

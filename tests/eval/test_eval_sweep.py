@@ -11,7 +11,7 @@ from semcache.eval.data import PairSet, load_pairs
 from semcache.eval.similarity import distinct_texts, embed_texts, pair_similarities
 from semcache.eval.sweep import DEFAULT_THRESHOLDS, evaluate, sweep_verifiers, threshold_grid
 
-from semcache.errors import EmbedderError
+from semcache.errors import ConfigError, EmbedderError
 
 
 def test_threshold_grid_is_exact_and_inclusive():
@@ -125,3 +125,16 @@ def test_verifier_asked_once_per_pair_and_only_removes_hits():
     assert (baseline.table.hits[row], baseline.table.false_hits[row]) == (3, 1)
     assert (verified.table.hits[row], verified.table.false_hits[row]) == (2, 0)
     assert verified.curve.thresholds.tolist() == pytest.approx([0.96, 0.951, 0.93])
+
+
+def test_named_verifiers_resolve_to_the_answer_guard():
+    from semcache.eval.resolve import resolve_verifier, verifier_names
+
+    assert {"none", "details", "auto"} <= set(verifier_names())
+    assert resolve_verifier("none") is None
+    guard = resolve_verifier("details")
+    assert guard is not None and guard.name == "details"
+    assert not guard.verify("reset my password in 2 steps", "reset my password in 3 steps")
+    assert guard.verify("How do I reset my password?", "How can I reset my password?")
+    with pytest.raises(ConfigError, match="unknown verifier"):
+        resolve_verifier("psychic")
