@@ -48,10 +48,19 @@ def timed(fn, *args) -> float:
     return time.perf_counter() - started
 
 
-def single_latency(embedder: Embedder, n: int) -> tuple[float, float]:
+def cpu_timed(fn, *args) -> float:
+    """CPU seconds of the whole process (all threads): less sensitive to a busy machine."""
+    started = time.process_time()
+    fn(*args)
+    return time.process_time() - started
+
+
+def single_latency(embedder: Embedder, n: int) -> tuple[float, float, float]:
+    """Median and p95 wall seconds of one-text calls, and the median CPU seconds they used."""
     texts = batch_texts(n)
     times = sorted(timed(embedder.embed, [text]) for text in texts)
-    return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+    cpu = statistics.median(cpu_timed(embedder.embed, [text]) for text in texts)
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))], cpu
 
 
 def batch_throughput(embedder: Embedder, size: int, repeats: int) -> float:
@@ -95,13 +104,14 @@ def similarities(embedder: Embedder) -> dict[str, tuple[float, float]]:
 def measure(name: str, args: argparse.Namespace) -> dict[str, float]:
     embedder = load_embedder(name, device="cpu")
     load_s = timed(embedder.embed, ["warm up"])
-    median, p95 = single_latency(embedder, args.singles)
+    median, p95, cpu = single_latency(embedder, args.singles)
     throughput = batch_throughput(embedder, args.batch, args.repeats)
     sequential, concurrent, calls = asyncio.run(concurrent_vs_sequential(embedder, 64))
     sims = similarities(embedder)
     print(
         f"{name:18} dim {embedder.dim:4}  load {load_s:5.2f} s  single {median * 1e3:6.1f} ms"
-        f" (p95 {p95 * 1e3:6.1f})  batch-{args.batch} {throughput:6.0f} texts/s"
+        f" (p95 {p95 * 1e3:6.1f}, cpu {cpu * 1e3:6.1f})"
+        f"  batch-{args.batch} {throughput:6.0f} texts/s"
         f"  64 lookups: sequential {sequential:5.2f} s, concurrent {concurrent:5.2f} s"
         f" in {calls} call(s) = {sequential / concurrent:4.1f}x"
     )
