@@ -54,12 +54,12 @@ async def test_a_lone_lookup_waits_at_most_max_wait(hash_embedder, counting) -> 
     elapsed = loop.time() - started
     batcher.close()
     assert embedder.batches == [1]
-    assert 0.025 <= elapsed < 1.0
+    assert 0.025 <= elapsed < 2.0  # generous: the machine running tests may be busy
 
 
 async def test_lookups_within_the_wait_join_one_batch(hash_embedder, counting) -> None:
     embedder = counting(hash_embedder)
-    batcher = MicroBatcher(embedder, max_batch=64, max_wait_ms=300)
+    batcher = MicroBatcher(embedder, max_batch=64, max_wait_ms=500)
     first = asyncio.ensure_future(batcher.embed_one("first"))
     await asyncio.sleep(0.01)
     second = asyncio.ensure_future(batcher.embed_one("second"))
