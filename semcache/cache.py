@@ -220,6 +220,39 @@ class SemanticCache:
         in any form LiteLLM resolves (``gpt-4o-mini`` or ``openai/gpt-4o-mini``).
         Store errors are raised here (an operator asked for this), not swallowed.
         """
+        return self._loop.run(self._purge(tenant, namespace, model))
+
+    async def apurge(
+        self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
+    ) -> int:
+        """``purge`` for async callers (does not block their loop)."""
+        return await self._loop.arun(self._purge(tenant, namespace, model))
+
+    def recent_entries(self, *, tenant: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """Newest stored entries with their hit counts, for auditing what is served."""
+        return self._loop.run(self._recent(tenant, limit))
+
+    async def arecent_entries(
+        self, *, tenant: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """``recent_entries`` for async callers."""
+        return await self._loop.arun(self._recent(tenant, limit))
+
+    def ready(self) -> bool:
+        """True when the store and embedder are usable (loads them if needed)."""
+        return self._loop.run(self._ready())
+
+    async def aready(self) -> bool:
+        """``ready`` for async callers."""
+        return await self._loop.arun(self._ready())
+
+    def close(self) -> None:
+        """Finish pending writes and close the store (the shared loop stays for other caches)."""
+        if not self._closed:
+            self._closed = True
+            self._loop.run(self._shutdown())
+
+    async def _purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
         if model is not None:
             from semcache.fingerprint import resolve_model
 
@@ -227,28 +260,19 @@ class SemanticCache:
         removed = self._memory.purge(tenant=tenant, namespace=namespace, model=model)
         if self._semantic is None:
             return removed
-        semantic = self._semantic
+        store = await self._semantic.setup()
+        stored = await asyncio.to_thread(
+            store.purge, tenant=tenant, namespace=namespace, model=model
+        )
+        return max(removed, stored)
 
-        async def purge_store() -> int:
-            store = await semantic.setup()
-            return await asyncio.to_thread(
-                store.purge, tenant=tenant, namespace=namespace, model=model
-            )
-
-        return max(removed, self._loop.run(purge_store()))
-
-    def recent_entries(self, *, tenant: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        """Newest stored entries with their hit counts, for auditing what is served."""
+    async def _recent(self, tenant: str | None, limit: int) -> list[dict[str, Any]]:
         if self._semantic is None:
             return []
-        semantic = self._semantic
-
-        async def recent() -> list[Entry]:
-            store = await semantic.setup()
-            return await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
-
+        store = await self._semantic.setup()
+        entries = await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
         out = []
-        for entry in self._loop.run(recent()):
+        for entry in entries:
             audit = self._audit.get(entry.key, {})
             out.append(
                 {
@@ -265,11 +289,10 @@ class SemanticCache:
             )
         return out
 
-    def ready(self) -> bool:
-        """True when the store and embedder are usable (loads them if needed)."""
-        if self._semantic is None:
-            return True
+    async def _ready(self) -> bool:
         semantic = self._semantic
+        if semantic is None:
+            return True
 
         async def check() -> bool:
             store = await semantic.setup()
@@ -277,30 +300,21 @@ class SemanticCache:
             await asyncio.to_thread(store.count)
             return True
 
-        try:
-            return self._loop.run(asyncio.wait_for(check(), 60))
-        except Exception as exc:
-            self._failopen.record("readiness", exc)
-            return False
+        return await self._failopen.call("readiness", check, False, timeout_s=SETUP_TIMEOUT_S)
 
-    def close(self) -> None:
-        """Finish pending writes and close the store (the shared loop stays for other caches)."""
-        if self._closed:
-            return
-        self._closed = True
-
-        async def shutdown() -> None:
-            if self._janitor is not None:
-                self._janitor.cancel()
-            if self._writes:
-                await asyncio.gather(*self._writes, return_exceptions=True)
-            if self._semantic is not None:
-                await self._semantic.close()
-
-        self._loop.run(shutdown())
+    async def _shutdown(self) -> None:
+        if self._janitor is not None:
+            self._janitor.cancel()
+        if self._writes:
+            await asyncio.gather(*self._writes, return_exceptions=True)
+        if self._semantic is not None:
+            await self._semantic.close()
 
     async def aclose(self) -> None:
-        await asyncio.to_thread(self.close)
+        """``close`` for async callers."""
+        if not self._closed:
+            self._closed = True
+            await self._loop.arun(self._shutdown())
 
     def __enter__(self) -> SemanticCache:
         return self

@@ -344,9 +344,26 @@ def test_stats_count_tiers(cache, upstream, req):
 
 
 def test_sync_and_async_apis_have_the_same_operations():
-    sync = {"completion", "close", "__enter__", "__exit__"}
-    asynchronous = {"acompletion", "aclose", "__aenter__", "__aexit__"}
-    for name in sync | asynchronous:
-        assert callable(getattr(SemanticCache, name))
-    for s, a in zip(sorted(sync), sorted(asynchronous), strict=True):
-        assert a.replace("a", "", 1) == s or a == f"__a{s[2:]}" or a == "a" + s
+    import inspect
+
+    pairs = [("completion", "acompletion"), ("close", "aclose"), ("purge", "apurge"),
+             ("recent_entries", "arecent_entries"), ("ready", "aready"),
+             ("__enter__", "__aenter__"), ("__exit__", "__aexit__")]  # fmt: skip
+    for sync_name, async_name in pairs:
+        sync, asynchronous = getattr(SemanticCache, sync_name), getattr(SemanticCache, async_name)
+        assert not inspect.iscoroutinefunction(sync)
+        assert inspect.iscoroutinefunction(asynchronous)
+        assert list(inspect.signature(sync).parameters) == list(
+            inspect.signature(asynchronous).parameters
+        )
+    public = {n for n in vars(SemanticCache) if not n.startswith("_")}
+    assert public == {"completion", "acompletion", "batch_completion", "stats", "purge",
+                      "apurge", "recent_entries", "arecent_entries", "ready", "aready",
+                      "close", "aclose"}  # fmt: skip
+
+
+async def test_async_admin_twins(cache, upstream, req):
+    await cache.acompletion(**req(tenant="a"))
+    assert await cache.apurge(tenant="a") == 1
+    assert await cache.aready() is True
+    assert await cache.arecent_entries() == []
