@@ -147,7 +147,7 @@ class SemanticCache:
         hit = self._memory_hit(request)
         if request.stream:
             source = self._stream(request, hit)
-            return SyncCacheStream(AsyncCacheStream(source, self._loop), self._loop)
+            return SyncCacheStream(AsyncCacheStream(source, self._loop))
         if hit is not None:
             return hit
         return self._loop.run(self._resolve(request))
@@ -666,7 +666,7 @@ class AsyncCacheStream:
 class SyncCacheStream:
     """Iterator over a streamed answer for the sync API (same contract as the async one)."""
 
-    def __init__(self, stream: AsyncCacheStream, loop: LoopThread) -> None:
+    def __init__(self, stream: AsyncCacheStream) -> None:
         self._stream = stream
 
     @property
