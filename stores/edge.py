@@ -36,7 +36,6 @@ import math
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -99,7 +98,8 @@ def _equalities(**fields: str | None) -> list[qdrant_edge.FieldCondition]:
 class QdrantEdgeStore:
     """:class:`~semcache.stores.base.VectorStore` on an embedded Qdrant shard.
 
-    ``path``: store directory, or ``":memory:"`` for a temporary one removed on ``close``.
+    ``path``: store directory, or ``":memory:"`` for a temporary one (in RAM when /dev/shm
+    has room) removed on ``close``.
     ``hnsw_threshold``: points a segment may hold before it is worth an HNSW graph (below
     it, brute force is faster; becomes the engine's ``indexing_threshold``).
     ``optimize_every``: points written since the last optimisation that start a background
@@ -140,7 +140,7 @@ class QdrantEdgeStore:
             self._check_meta(self._meta, embedder, dim)
             return
         if self._requested_path == MEMORY:
-            root = Path(tempfile.mkdtemp(prefix="semcache-edge-"))
+            root = files.temporary_directory()
         else:
             root = Path(self._requested_path)
             try:
@@ -149,6 +149,7 @@ class QdrantEdgeStore:
                 raise StoreError(f"cannot create store directory {root}: {exc}") from exc
         lock = DirectoryLock(root)
         lock.acquire()
+        shard = None
         try:
             meta = files.read_meta(root)
             if meta is None:
@@ -165,6 +166,9 @@ class QdrantEdgeStore:
                     info = shard.info()
                 self._unoptimized = info.points_count - info.indexed_vectors_count
         except BaseException:
+            if shard is not None:
+                with _engine_errors("close"):
+                    shard.close()
             lock.release()
             if self._requested_path == MEMORY:
                 shutil.rmtree(root, ignore_errors=True)
@@ -368,25 +372,29 @@ class QdrantEdgeStore:
                 shutil.rmtree(copy, ignore_errors=True)
 
     def _optimize_copy(self, copy: Path) -> bool:
+        """Optimise ``copy`` in a child process; True when the engine changed something."""
         command = [sys.executable, str(_OPTIMIZE_SCRIPT), str(copy)]
         try:
-            self._child = subprocess.Popen(
+            child = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
-            out, err = self._child.communicate(timeout=self._optimize_timeout_s)
-        except subprocess.TimeoutExpired as exc:
-            self._child.kill()
-            self._child.communicate()
-            raise StoreError(f"optimising {copy} took over {self._optimize_timeout_s} s") from exc
         except OSError as exc:
             raise StoreError(f"cannot start the optimiser process: {exc}") from exc
+        self._child = child
+        if self._closing.is_set():  # close() may have looked for a child just before
+            child.kill()
+        try:
+            out, err = child.communicate(timeout=self._optimize_timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            child.kill()
+            child.communicate()
+            raise StoreError(f"optimising {copy} took over {self._optimize_timeout_s} s") from exc
         finally:
-            returncode = self._child.returncode if self._child is not None else None
             self._child = None
         if self._closing.is_set():
             return False
-        if returncode != 0:
-            raise StoreError(f"optimiser process failed ({returncode}): {err.strip()[-500:]}")
+        if child.returncode != 0:
+            raise StoreError(f"optimiser process failed ({child.returncode}): {err.strip()[-500:]}")
         return out.strip() == "optimized"
 
     def _swap_in(self, root: Path, copy: Path) -> None:

@@ -67,14 +67,14 @@ def test_a_second_process_is_refused_with_a_pointer_to_the_server_backend(tmp_pa
     assert "OPENED" in second_process_opens(tmp_path)  # released on close
 
 
-def test_a_second_store_in_the_same_process_is_refused_too(tmp_path: Path) -> None:
-    first = QdrantEdgeStore(tmp_path)
+def test_a_second_store_in_the_same_process_is_refused_too(store_dir: Path) -> None:
+    first = QdrantEdgeStore(store_dir)
     first.setup(EMBEDDER, DIM)
     with pytest.raises(StoreLockedError, match="another process"):
-        QdrantEdgeStore(tmp_path).setup(EMBEDDER, DIM)
+        QdrantEdgeStore(store_dir).setup(EMBEDDER, DIM)
     first.close()
 
-    second = QdrantEdgeStore(tmp_path)
+    second = QdrantEdgeStore(store_dir)
     second.setup(EMBEDDER, DIM)
     second.close()
 
@@ -92,13 +92,13 @@ def test_memory_path_is_a_temporary_directory_removed_on_close() -> None:
     store.close()  # closing twice is harmless
 
 
-def test_constructor_does_no_io(tmp_path: Path) -> None:
-    QdrantEdgeStore(tmp_path / "not-yet")
-    assert not (tmp_path / "not-yet").exists()
+def test_constructor_does_no_io(store_dir: Path) -> None:
+    QdrantEdgeStore(store_dir / "not-yet")
+    assert not (store_dir / "not-yet").exists()
 
 
-def test_background_optimisation_never_blocks_lookups(tmp_path: Path) -> None:
-    store = QdrantEdgeStore(tmp_path, hnsw_threshold=200, optimize_every=1_000)
+def test_background_optimisation_never_blocks_lookups(store_dir: Path) -> None:
+    store = QdrantEdgeStore(store_dir, hnsw_threshold=200, optimize_every=1_000)
     store.setup(EMBEDDER, DIM)
     try:
         store.upsert([make_entry("probe", ALONG), *random_entries(999)])  # starts a cycle
@@ -117,8 +117,8 @@ def test_background_optimisation_never_blocks_lookups(tmp_path: Path) -> None:
         # An optimize() running in this process would have let at most one lookup through.
         assert answered >= 5, f"only {answered} lookups answered while optimising"
         assert slowest < 0.5
-        assert shard_named_in_meta(tmp_path) == "shard-000002"
-        assert not (tmp_path / "shard-000001").exists()
+        assert shard_named_in_meta(store_dir) == "shard-000002"
+        assert not (store_dir / "shard-000001").exists()
         assert store._shard.info().indexed_vectors_count > 0  # HNSW was built
         assert store.count() == 1_000
         [match] = store.search(
@@ -130,9 +130,9 @@ def test_background_optimisation_never_blocks_lookups(tmp_path: Path) -> None:
 
 
 def test_writes_made_while_a_copy_is_optimised_are_replayed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = QdrantEdgeStore(tmp_path, hnsw_threshold=200, optimize_every=None)
+    store = QdrantEdgeStore(store_dir, hnsw_threshold=200, optimize_every=None)
     store.setup(EMBEDDER, DIM)
     store.upsert([make_entry("doomed"), make_entry("other-model", model="x"), *random_entries(499)])
     optimise_copy = store._optimize_copy
@@ -153,30 +153,30 @@ def test_writes_made_while_a_copy_is_optimised_are_replayed(
         assert store.count() == 1 + 499
     finally:
         store.close()
-    reopened = QdrantEdgeStore(tmp_path)
+    reopened = QdrantEdgeStore(store_dir)
     reopened.setup(EMBEDDER, DIM)
     assert reopened.count() == 1 + 499
     assert reopened.retrieve("late", tenant="t1", namespace="ns", now=NOW) is not None
     reopened.close()
 
 
-def test_optimize_with_nothing_to_do_keeps_the_shard(tmp_path: Path) -> None:
-    store = QdrantEdgeStore(tmp_path)
+def test_optimize_with_nothing_to_do_keeps_the_shard(store_dir: Path) -> None:
+    store = QdrantEdgeStore(store_dir)
     store.setup(EMBEDDER, DIM)
     store.upsert([make_entry("k1")])
     assert store.optimize() is False
-    assert shard_named_in_meta(tmp_path) == "shard-000001"
-    assert sorted(p.name for p in tmp_path.glob("shard-*")) == ["shard-000001"]
+    assert shard_named_in_meta(store_dir) == "shard-000001"
+    assert sorted(p.name for p in store_dir.glob("shard-*")) == ["shard-000001"]
     store.close()
 
 
 def test_a_failed_optimisation_is_a_store_error_and_the_store_keeps_working(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    failing = tmp_path / "fail.py"
+    failing = store_dir / "fail.py"
     failing.write_text("import sys; sys.stderr.write('engine exploded'); sys.exit(3)")
     monkeypatch.setattr("semcache.stores.edge._OPTIMIZE_SCRIPT", failing)
-    store = QdrantEdgeStore(tmp_path / "store")
+    store = QdrantEdgeStore(store_dir / "store")
     store.setup(EMBEDDER, DIM)
     store.upsert([make_entry("k1")])
 
@@ -184,17 +184,17 @@ def test_a_failed_optimisation_is_a_store_error_and_the_store_keeps_working(
         store.optimize()
 
     assert store.retrieve("k1", tenant="t1", namespace="ns", now=NOW) is not None
-    assert sorted(p.name for p in (tmp_path / "store").glob("shard-*")) == ["shard-000001"]
+    assert sorted(p.name for p in (store_dir / "store").glob("shard-*")) == ["shard-000001"]
     store.close()
 
 
 def test_close_during_optimisation_stops_it_and_leaves_a_sound_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    slow = tmp_path / "slow.py"
+    slow = store_dir / "slow.py"
     slow.write_text("import time; time.sleep(60)")
     monkeypatch.setattr("semcache.stores.edge._OPTIMIZE_SCRIPT", slow)
-    store = QdrantEdgeStore(tmp_path / "store", optimize_every=10)
+    store = QdrantEdgeStore(store_dir / "store", optimize_every=10)
     store.setup(EMBEDDER, DIM)
     store.upsert(random_entries(10))
     deadline = time.monotonic() + 10
@@ -206,19 +206,19 @@ def test_close_during_optimisation_stops_it_and_leaves_a_sound_store(
     store.close()
     assert time.perf_counter() - started < 5
 
-    reopened = QdrantEdgeStore(tmp_path / "store")
+    reopened = QdrantEdgeStore(store_dir / "store")
     reopened.setup(EMBEDDER, DIM)
     assert reopened.count() == 10
-    assert [p.name for p in (tmp_path / "store").glob("shard-*")] == ["shard-000001"]
+    assert [p.name for p in (store_dir / "store").glob("shard-*")] == ["shard-000001"]
     reopened.close()
 
 
-def test_engine_errors_are_store_errors(tmp_path: Path) -> None:
-    (tmp_path / "store.json").write_text("{not json")
+def test_engine_errors_are_store_errors(store_dir: Path) -> None:
+    (store_dir / "store.json").write_text("{not json")
     with pytest.raises(StoreError, match="not valid JSON"):
-        QdrantEdgeStore(tmp_path).setup(EMBEDDER, DIM)
+        QdrantEdgeStore(store_dir).setup(EMBEDDER, DIM)
     # the failed setup released the directory lock
-    (tmp_path / "store.json").unlink()
-    store = QdrantEdgeStore(tmp_path)
+    (store_dir / "store.json").unlink()
+    store = QdrantEdgeStore(store_dir)
     store.setup(EMBEDDER, DIM)
     store.close()
