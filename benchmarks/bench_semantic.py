@@ -12,6 +12,9 @@ Three parts, all in one run on the same machine so that ratios compare like with
                  its data manager's ``import_data`` with the precomputed embeddings.
 ``concurrency``  lookups per second of 64 concurrent callers sharing a MicroBatcher vs one
                  caller at a time.
+``serving``      lookups answered while the edge store optimises (``--serving-size`` points):
+                 semcache's out-of-process cycle vs calling ``EdgeShard.optimize()`` in a
+                 thread of the serving process (the naive design it replaces).
 
 Questions come from a paraphrase pair file read by path (``--pairs``, default the QQP sample
 in /work/shared/data/dev); without it, templated synthetic questions are used.
@@ -28,6 +31,7 @@ import asyncio
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -245,6 +249,43 @@ def bench_stores(args: argparse.Namespace, report: Report) -> None:
     finally:
         edge.close()
         client.close()
+
+
+def serve_during(work: Callable[[], Any], store: Any, queries: np.ndarray) -> tuple[list, float]:
+    """Lookups at a caller's pace (every 2 ms) while ``work`` runs in a thread."""
+    thread = threading.Thread(target=work)
+    begun = time.perf_counter()
+    thread.start()
+    seconds: list[float] = []
+    while thread.is_alive():
+        seconds += lookup_latencies(store, queries[len(seconds) % len(queries)][None, :])
+        time.sleep(0.002)
+    thread.join()
+    return seconds, time.perf_counter() - begun
+
+
+def bench_serving(args: argparse.Namespace, report: Report) -> None:
+    n = args.serving_size
+    print(f"\n== lookups while optimising {n:,} points (dim {args.dim})")
+    vectors = random_units(n, args.dim, seed=7)
+    queries = random_units(200, args.dim, seed=8)
+    results = {}
+    for design in ("semcache", "naive"):
+        store = QdrantEdgeStore(":memory:", hnsw_threshold=n // 2, optimize_every=None)
+        store.setup("random", args.dim)
+        for begin in range(0, n, 2000):
+            store.upsert(synthetic_entries(begin, vectors[begin : begin + 2000]))
+        # naive: the engine's optimize() in a thread of this process (private handle on purpose)
+        work = store.optimize if design == "semcache" else store._shard.optimize
+        results[design] = serve_during(work, store, queries)
+        store.close()
+    for design, (seconds, took) in results.items():
+        p50, _ = percentiles(seconds)
+        report.add(
+            f"lookups during optimize @{n:,}: {design}",
+            f"{len(seconds)} answered in {took:.1f} s, p50 {p50:.2f} ms, "
+            f"max {max(seconds) * 1000:.0f} ms",
+        )
 
 
 # -- part 2: end-to-end semantic hit vs GPTCache -------------------------------------------
@@ -475,12 +516,15 @@ def bench_concurrency(
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--parts", default="stores,e2e,concurrency", help="comma list of: stores, e2e, concurrency"
+        "--parts",
+        default="stores,serving,e2e,concurrency",
+        help="comma list of: stores, serving, e2e, concurrency",
     )
     parser.add_argument(
         "--sizes", default="1000,10000,100000", type=lambda s: [int(x) for x in s.split(",")]
     )
     parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--serving-size", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=300, help="lookups per size and store")
     parser.add_argument(
         "--client-queries-large",
@@ -500,7 +544,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.e2e_entries, args.e2e_queries, args.queries = [1000, 10000], 2000, 100, 100
-        args.concurrent_lookups = 640
+        args.concurrent_lookups, args.serving_size = 640, 10_000
     args.parts = set(args.parts.split(","))
     return args
 
@@ -511,6 +555,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     report.note(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     if "stores" in args.parts:
         bench_stores(args, report)
+    if "serving" in args.parts:
+        bench_serving(args, report)
     if args.parts & {"e2e", "concurrency"}:
         embedder = load_embedder(report)
         questions, asked, source = load_questions(args.pairs, args.e2e_entries, args.e2e_queries)

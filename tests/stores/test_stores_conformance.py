@@ -242,3 +242,21 @@ def test_calls_before_setup_raise_store_error(tmp_path) -> None:
 
 def _fields(entry: Entry) -> dict[str, object]:
     return {name: getattr(entry, name) for name in Entry.__slots__}
+
+
+def test_calls_from_several_threads(store: VectorStore) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(worker: int) -> int:
+        found = 0
+        for i in range(20):
+            store.upsert([make_entry(f"w{worker}-{i}", unit(1.0, worker + 1, i))])
+            found += len(search(store, threshold=-1.0))
+            store.retrieve(f"w{worker}-{i}", tenant="t1", namespace="ns", now=NOW)
+        return found
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, range(4)))
+
+    assert store.count() == 80
+    assert all(found >= 20 for found in results)  # each saw at least its own entries
