@@ -51,6 +51,7 @@ def serve_main(argv: list[str]) -> int:
             log_config=None,
             access_log=False,  # the app writes its own JSON request line
             timeout_graceful_shutdown=config.server.graceful_shutdown_s,
+            timeout_keep_alive=config.server.keep_alive_s,
         )
     )
     server.run()

@@ -126,6 +126,12 @@ class ServerOptions(BaseModel):
     graceful_shutdown_s: int = Field(
         30, ge=0, description="Seconds in-flight requests may take to finish on shutdown."
     )
+    keep_alive_s: int = Field(
+        75,
+        ge=1,
+        description="Seconds an idle client connection is kept open. Longer than clients' own "
+        "idle expiry (httpx: 5 s), so a client never reuses a connection the server is closing.",
+    )
 
     _env_only = field_validator("admin_key")(_require_env_reference)
 

@@ -9,6 +9,7 @@ the tier is known and an upstream error still gets its own HTTP status.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -30,6 +31,7 @@ from semcache.server.upstreams import Upstream
 from semcache.stats import CacheInfo, cache_info
 
 router = APIRouter()
+logger = logging.getLogger(__name__)
 
 #: Status logged when the client went away before the answer was complete (nginx's 499).
 CLIENT_CLOSED = 499
@@ -145,11 +147,20 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def _close(stream: Any) -> None:
-    """Leave the cache's stream (its flight goes on for other subscribers)."""
+    """Leave the cache's stream (its flight goes on for other subscribers).
+
+    When the client went away while a chunk was being fetched, that fetch is cancelled and
+    its cancellation already leaves the flight; closing the generator meanwhile reports
+    "already running", which means there is nothing left to close.
+    """
     aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        with anyio.CancelScope(shield=True):
+    if aclose is None:
+        return
+    with anyio.CancelScope(shield=True):
+        try:
             await aclose()
+        except RuntimeError as exc:
+            logger.debug("stream already closing: %s", exc)
 
 
 async def _start_stream(proxy: Proxy, kwargs: dict[str, Any], exchange: Exchange) -> Response:
@@ -185,10 +196,10 @@ async def _events(
         exchange.fail(error, info)
         yield sse.event(error.body())
     finally:
-        await _close(stream)
         if not finished:
             closed = ApiError(CLIENT_CLOSED, "client closed the stream", kind="client_closed")
             exchange.fail(closed, info)
+        await _close(stream)
 
 
 @router.get("/v1/models")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,28 @@ def test_key_ring_rejects_duplicate_keys_after_resolution() -> None:
 )
 def test_bearer_token(header: str, token: str | None) -> None:
     assert bearer_token(header) == token
+
+
+def test_module_docstring_example_is_a_valid_config() -> None:
+    import textwrap
+
+    import semcache.server.config as module
+
+    doc = module.__doc__ or ""
+    example = doc.split("::\n", 1)[1].split("\n\nSecrets", 1)[0]
+    config = parse_config(tomllib.loads(textwrap.dedent(example)))
+    assert config.model_list[0].litellm_params.api_key == "os.environ/OPENAI_API_KEY"
+    assert config.cache.semantic.threshold == 0.93
+    assert config.server.keep_alive_s == 75
+
+
+def test_public_names_of_the_server_package() -> None:
+    import semcache.server
+
+    assert sorted(semcache.server.__all__) == [
+        "ProxyConfig",
+        "create_app",
+        "load_config",
+        "parse_config",
+        "serve_main",
+    ]
