@@ -367,3 +367,17 @@ async def test_async_admin_twins(cache, upstream, req):
     assert await cache.apurge(tenant="a") == 1
     assert await cache.aready() is True
     assert await cache.arecent_entries() == []
+
+
+async def test_consumer_leaving_mid_read_can_close_the_stream(cache, upstream, req):
+    upstream.chunks, upstream.chunk_delay_s = 6, 0.1
+    stream = await cache.acompletion(**req(stream=True))
+    await stream.__anext__()
+    reader = asyncio.ensure_future(stream.__anext__())
+    await asyncio.sleep(0.01)
+    reader.cancel()  # a client disconnecting while the next chunk is awaited
+    await stream.aclose()
+    # the flight was abandoned by its only subscriber; a new caller is served normally
+    upstream.chunk_delay_s = 0.0
+    response = await cache.acompletion(**req())
+    assert response.choices[0].message.content.endswith("France?")
