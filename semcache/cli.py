@@ -41,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # bundled map keeps the command reproducible and offline-safe. Callers can override.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     module, function = command[0].split(":")
     entry: Callable[[list[str]], int] = getattr(import_module(module), function)
     return entry(args[1:])
