@@ -27,9 +27,9 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from semcache.embedders._common import as_text_list
 from semcache.embedders.base import Embedder
-
 from semcache.errors import ConfigError, EmbedderError
 
 

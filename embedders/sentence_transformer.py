@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from semcache.embedders._common import (
     Lazy,
     as_text_list,
@@ -21,7 +22,6 @@ from semcache.embedders._common import (
     resolve_device,
 )
 from semcache.embedders.base import l2_normalise
-
 from semcache.errors import ConfigError, EmbedderError
 
 if TYPE_CHECKING:
