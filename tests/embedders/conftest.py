@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from semcache.embedders import l2_normalise
 
+from semcache.embedders import l2_normalise
 from semcache.testing import hash_embedding
 
 

@@ -7,8 +7,8 @@ import threading
 
 import numpy as np
 import pytest
-from semcache.embedders import MicroBatcher
 
+from semcache.embedders import MicroBatcher
 from semcache.errors import ConfigError, EmbedderError
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from semcache.embedders import LiteLLMEmbedder
 
+from semcache.embedders import LiteLLMEmbedder
 from semcache.errors import ConfigError, EmbedderError
 from semcache.testing import hash_embedding
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from semcache.embedders import E5SmallEmbedder, UseMultilingualEmbedder
 
+from semcache.embedders import E5SmallEmbedder, UseMultilingualEmbedder
 from semcache.errors import ConfigError
 
 # (question, paraphrase, unrelated)

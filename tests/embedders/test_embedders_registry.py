@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 import semcache.embedders as embedders
 from semcache.embedders import (
     E5SmallEmbedder,
@@ -17,7 +18,6 @@ from semcache.embedders import (
     registered_names,
 )
 from semcache.embedders._common import import_optional
-
 from semcache.errors import ConfigError, MissingDependency
 
 

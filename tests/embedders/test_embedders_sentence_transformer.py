@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from semcache.embedders import SentenceTransformerEmbedder
 from semcache.embedders._common import Lazy, check_device, resolve_device
 from semcache.embedders.sentence_transformer import DEFAULT_MODEL, bundled_model_path
-
 from semcache.errors import ConfigError, EmbedderError
 
 PARAPHRASE = ("What is the capital of France?", "Tell me France's capital city")
