@@ -20,7 +20,9 @@ from semcache.errors import (
     StoreError,
     StoreLockedError,
 )
+from semcache.datasets import load_shipped_pairs
 from semcache.guard import HitVerifier
+from semcache.guard_details import DetailGuard, get_verifier
 from semcache.policy import CacheControl
 from semcache.settings import CacheSettings
 from semcache.stats import CacheInfo, cache_info
@@ -34,6 +36,7 @@ __all__ = [
     "CacheInfo",
     "CacheSettings",
     "ConfigError",
+    "DetailGuard",
     "Embedder",
     "EmbedderError",
     "EmbedderMismatchError",
@@ -49,6 +52,8 @@ __all__ = [
     "StoreLockedError",
     "VectorStore",
     "cache_info",
+    "get_verifier",
+    "load_shipped_pairs",
 ]
 
 __version__ = "0.1.0"

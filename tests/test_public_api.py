@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_all_is_pinned():
     assert sorted(semcache.__all__) == [
-        "CacheControl", "CacheInfo", "CacheSettings", "ConfigError", "Embedder",
+        "CacheControl", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard", "Embedder",
         "EmbedderError", "EmbedderMismatchError", "Entry", "HitVerifier", "InvalidRequest",
         "InvalidRequestType", "Match", "MissingDependency", "SemanticCache", "SemcacheError",
-        "StoreError", "StoreLockedError", "VectorStore", "cache_info",
+        "StoreError", "StoreLockedError", "VectorStore", "cache_info", "get_verifier",
+        "load_shipped_pairs",
     ]  # fmt: skip
     for name in semcache.__all__:
         assert getattr(semcache, name) is not None
