@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from semcache.datasets import load_shipped_pairs
 from semcache.embedders.base import Embedder
 from semcache.errors import (
     ConfigError,
@@ -20,7 +21,6 @@ from semcache.errors import (
     StoreError,
     StoreLockedError,
 )
-from semcache.datasets import load_shipped_pairs
 from semcache.guard import HitVerifier
 from semcache.guard_details import DetailGuard, get_verifier
 from semcache.policy import CacheControl
