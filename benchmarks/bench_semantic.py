@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -43,6 +45,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
+
 from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore
 
 DEFAULT_PAIRS = Path("/work/shared/data/dev/en_qqp_gptcache_sample.jsonl")
@@ -251,17 +254,26 @@ def bench_stores(args: argparse.Namespace, report: Report) -> None:
         client.close()
 
 
-def serve_during(work: Callable[[], Any], store: Any, queries: np.ndarray) -> tuple[list, float]:
-    """Lookups at a caller's pace (every 2 ms) while ``work`` runs in a thread."""
+def serve_during(
+    work: Callable[[], Any], store: Any, queries: np.ndarray
+) -> tuple[list[float], float, float]:
+    """Lookups at a caller's pace (every 2 ms) while ``work`` runs in a thread.
+
+    Returns the lookup latencies, how long ``work`` ran, and the longest stretch without
+    an answer (a lookup that cannot even start, because the GIL is held, shows up there).
+    """
     thread = threading.Thread(target=work)
     begun = time.perf_counter()
     thread.start()
     seconds: list[float] = []
+    answered_at = [begun]
     while thread.is_alive():
         seconds += lookup_latencies(store, queries[len(seconds) % len(queries)][None, :])
+        answered_at.append(time.perf_counter())
         time.sleep(0.002)
     thread.join()
-    return seconds, time.perf_counter() - begun
+    ended = time.perf_counter()
+    return seconds, ended - begun, float(np.diff([*answered_at, ended]).max())
 
 
 def bench_serving(args: argparse.Namespace, report: Report) -> None:
@@ -279,13 +291,62 @@ def bench_serving(args: argparse.Namespace, report: Report) -> None:
         work = store.optimize if design == "semcache" else store._shard.optimize
         results[design] = serve_during(work, store, queries)
         store.close()
-    for design, (seconds, took) in results.items():
-        p50, _ = percentiles(seconds)
+    for design, (seconds, took, stall) in results.items():
+        p50, p99 = percentiles(seconds)
         report.add(
             f"lookups during optimize @{n:,}: {design}",
-            f"{len(seconds)} answered in {took:.1f} s, p50 {p50:.2f} ms, "
-            f"max {max(seconds) * 1000:.0f} ms",
+            f"{len(seconds)} answered in {took:.1f} s (p50 {p50:.2f} ms, p99 {p99:.1f} ms), "
+            f"longest wait {stall * 1000:.0f} ms",
         )
+
+
+@dataclass
+class Corpus:
+    """Stored questions with their vectors and response JSON, and paraphrased queries."""
+
+    embedder: Any
+    questions: list[str]
+    asked: list[str]
+    vectors: np.ndarray
+    responses: list[str]
+
+
+def embed_corpus(args: argparse.Namespace, report: Report) -> Corpus:
+    embedder = load_embedder(report)
+    questions, asked, source = load_questions(args.pairs, args.e2e_entries, args.e2e_queries)
+    report.note(f"questions: {source}")
+    took, vectors = timed(lambda: embedder.embed(questions))
+    report.note(
+        f"embedding {len(questions):,} stored questions took {took:.1f} s "
+        f"({len(questions) / took:.0f} texts/s, embedder {embedder.name})"
+    )
+    responses = [response_json(f"Answer to: {q}") for q in questions]
+    return Corpus(embedder, questions, asked, vectors, responses)
+
+
+def filled_store(corpus: Corpus, count: int) -> QdrantEdgeStore:
+    store = QdrantEdgeStore(":memory:", optimize_every=None)
+    store.setup(corpus.embedder.name, corpus.vectors.shape[1])
+    entries = [
+        Entry(
+            key=f"q{i}",
+            tenant="t1",
+            namespace="default",
+            model="gpt-4o-mini",
+            scope="s1",
+            response=corpus.responses[i],
+            created_at=NOW,
+            expires_at=NEVER_EXPIRES,
+            embedder=corpus.embedder.name,
+            question=corpus.questions[i],
+            vector=corpus.vectors[i],
+        )
+        for i in range(count)
+    ]
+    for begin in range(0, count, 2000):
+        store.upsert(entries[begin : begin + 2000])
+    store.optimize()
+    return store
 
 
 # -- part 2: end-to-end semantic hit vs GPTCache -------------------------------------------
@@ -330,43 +391,16 @@ def build_gptcache(
     return cache
 
 
-def bench_end_to_end(
-    args: argparse.Namespace, report: Report, embedder: Any, questions: list[str], asked: list[str]
-) -> None:
+def bench_end_to_end(args: argparse.Namespace, report: Report, corpus: Corpus) -> None:
     from gptcache.adapter.api import get as gptcache_get
 
-    n = len(questions)
+    embedder, questions, asked = corpus.embedder, corpus.questions, corpus.asked
+    vectors, responses, n = corpus.vectors, corpus.responses, len(corpus.questions)
     print(
         f"\n== end-to-end semantic hit at {n:,} entries ({len(asked)} paraphrased queries, "
         f"threshold {args.threshold})"
     )
-    embed_s, vectors = timed(lambda: embedder.embed(questions))
-    report.note(
-        f"embedding {n:,} stored questions took {embed_s:.1f} s "
-        f"({n / embed_s:.0f} texts/s, embedder {embedder.name})"
-    )
-    responses = [response_json(f"Answer to: {q}") for q in questions]
-    store = QdrantEdgeStore(":memory:", optimize_every=None)
-    store.setup(embedder.name, vectors.shape[1])
-    entries = [
-        Entry(
-            key=f"q{i}",
-            tenant="t1",
-            namespace="default",
-            model="gpt-4o-mini",
-            scope="s1",
-            response=responses[i],
-            created_at=NOW,
-            expires_at=NEVER_EXPIRES,
-            embedder=embedder.name,
-            question=questions[i],
-            vector=vectors[i],
-        )
-        for i in range(n)
-    ]
-    for begin in range(0, n, 2000):
-        store.upsert(entries[begin : begin + 2000])
-    store.optimize()
+    store = filled_store(corpus, n)
     query_vectors = embedder.embed(asked)
     precomputed = {text: vector for text, vector in zip(asked, query_vectors, strict=True)}
 
@@ -379,38 +413,38 @@ def bench_end_to_end(
         )
         return json.loads(matches[0].entry.response) if matches else None
 
-    with tempfile.TemporaryDirectory() as live_dir, tempfile.TemporaryDirectory() as pre_dir:
-        build_s, live = timed(
-            lambda: build_gptcache(
-                Path(live_dir), questions, responses, vectors, embed_one, args.threshold
-            )
+    live_dir, pre_dir = tempfile.mkdtemp(), tempfile.mkdtemp()
+    for directory in (live_dir, pre_dir):  # after GPTCache's own exit hook flushes into it
+        atexit.register(shutil.rmtree, directory, True)
+    build_s, live = timed(
+        lambda: build_gptcache(
+            Path(live_dir), questions, responses, vectors, embed_one, args.threshold
         )
-        report.note(f"GPTCache filled with {n:,} entries via import_data in {build_s:.1f} s")
-        pre = build_gptcache(
-            Path(pre_dir), questions, responses, vectors, precomputed.__getitem__, args.threshold
-        )
-        timings: dict[str, list[float]] = {
-            k: [] for k in ("ours", "theirs", "ours_pre", "theirs_pre", "embed")
-        }
-        hits = {"ours": 0, "theirs": 0}
-        for text in asked[:3]:  # warm-up
-            semcache_lookup(embed_one(text))
-            gptcache_get(text, cache_obj=live)
-            gptcache_get(text, cache_obj=pre)
-        for text in asked:
-            t, found = timed(lambda t=text: semcache_lookup(embed_one(t)))
-            timings["ours"].append(t)
-            hits["ours"] += found is not None
-            t, answer = timed(lambda t=text: gptcache_get(t, cache_obj=live))
-            timings["theirs"].append(t)
-            if answer is not None:
-                json.loads(answer)  # decode, as semcache does
-                hits["theirs"] += 1
-            timings["embed"].append(timed(lambda t=text: embed_one(t))[0])
-            timings["ours_pre"].append(timed(lambda t=text: semcache_lookup(precomputed[t]))[0])
-            timings["theirs_pre"].append(timed(lambda t=text: gptcache_get(t, cache_obj=pre))[0])
-        for cache in (live, pre):
-            cache.data_manager.close()  # writes its faiss index while the directory exists
+    )
+    report.note(f"GPTCache filled with {n:,} entries via import_data in {build_s:.1f} s")
+    pre = build_gptcache(
+        Path(pre_dir), questions, responses, vectors, precomputed.__getitem__, args.threshold
+    )
+    timings: dict[str, list[float]] = {
+        k: [] for k in ("ours", "theirs", "ours_pre", "theirs_pre", "embed")
+    }
+    hits = {"ours": 0, "theirs": 0}
+    for text in asked[:3]:  # warm-up
+        semcache_lookup(embed_one(text))
+        gptcache_get(text, cache_obj=live)
+        gptcache_get(text, cache_obj=pre)
+    for text in asked:
+        t, found = timed(lambda t=text: semcache_lookup(embed_one(t)))
+        timings["ours"].append(t)
+        hits["ours"] += found is not None
+        t, answer = timed(lambda t=text: gptcache_get(t, cache_obj=live))
+        timings["theirs"].append(t)
+        if answer is not None:
+            json.loads(answer)  # decode, as semcache does
+            hits["theirs"] += 1
+        timings["embed"].append(timed(lambda t=text: embed_one(t))[0])
+        timings["ours_pre"].append(timed(lambda t=text: semcache_lookup(precomputed[t]))[0])
+        timings["theirs_pre"].append(timed(lambda t=text: gptcache_get(t, cache_obj=pre))[0])
     store.close()
     ours, theirs = percentiles(timings["ours"]), percentiles(timings["theirs"])
     report.add(
@@ -437,40 +471,20 @@ def bench_end_to_end(
 # -- part 3: concurrency with micro-batching -----------------------------------------------
 
 
-def bench_concurrency(
-    args: argparse.Namespace, report: Report, embedder: Any, questions: list[str], asked: list[str]
-) -> None:
+def bench_concurrency(args: argparse.Namespace, report: Report, corpus: Corpus) -> None:
     try:
         from semcache.embedders import MicroBatcher
     except ImportError:
         report.note("MicroBatcher not available: concurrency part skipped")
         return
-    total = args.concurrent_lookups
+    embedder, asked, total = corpus.embedder, corpus.asked, args.concurrent_lookups
     texts = [asked[i % len(asked)] for i in range(total)]
+    one_by_one = texts[: args.sequential_lookups]
     print(
-        f"\n== {total} lookups: {args.callers} concurrent callers (micro-batched) vs one at a time"
+        f"\n== lookups/s: {total} lookups by {args.callers} concurrent callers (micro-batched) "
+        f"vs {len(one_by_one)} lookups one at a time"
     )
-    store = QdrantEdgeStore(":memory:", optimize_every=None)
-    vectors = embedder.embed(questions[:2000])
-    store.setup(embedder.name, vectors.shape[1])
-    store.upsert(
-        [
-            Entry(
-                key=f"q{i}",
-                tenant="t1",
-                namespace="default",
-                model="m",
-                scope="s1",
-                response=response_json(q),
-                created_at=NOW,
-                expires_at=NEVER_EXPIRES,
-                embedder=embedder.name,
-                question=q,
-                vector=vectors[i],
-            )
-            for i, q in enumerate(questions[:2000])
-        ]
-    )
+    store = filled_store(corpus, min(len(corpus.questions), 2000))
 
     def finish(vector: np.ndarray) -> None:
         matches = store.search(
@@ -480,9 +494,9 @@ def bench_concurrency(
             json.loads(matches[0].entry.response)
 
     started = time.perf_counter()
-    for text in texts:
+    for text in one_by_one:
         finish(embedder.embed([text])[0])
-    sequential = total / (time.perf_counter() - started)
+    sequential = len(one_by_one) / (time.perf_counter() - started)
 
     async def concurrent() -> float:
         batcher = MicroBatcher(embedder, max_batch=64, max_wait_ms=2.0)
@@ -537,6 +551,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--threshold", type=float, default=0.8, help="cosine, hit when >=")
     parser.add_argument("--callers", type=int, default=64)
     parser.add_argument("--concurrent-lookups", type=int, default=1280)
+    parser.add_argument(
+        "--sequential-lookups", type=int, default=200, help="lookups timed one at a time"
+    )
     parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS)
     parser.add_argument(
         "--quick", action="store_true", help="sizes 1000,10000; 2,000 e2e entries; 100 queries"
@@ -544,7 +561,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.e2e_entries, args.e2e_queries, args.queries = [1000, 10000], 2000, 100, 100
-        args.concurrent_lookups, args.serving_size = 640, 10_000
+        args.concurrent_lookups, args.serving_size, args.sequential_lookups = 640, 10_000, 100
     args.parts = set(args.parts.split(","))
     return args
 
@@ -558,13 +575,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "serving" in args.parts:
         bench_serving(args, report)
     if args.parts & {"e2e", "concurrency"}:
-        embedder = load_embedder(report)
-        questions, asked, source = load_questions(args.pairs, args.e2e_entries, args.e2e_queries)
-        report.note(f"questions: {source}")
+        corpus = embed_corpus(args, report)
         if "e2e" in args.parts:
-            bench_end_to_end(args, report, embedder, questions, asked)
+            bench_end_to_end(args, report, corpus)
         if "concurrency" in args.parts:
-            bench_concurrency(args, report, embedder, questions, asked)
+            bench_concurrency(args, report, corpus)
     report.note(f"load average {os.getloadavg()[0]:.1f} at end")
     report.print()
 
