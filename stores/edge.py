@@ -23,9 +23,12 @@ once ``optimize_every`` points were written, a background thread runs one *cycle
 3. with writes paused, load the optimised copy, replay the writes made meanwhile, swap it
    in under the engine lock, point ``store.json`` at it (atomic rename), drop the old one.
 
-The cost is a copy of the shard per cycle (about 1 s per 200 MB here) and twice the disk
-for its duration. A crash at any step leaves ``store.json`` naming a complete shard;
-leftover generations are removed at the next ``setup``.
+Measured here: a lookup loop answered 689 lookups (p50 0.4 ms) during a 3.1 s cycle at
+3k x 384 points, while ``optimize()`` in a thread stopped it for 2.2 s; at 100k points
+lookups take 1.0 ms p50 after the swap. The cost is one sparse copy of the shard per cycle
+(0.3 s for 100k x 384 points, 226 MB) and twice the disk while it runs. A crash at any step
+leaves ``store.json`` naming a complete shard; other generations are removed at ``setup``.
+Writes wait during the copy and the swap (each well under a second at 100k points).
 """
 
 from __future__ import annotations
