@@ -280,3 +280,24 @@ def test_client_leaving_a_stream_does_not_break_the_proxy(
     upstream.chunk_delay_s = 0.0
     later = ask(proxy.client(), PARAPHRASE)
     assert later.headers["x-semcache-tier"] == "miss"
+
+
+def test_upstream_dropping_mid_stream_ends_with_an_error_event(
+    start_proxy: Callable[..., Proxy], upstream: FakeOpenAIServer
+) -> None:
+    proxy = start_proxy()
+    upstream.chunks = 6
+    upstream.abort_stream_after = 2
+    response = httpx.post(
+        f"{proxy.base_url}/v1/chat/completions",
+        json={"model": "fast", "messages": QUESTION, "stream": True},
+        headers={"authorization": f"Bearer {CLIENT_KEYS['team-a']}"},
+    )
+    assert response.status_code == 200  # the headers were out before the upstream failed
+    events = _sse_events(response.text)
+    assert "[DONE]" not in events
+    assert "error" in json.loads(events[-1])
+    assert UPSTREAM_KEY not in response.text
+    upstream.abort_stream_after = None
+    # the cut-off answer was not stored
+    assert ask(proxy.client(), QUESTION).headers["x-semcache-tier"] == "miss"
