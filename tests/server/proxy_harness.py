@@ -12,9 +12,9 @@ import numpy as np
 import openai
 import uvicorn
 from fastapi import FastAPI
-from semcache.stores.base import Entry, Match
 
 from semcache.server.config import ProxyConfig, parse_config
+from semcache.stores.base import Entry, Match
 
 UPSTREAM_KEY = "sk-upstream-7f3a9c2e-do-not-leak"
 ADMIN_KEY = "admin-key-1"
