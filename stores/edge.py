@@ -33,23 +33,23 @@ Writes wait during the copy and the swap (each well under a second at 100k point
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import math
 import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from semcache.errors import EmbedderMismatchError, SemcacheError, StoreError, StoreLockedError
+from semcache.errors import EmbedderMismatchError, StoreError
 
 from . import _edge_files as files
-from ._dirlock import DirectoryLock, locked_message
+from ._dirlock import DirectoryLock
+from ._edge_engine import create_shard, edge, engine_errors, equalities
 from .base import Entry, Match, point_id
 
 if TYPE_CHECKING:
@@ -59,43 +59,6 @@ logger = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
 _OPTIMIZE_SCRIPT = Path(__file__).with_name("_edge_optimize.py")
-_KEYWORD_FIELDS = ("namespace", "scope", "model")
-_FLOAT_FIELDS = ("expires_at", "created_at")
-
-
-@contextlib.contextmanager
-def _engine_errors(operation: str, directory: Path | None = None) -> Iterator[None]:
-    """The one place qdrant-edge errors become :class:`StoreError`.
-
-    qdrant-edge raises bare ``Exception`` (``ValueError`` for malformed ids), so nothing
-    narrower can be caught; our own errors pass through unchanged. A shard whose WAL is
-    locked (opened by something that bypassed our directory lock) is a
-    :class:`StoreLockedError` like any other second opener.
-    """
-    try:
-        yield
-    except SemcacheError:
-        raise
-    except Exception as exc:  # qdrant-edge has no exception classes of its own
-        if directory is not None and "WouldBlock" in str(exc):
-            raise StoreLockedError(locked_message(directory, "unknown")) from exc
-        raise StoreError(f"qdrant-edge {operation} failed: {exc}") from exc
-
-
-def _edge() -> Any:
-    import qdrant_edge
-
-    return qdrant_edge
-
-
-def _match(field: str, value: str) -> qdrant_edge.FieldCondition:
-    q = _edge()
-    return q.FieldCondition(key=field, match=q.MatchValue(value))
-
-
-def _equalities(**fields: str | None) -> list[qdrant_edge.FieldCondition]:
-    """Keyword equalities over the fields that are not None (AND-ed in a ``Filter``)."""
-    return [_match(name, value) for name, value in fields.items() if value is not None]
 
 
 class QdrantEdgeStore:
@@ -159,18 +122,18 @@ class QdrantEdgeStore:
                 files.remove_generations(root, keep=None)
                 meta = {"format": files.META_FORMAT, "embedder": embedder, "dim": dim}
                 meta["shard"] = files.generation_name(1)
-                shard = self._create_shard(root / meta["shard"], dim)
+                shard = create_shard(root / meta["shard"], dim, self._hnsw_threshold)
                 files.write_meta(root, meta)
             else:
                 self._check_meta(meta, embedder, dim)
                 files.remove_generations(root, keep=meta["shard"])
-                with _engine_errors("load", root):
-                    shard = _edge().EdgeShard.load(str(root / meta["shard"]))
+                with engine_errors("load", root):
+                    shard = edge().EdgeShard.load(str(root / meta["shard"]))
                     info = shard.info()
                 self._unoptimized = info.points_count - info.indexed_vectors_count
         except BaseException:
             if shard is not None:
-                with _engine_errors("close"):
+                with engine_errors("close"):
                     shard.close()
             lock.release()
             if self._requested_path == MEMORY:
@@ -192,7 +155,7 @@ class QdrantEdgeStore:
             self._optimizer.join()
         with self._write_lock, self._io_lock:
             shard, self._shard = self._shard, None
-            with _engine_errors("close"):
+            with engine_errors("close"):
                 shard.flush()
                 shard.close()
         if self._lock is not None:
@@ -214,8 +177,8 @@ class QdrantEdgeStore:
         threshold: float,
         limit: int = 1,
     ) -> list[Match]:
-        q = _edge()
-        live = _equalities(tenant=tenant, namespace=namespace, scope=scope)
+        q = edge()
+        live = equalities(tenant=tenant, namespace=namespace, scope=scope)
         live.append(q.FieldCondition(key="expires_at", range=q.RangeFloat(gt=now)))
         request = q.QueryRequest(
             limit=limit,
@@ -224,12 +187,12 @@ class QdrantEdgeStore:
             score_threshold=threshold,
             with_payload=True,
         )
-        with self._io_lock, _engine_errors("search"):
+        with self._io_lock, engine_errors("search"):
             points = self._open().query(request)
         return [Match(Entry.from_payload(p.payload), similarity=float(p.score)) for p in points]
 
     def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
-        with self._io_lock, _engine_errors("retrieve"):
+        with self._io_lock, engine_errors("retrieve"):
             records = self._open().retrieve([point_id(key)], with_payload=True, with_vector=False)
         if not records:
             return None
@@ -239,25 +202,25 @@ class QdrantEdgeStore:
         return entry if entry.expires_at > now else None
 
     def count(self) -> int:
-        with self._io_lock, _engine_errors("count"):
-            return self._open().count(_edge().CountRequest(exact=True))
+        with self._io_lock, engine_errors("count"):
+            return self._open().count(edge().CountRequest(exact=True))
 
     def recent(self, *, tenant: str | None = None, limit: int = 50) -> list[Entry]:
-        q = _edge()
+        q = edge()
         request = q.ScrollRequest(
             limit=limit,
-            filter=q.Filter(must=_equalities(tenant=tenant)),
+            filter=q.Filter(must=equalities(tenant=tenant)),
             with_payload=True,
             order_by=q.OrderBy("created_at", q.Direction.Desc),
         )
-        with self._io_lock, _engine_errors("recent"):
+        with self._io_lock, engine_errors("recent"):
             records, _ = self._open().scroll(request)
         return [Entry.from_payload(r.payload) for r in records]
 
     # -- writes -------------------------------------------------------------------------
 
     def upsert(self, entries: Sequence[Entry]) -> None:
-        q = _edge()
+        q = edge()
         points = []
         for entry in entries:
             if entry.vector is None:
@@ -269,24 +232,24 @@ class QdrantEdgeStore:
 
     def delete(self, keys: Sequence[str]) -> None:
         if keys:
-            operation = _edge().UpdateOperation.delete_points([point_id(k) for k in keys])
+            operation = edge().UpdateOperation.delete_points([point_id(k) for k in keys])
             self._write(operation, "delete")
 
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
-        selection = _equalities(tenant=tenant, namespace=namespace, model=model)
-        return self._delete_matching(_edge().Filter(must=selection))
+        selection = equalities(tenant=tenant, namespace=namespace, model=model)
+        return self._delete_matching(edge().Filter(must=selection))
 
     def purge_expired(self, now: float) -> int:
-        q = _edge()
+        q = edge()
         expired = q.Filter(must=[q.FieldCondition(key="expires_at", range=q.RangeFloat(lte=now))])
         return self._delete_matching(expired)
 
     def _delete_matching(self, selection: qdrant_edge.Filter) -> int:
-        q = _edge()
+        q = edge()
         with self._write_lock:  # no write can slip in between the count and the delete
-            with self._io_lock, _engine_errors("count"):
+            with self._io_lock, engine_errors("count"):
                 found = self._open().count(q.CountRequest(exact=True, filter=selection))
             if found:
                 self._apply(q.UpdateOperation.delete_points_by_filter(selection), "purge")
@@ -302,7 +265,7 @@ class QdrantEdgeStore:
 
     def _apply(self, operation: Any, name: str, *, written: int = 0) -> None:
         """Apply a write; the caller holds ``_write_lock``."""
-        with self._io_lock, _engine_errors(name):
+        with self._io_lock, engine_errors(name):
             self._open().update(operation)
         if self._replay is not None:
             self._replay.append(operation)
@@ -356,18 +319,30 @@ class QdrantEdgeStore:
         if root is None or self._closing.is_set():
             raise StoreError("store is not open; call setup() first")
         copy = root / files.next_generation(self._shard_name)
+        started = time.perf_counter()
         with self._write_lock:
-            with self._io_lock, _engine_errors("flush"):
+            with self._io_lock, engine_errors("flush"):
                 self._open().flush()
             files.copy_shard(root / self._shard_name, copy)
             self._replay = []
             self._unoptimized = 0
+        copied = time.perf_counter()
         try:
             changed = self._optimize_copy(copy)
-            if changed and not self._closing.is_set():
-                self._swap_in(root, copy)
-                return True
-            return False
+            optimised = time.perf_counter()
+            if not changed or self._closing.is_set():
+                return False
+            replayed = self._swap_in(root, copy)
+            logger.info(
+                "optimised %s: copy %.2f s, optimiser %.1f s, swap %.2f s (writes paused during "
+                "copy and swap), %d writes replayed",
+                copy,
+                copied - started,
+                optimised - copied,
+                time.perf_counter() - optimised,
+                replayed,
+            )
+            return True
         finally:
             with self._write_lock:
                 self._replay = None
@@ -400,20 +375,29 @@ class QdrantEdgeStore:
             raise StoreError(f"optimiser process failed ({child.returncode}): {err.strip()[-500:]}")
         return out.strip() == "optimized"
 
-    def _swap_in(self, root: Path, copy: Path) -> None:
+    def _swap_in(self, root: Path, copy: Path) -> int:
+        """Make the optimised ``copy`` live; returns how many writes were replayed onto it."""
         with self._write_lock:
-            with _engine_errors(f"load {copy}", root):
-                fresh = _edge().EdgeShard.load(str(copy))
-                for operation in self._replay or ():
-                    fresh.update(operation)
-            meta = {**self._meta, "shard": copy.name}
-            files.write_meta(root, meta)
+            with engine_errors(f"load {copy}", root):
+                fresh = edge().EdgeShard.load(str(copy))
+            replay = self._replay or []
+            try:
+                with engine_errors("replay"):
+                    for operation in replay:
+                        fresh.update(operation)
+                meta = {**self._meta, "shard": copy.name}
+                files.write_meta(root, meta)
+            except BaseException:
+                with engine_errors("close copy"):
+                    fresh.close()
+                raise
             with self._io_lock:
                 old, old_name = self._shard, self._shard_name
                 self._shard, self._shard_name, self._meta = fresh, copy.name, meta
-        with _engine_errors("close old shard"):
+        with engine_errors("close old shard"):
             old.close()
         shutil.rmtree(root / old_name, ignore_errors=True)
+        return len(replay)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -421,26 +405,6 @@ class QdrantEdgeStore:
         if self._shard is None:
             raise StoreError("store is not open; call setup() first")
         return self._shard
-
-    def _create_shard(self, directory: Path, dim: int) -> Any:
-        q = _edge()
-        threshold_kb = max(1, math.ceil(self._hnsw_threshold * dim * 4 / 1024))
-        config = q.EdgeConfig(
-            vectors=q.EdgeVectorParams(size=dim, distance=q.Distance.Cosine),
-            optimizers=q.EdgeOptimizersConfig(indexing_threshold=threshold_kb),
-        )
-        with _engine_errors(f"create {directory}"):
-            shard = q.EdgeShard.create(str(directory), config)
-            # Extra HNSW links per tenant only: every lookup filters by tenant, while the
-            # narrower namespace/scope filters are answered from their payload index, and
-            # links for every field would multiply the graph build time.
-            indexes = [("tenant", q.KeywordIndexParams(is_tenant=True))]
-            indexes += [(f, q.KeywordIndexParams(enable_hnsw=False)) for f in _KEYWORD_FIELDS]
-            indexes += [(f, q.FloatIndexParams(enable_hnsw=False)) for f in _FLOAT_FIELDS]
-            for name, schema in indexes:
-                shard.update(q.UpdateOperation.create_field_index(name, schema))
-            shard.flush()
-        return shard
 
     @staticmethod
     def _check_meta(meta: dict[str, Any], embedder: str, dim: int) -> None:
