@@ -338,20 +338,22 @@ class SemanticCache:
         decision = decide(params, control, self.settings.policy.max_shared_temperature)
         return _Request(params, tenant, control, keys, decision, bool(params.get("stream")))
 
+    def _memory_answer(self, request: _Request) -> _answer.Answer | None:
+        return self._memory.get(request.keys.exact) if request.decision.lookup else None
+
     def _memory_hit(self, request: _Request) -> ModelResponse | None:
-        if not request.decision.lookup:
-            return None
-        answer = self._memory.get(request.keys.exact)
-        if answer is None:
-            return None
-        return self._deliver(answer, "exact")
+        answer = self._memory_answer(request)
+        return None if answer is None else self._deliver(answer, "exact")
 
     async def _resolve(self, request: _Request) -> ModelResponse:
         if request.decision.bypass:
             response = await self._upstream.complete(request.params)
             self._stats.count("upstream_calls")
             return self._tag(response, CacheInfo(tier="bypass", key=request.keys.exact))
-        answer = await self._store_hit(request)
+        # Checked again after the store's await: a flight for this key may have finished
+        # meanwhile, and its answer is in memory. No await between this and joining a
+        # flight, so a request either joins the flight or finds its answer.
+        answer = await self._store_hit(request) or self._memory_answer(request)
         if answer is not None:
             return self._deliver(answer, "exact")
         key: object = request.keys.exact
@@ -384,7 +386,7 @@ class SemanticCache:
             async for chunk in self._upstream.stream(request.params):
                 yield self._tag(chunk, info)
             return
-        answer = await self._store_hit(request)
+        answer = await self._store_hit(request) or self._memory_answer(request)
         if answer is not None:
             info = self._info(answer, "exact")
             self._stats.served(info)

@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 import pytest
-from semcache.stores import QdrantEdgeStore
 
 from semcache import CacheSettings, SemanticCache, StoreError, cache_info
+from semcache.stores import QdrantEdgeStore
 
 QUESTION = "What is the capital of France?"
 PARAPHRASE = "Tell me the capital city of France."
@@ -307,3 +307,36 @@ def test_embedder_vectors_are_reused_not_recomputed(make_cache, upstream, req, e
     settle(cache)
     assert embedder.texts == 5
     assert np.isclose(np.linalg.norm(embedder.inner.embed(["x"])[0]), 1.0)
+
+
+class SlowSecondRetrieve(QdrantEdgeStore):
+    """The second retrieve takes long enough for the first request's flight to finish."""
+
+    calls = 0
+
+    def retrieve(self, *args, **kwargs):
+        type(self).calls += 1
+        found = super().retrieve(*args, **kwargs)  # read before the first answer is written
+        if type(self).calls == 2:
+            time.sleep(0.4)
+        return found
+
+
+async def test_request_finishing_its_store_lookup_after_the_flight_does_not_call_again(
+    tmp_path, embedder, clock, upstream, req
+):
+    import asyncio
+
+    upstream.delay_s = 0.1
+    store = SlowSecondRetrieve(tmp_path / "slow")
+    cache = SemanticCache(settings(tmp_path / "x"), embedder=embedder, store=store, clock=clock)
+    try:
+        await cache.aready()
+        first = asyncio.ensure_future(cache.acompletion(**req()))
+        await asyncio.sleep(0.03)
+        second = await cache.acompletion(**req())  # misses memory, then waits on the store
+        await first
+        assert upstream.chat_calls == 1
+        assert cache_info(second).tier == "exact"
+    finally:
+        await cache.aclose()
