@@ -7,7 +7,6 @@ stays cheap.
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,10 +60,11 @@ def equalities(**fields: str | None) -> list[qdrant_edge.FieldCondition]:
 def create_shard(directory: Path, dim: int, hnsw_threshold: int) -> Any:
     """A new shard with cosine vectors of ``dim`` and the payload indexes lookups use.
 
-    ``hnsw_threshold`` (points) becomes the engine's ``indexing_threshold`` (KiB of vectors).
+    ``hnsw_threshold`` (points) becomes the engine's ``indexing_threshold`` (KiB of vectors,
+    rounded down: the engine indexes a segment once its vectors take at least that much).
     """
     q = edge()
-    threshold_kb = max(1, math.ceil(hnsw_threshold * dim * 4 / 1024))
+    threshold_kb = max(1, hnsw_threshold * dim * 4 // 1024)
     config = q.EdgeConfig(
         vectors=q.EdgeVectorParams(size=dim, distance=q.Distance.Cosine),
         optimizers=q.EdgeOptimizersConfig(indexing_threshold=threshold_kb),

@@ -66,10 +66,12 @@ class QdrantEdgeStore:
 
     ``path``: store directory, or ``":memory:"`` for a temporary one (in RAM when /dev/shm
     has room) removed on ``close``.
-    ``hnsw_threshold``: points a segment may hold before it is worth an HNSW graph (below
-    it, brute force is faster; becomes the engine's ``indexing_threshold``).
+    ``hnsw_threshold``: points a segment may hold before it gets an HNSW graph. Below it
+    brute force is fast enough: one partition of 10k x 384 points answers in 1.8 ms p50
+    unindexed and 0.8 ms with HNSW here (5k: 0.56 vs 0.50 ms; 20k: 3.8 vs 1.4 ms).
     ``optimize_every``: points written since the last optimisation that start a background
-    cycle (see the module docstring); None never starts one (call :meth:`optimize`).
+    cycle (see the module docstring); None never starts one (call :meth:`optimize`). Keep it
+    at least ``hnsw_threshold``: a cycle indexes only segments that reached that size.
     Safe to call from several threads.
     """
 
@@ -77,8 +79,8 @@ class QdrantEdgeStore:
         self,
         path: str | Path,
         *,
-        hnsw_threshold: int = 20_000,
-        optimize_every: int | None = 20_000,
+        hnsw_threshold: int = 10_000,
+        optimize_every: int | None = 10_000,
         optimize_timeout_s: float = 3600.0,
     ) -> None:
         self._requested_path = str(path)
