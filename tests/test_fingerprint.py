@@ -31,8 +31,8 @@ def key(request, **kw):
 def test_golden_digests_pin_the_format():
     # If these change, every stored entry is orphaned: bump FINGERPRINT_VERSION on purpose.
     k = keys(BASE)
-    assert k.exact == "fa4cf32d021a8c695b3a13f8ca786e68e8be001b1c6d5daf980ff65c3968c5c6"
-    assert k.scope == "aeca42b2882e85b7e3d21d65f854142a5b72ba5dc32b70065dbec8836d466968"
+    assert k.exact == "6083774afbb6c347e14e380aebbb8b01158a7f00796dcb23e245033b248feb89"
+    assert k.scope == "1495f8336b8c1bed39a470ec5aa1a72cd9ab52bc1576c93c6746e0654fead1c5"
     assert k.prompt == "What is the capital of France?"
     assert k.model == "openai/gpt-4o-mini"
 
@@ -306,3 +306,18 @@ def test_no_collision_through_concatenation(a, b):
     }
     two = {"model": "m", "messages": [{"role": "user", "content": a + b}]}
     assert key(one) != key(two)
+
+
+def test_unserialisable_big_integer_is_a_clear_error():
+    with pytest.raises(InvalidRequestType):
+        key({**BASE, "seed": 2**80})
+
+
+def test_part_text_must_be_a_string():
+    request = {
+        "model": "m",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": {"nested": "x"}}]}],
+    }
+    with pytest.raises(InvalidRequestType) as info:
+        key(request)
+    assert info.value.field == "messages[0].content[0].text"
