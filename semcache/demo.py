@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -194,12 +195,23 @@ def run_demo(
             try:
                 cache.ready()  # load the model and open the store before timing anything
                 started = time.perf_counter()
-                asyncio.run(replay(cache, steps, up.api_base, report))
+                _run(replay(cache, steps, up.api_base, report))
                 report.wall_s = time.perf_counter() - started
             finally:
                 cache.close()
             report.upstream_calls = up.chat_calls
     return report
+
+
+def _run(coro: Any) -> None:
+    """``asyncio.run``, also from inside a running loop (a notebook): then on a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(coro)
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, coro).result()
 
 
 def print_report(report: DemoReport) -> None:
