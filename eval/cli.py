@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
+from semcache.embedders.base import Embedder
 from semcache.errors import SemcacheError
 
 from . import console as show
@@ -70,6 +72,12 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-b", default="text_b", help="column of the second text")
     parser.add_argument("--label", default="label", help="column of the 0/1 label")
     parser.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE)
+    parser.add_argument(
+        "--threads",
+        type=_positive_int,
+        help="torch CPU threads for local models (default: torch's choice); on a busy "
+        "machine 1 thread can be faster than fighting for cores",
+    )
 
 
 def _columns(args: argparse.Namespace) -> Columns:
@@ -108,14 +116,37 @@ def _load_all(args: argparse.Namespace) -> list[PairSet]:
         while name in seen:
             name, copy = f"{pairs.name}#{copy}", copy + 1
         seen.add(name)
-        sets.append(
-            pairs if name == pairs.name else PairSet(name, pairs.text_a, pairs.text_b, pairs.labels)
-        )
+        sets.append(replace(pairs, name=name))
     return sets
+
+
+def _embed_timed(
+    pairs: PairSet, embedder: Embedder, label: str, batch_size: int, err: Console
+) -> tuple[np.ndarray, Timing]:
+    """Similarities of ``pairs`` with a progress bar, and the wall and CPU time they took."""
+    with show.embedding_progress(err, f"{pairs.name} · {label}") as progress:
+        started, cpu_started = time.perf_counter(), time.process_time()
+        similarities = pair_similarities(pairs, embedder, batch_size=batch_size, progress=progress)
+        seconds = time.perf_counter() - started
+        cpu_seconds = time.process_time() - cpu_started
+    texts = len(distinct_texts(pairs)[0])
+    err.print(
+        f"{pairs.name} · {label}: {len(pairs)} pairs, {texts} texts, "
+        f"{seconds:.1f} s wall, {cpu_seconds:.1f} s CPU"
+    )
+    return similarities, Timing(pairs.name, label, len(pairs), texts, seconds, cpu_seconds)
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     datasets = _load_all(args)
+    _set_threads(args.threads)
     verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
     # 'auto' may name the same guard as 'details': one sweep per distinct verifier
     resolved = (resolve.resolve_verifier(name) for name in verifier_names)
@@ -128,21 +159,10 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         embedder = resolve.resolve_embedder(embedder_name, args.batch_size)
         embedder.embed(["warm-up: load the model before the clock starts"])
         for pairs in datasets:
-            with show.embedding_progress(err, f"{pairs.name} · {embedder_name}") as progress:
-                started, cpu_started = time.perf_counter(), time.process_time()
-                similarities = pair_similarities(
-                    pairs, embedder, batch_size=args.batch_size, progress=progress
-                )
-                seconds = time.perf_counter() - started
-                cpu_seconds = time.process_time() - cpu_started
-            texts = len(distinct_texts(pairs)[0])
-            timings[(pairs.name, embedder_name)] = Timing(
-                pairs.name, embedder_name, len(pairs), texts, seconds, cpu_seconds
+            similarities, timing = _embed_timed(
+                pairs, embedder, embedder_name, args.batch_size, err
             )
-            err.print(
-                f"{pairs.name} · {embedder_name}: {len(pairs)} pairs, {texts} texts, "
-                f"{seconds:.1f} s wall, {cpu_seconds:.1f} s CPU"
-            )
+            timings[(pairs.name, embedder_name)] = timing
             group = sweep_verifiers(
                 pairs,
                 similarities,
@@ -215,6 +235,7 @@ def _calibrate_parser() -> argparse.ArgumentParser:
 def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
     pairs = load_pairs(args.data, columns=_columns(args), limit=args.limit, seed=args.seed)
     verifier = resolve.resolve_verifier(args.verifier)
+    _set_threads(args.threads)
     embedder = resolve.resolve_embedder(args.embedder, args.batch_size)
     with show.embedding_progress(err, f"{pairs.name} · {args.embedder}") as progress:
         similarities = pair_similarities(

@@ -13,7 +13,6 @@ import importlib
 from collections.abc import Callable
 
 from semcache.embedders.base import Embedder
-
 from semcache.errors import ConfigError
 from semcache.guard import HitVerifier
 

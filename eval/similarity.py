@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from semcache.embedders.base import Embedder, l2_normalise
 
+from semcache.embedders.base import Embedder, l2_normalise
 from semcache.errors import EmbedderError
 
 from .data import PairSet

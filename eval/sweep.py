@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from semcache.embedders.base import Embedder
 
+from semcache.embedders.base import Embedder
 from semcache.guard import HitVerifier
 
 from .data import PairSet

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import beta
+
+from semcache.errors import ConfigError
 from semcache.eval.calibrate import (
     DEFAULT_GRID,
     calibrate,
@@ -15,8 +17,6 @@ from semcache.eval.calibrate import (
     save_threshold,
     stratified_split,
 )
-
-from semcache.errors import ConfigError
 from semcache.settings import CacheSettings
 
 

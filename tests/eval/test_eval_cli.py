@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from eval_fakes import TINY, DigitsVerifier, FakeEmbedder, write_jsonl
+
 from semcache.eval import cli, resolve
 from semcache.eval.report import RESULT_FIELDS
 

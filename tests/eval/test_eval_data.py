@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from eval_fakes import write_jsonl
-from semcache.eval.data import Columns, PairDataError, load_pairs
 
 from semcache.errors import MissingDependency, SemcacheError
+from semcache.eval.data import Columns, PairDataError, load_pairs
 
 
 def test_jsonl(tmp_path: Path):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from semcache.eval.metrics import (
     best_f1,
     count_hits,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+
 from semcache.eval.data import PairSet
 from semcache.eval.similarity import pair_similarities
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from eval_fakes import TINY, DigitsVerifier, FakeEmbedder
+
+from semcache.errors import ConfigError, EmbedderError
 from semcache.eval.data import PairSet, load_pairs
 from semcache.eval.similarity import distinct_texts, embed_texts, pair_similarities
 from semcache.eval.sweep import DEFAULT_THRESHOLDS, evaluate, sweep_verifiers, threshold_grid
-
-from semcache.errors import ConfigError, EmbedderError
 
 
 def test_threshold_grid_is_exact_and_inclusive():
