@@ -254,14 +254,16 @@ def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
         method=args.method,
         seed=args.seed,
     )
-    if result.threshold is None:
+    if result.threshold is None or result.held_out is None or result.bound is None:
         out.print(f"no threshold: {result.reason}", highlight=False)
         return 1
     out.print(show.calibration_table(result))
+    held = result.held_out
     verdict = "holds" if result.holds else "does NOT hold"
     out.print(
-        f"threshold {result.threshold:g} (cosine, hit when >=); held-out false-hit rate "
-        f"{verdict} at <= {result.target:g}",
+        f"threshold {result.threshold:g} (cosine, hit when >=): calibration upper bound "
+        f"{result.bound:.2%} <= {result.target:.2%}; held-out false-hit rate "
+        f"{held.false_hit_rate:.2%} ({held.false_hits} of {held.hits} hits): {verdict}",
         highlight=False,
     )
     if args.save is not None:

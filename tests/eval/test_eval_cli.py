@@ -108,7 +108,8 @@ def test_calibrate_saves_the_threshold(tmp_path: Path, fake_names, monkeypatch, 
     status = cli.calibrate_main([*argv, "--namespace", "support", "--save", str(env)])
     assert status == 0
     assert env.read_text() == "SEMCACHE_SEMANTIC__NAMESPACE_THRESHOLDS='{\"support\": 0.501}'\n"
-    assert "threshold 0.501" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "threshold 0.501" in printed and "0 of 300 hits): holds" in printed
     impossible = cli.calibrate_main([*argv, "--limit", "100", "--save", str(env)])
     assert impossible == 1
     assert "no threshold" in capsys.readouterr().out
