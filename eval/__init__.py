@@ -17,7 +17,14 @@ from semcache.eval.metrics import (
     wilson_interval,
 )
 from semcache.eval.similarity import pair_similarities
-from semcache.eval.sweep import SweepResult, evaluate, sweep, threshold_grid
+from semcache.eval.sweep import (
+    SweepResult,
+    effective_scores,
+    evaluate,
+    sweep,
+    sweep_verifiers,
+    threshold_grid,
+)
 
 __all__ = [
     "CalibrationResult",
@@ -30,11 +37,13 @@ __all__ = [
     "ThresholdTable",
     "calibrate",
     "count_hits",
+    "effective_scores",
     "evaluate",
     "load_pairs",
     "pair_similarities",
     "save_threshold",
     "sweep",
+    "sweep_verifiers",
     "threshold_grid",
     "upper_bound",
     "wilson_interval",

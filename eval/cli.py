@@ -225,7 +225,11 @@ def _calibrate_parser() -> argparse.ArgumentParser:
         "--method", choices=["clopper-pearson", "wilson"], default="clopper-pearson"
     )
     parser.add_argument("--embedder", default="minilm")
-    parser.add_argument("--verifier", default=NO_VERIFIER, help="verifier the cache will use")
+    parser.add_argument(
+        "--verifier",
+        default="auto",
+        help="verifier the cache will use (default 'auto', the cache's default guard)",
+    )
     parser.add_argument("--namespace", help="save as this namespace's threshold")
     parser.add_argument("--save", type=Path, help=".env file to write the threshold into")
     _add_data_options(parser)

@@ -104,7 +104,7 @@ def test_calibrate_saves_the_threshold(tmp_path: Path, fake_names, monkeypatch, 
     fake_names["many"] = FakeEmbedder(vectors)
     data = write_jsonl(tmp_path / "many.jsonl", rows)
     env = tmp_path / ".env"
-    argv = ["--data", str(data), "--target", "0.02", "--embedder", "many"]
+    argv = ["--data", str(data), "--target", "0.02", "--embedder", "many", "--verifier", "none"]
     status = cli.calibrate_main([*argv, "--namespace", "support", "--save", str(env)])
     assert status == 0
     assert env.read_text() == "SEMCACHE_SEMANTIC__NAMESPACE_THRESHOLDS='{\"support\": 0.501}'\n"
