@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from semcache.stores import VectorStore
 from store_helpers import DIM, EMBEDDER, VARIANTS, build
+
+from semcache.stores import VectorStore
 
 RAM_DISK = Path("/dev/shm")
 

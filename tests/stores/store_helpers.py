@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
 from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore, VectorStore
 
 DIM = 8

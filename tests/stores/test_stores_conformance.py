@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from semcache.stores import Entry, VectorStore
 from store_helpers import DIM, EMBEDDER, NOW, PERSISTENT, VARIANTS, build, make_entry, unit
 
 from semcache.errors import EmbedderMismatchError, StoreError
+from semcache.stores import Entry, VectorStore
 
 ALONG = unit(1.0)  # query direction
 AT_0_6 = unit(0.6, 0.8)  # cosine 0.6 to ALONG

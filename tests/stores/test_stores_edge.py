@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from semcache.stores import QdrantEdgeStore
 from store_helpers import DIM, EMBEDDER, NOW, make_entry, unit
 
 from semcache.errors import StoreError, StoreLockedError
+from semcache.stores import QdrantEdgeStore
 
 ALONG = unit(1.0)
 

@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
-import semcache.stores as stores
 from pydantic import SecretStr
 
+import semcache.stores as stores
 from semcache.errors import ConfigError
 from semcache.settings import StoreSettings
 

@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 
 import pytest
-from semcache.stores import QdrantStore
 from store_helpers import DIM, EMBEDDER
 
 from semcache.errors import ConfigError, StoreError, StoreLockedError
+from semcache.stores import QdrantStore
 
 
 @pytest.mark.parametrize(
