@@ -7,7 +7,7 @@
 2. fingerprint of a ~4k-token conversation (p50, p99);
 3. 1,000 concurrent identical ``acompletion`` calls: upstream calls made, and the follower
    overhead: for every follower, the time between the leader getting its answer and the
-   follower getting its own copy, and its latency beyond the upstream call's.
+   follower getting its own copy, and its end-to-end latency.
 Prints figures and ratios; asserts nothing (these machines are noisy).
 """
 
@@ -20,7 +20,7 @@ import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 
 def pct(values, q):
