@@ -1,0 +1,88 @@
+"""Streams handed to callers: chunks produced on semcache's loop, consumed from anywhere."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from litellm.types.utils import ModelResponseStream
+
+from semcache._loop import LoopThread
+from semcache.stats import CacheInfo
+
+
+class AsyncCacheStream:
+    """Async iterator over a streamed answer; ``cache_info`` is set once the first chunk is out.
+
+    The chunks are produced on semcache's loop and handed over one by one, so a caller on
+    any loop can consume them; closing the stream (or cancelling its consumer) leaves the
+    flight, which keeps running for the other subscribers.
+    """
+
+    def __init__(
+        self, source: AsyncIterator[ModelResponseStream | CacheInfo], loop: LoopThread
+    ) -> None:
+        self._source = source
+        self._loop = loop
+        self._reading: asyncio.Task[Any] | None = None  # the loop-side read in progress
+        self.cache_info: CacheInfo | None = None
+
+    def __aiter__(self) -> AsyncCacheStream:
+        return self
+
+    async def _next(self) -> ModelResponseStream:
+        self._reading = asyncio.current_task()
+        try:
+            while True:
+                item = await self._source.__anext__()
+                if isinstance(item, CacheInfo):
+                    self.cache_info = item
+                    continue
+                return item
+        finally:
+            self._reading = None
+
+    async def _close(self) -> None:
+        # A consumer that went away mid-read leaves that read running here; finish it first,
+        # since an async generator cannot be closed while it runs.
+        reading = self._reading
+        if reading is not None and not reading.done():
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
+        await self._source.aclose()
+
+    async def __anext__(self) -> ModelResponseStream:
+        return await self._loop.arun(self._next())
+
+    def next_blocking(self) -> ModelResponseStream:
+        return self._loop.run(self._next())
+
+    async def aclose(self) -> None:
+        await self._loop.arun(self._close())
+
+    def close_blocking(self) -> None:
+        self._loop.run(self._close())
+
+
+class SyncCacheStream:
+    """Iterator over a streamed answer for the sync API (same contract as the async one)."""
+
+    def __init__(self, stream: AsyncCacheStream) -> None:
+        self._stream = stream
+
+    @property
+    def cache_info(self) -> CacheInfo | None:
+        return self._stream.cache_info
+
+    def __iter__(self) -> SyncCacheStream:
+        return self
+
+    def __next__(self) -> ModelResponseStream:
+        try:
+            return self._stream.next_blocking()
+        except StopAsyncIteration:
+            raise StopIteration from None
+
+    def close(self) -> None:
+        self._stream.close_blocking()
