@@ -14,10 +14,8 @@ same question cost one upstream call.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -39,7 +37,7 @@ from semcache.guard import HitVerifier
 from semcache.policy import CacheControl, Decision, decide, validate_sampling, validate_tenant
 from semcache.semantic import EXACT_ONLY_SCOPE, SemanticTier
 from semcache.settings import CacheSettings
-from semcache.stats import CacheInfo, Stats, Tier
+from semcache.stats import CacheInfo, HitAudit, Stats, Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry, VectorStore
 
 #: Seconds a first model load and store open may take before setup counts as failed.
@@ -113,8 +111,7 @@ class SemanticCache:
                 max_wait_ms=s.semantic.max_batch_wait_ms,
             )
         self._writes: set[asyncio.Task[None]] = set()
-        self._audit: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._audit_lock = threading.Lock()
+        self._audit = HitAudit()
         self._janitor: asyncio.Task[None] | None = None
         self._setup_failed_at: float | None = None
         self._closed = False
@@ -274,7 +271,7 @@ class SemanticCache:
         entries = await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
         out = []
         for entry in entries:
-            audit = self._audit.get(entry.key, {})
+            audit = self._audit.get(entry.key)
             out.append(
                 {
                     "key": entry.key,
@@ -579,7 +576,7 @@ class SemanticCache:
         if tier not in ("exact", "semantic", "coalesced"):
             return CacheInfo(tier=tier, key=entry.key, nearest_similarity=nearest)
         if tier != "coalesced":
-            self._audit_hit(entry.key, similarity)
+            self._audit.record(entry.key, similarity)
         return CacheInfo(
             tier=tier,
             key=entry.key,
@@ -589,16 +586,6 @@ class SemanticCache:
             saved_cost_usd=answer.cost_usd,
             saved_tokens=answer.tokens,
         )
-
-    def _audit_hit(self, key: str, similarity: float | None) -> None:
-        with self._audit_lock:
-            audit = self._audit.setdefault(key, {"hits": 0, "last_similarity": None})
-            self._audit.move_to_end(key)
-            audit["hits"] += 1
-            if similarity is not None:
-                audit["last_similarity"] = similarity
-            while len(self._audit) > 10_000:
-                self._audit.popitem(last=False)
 
     def _deliver(
         self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -89,3 +89,29 @@ class Stats:
                 "saved_cost_usd": self._saved_cost,
                 "saved_tokens": self._saved_tokens,
             }
+
+
+class HitAudit:
+    """Hit counts and last similarity per served entry, for operators' audits.
+
+    Bounded: only the ``max_keys`` most recently hit entries are remembered.
+    """
+
+    def __init__(self, max_keys: int = 10_000) -> None:
+        self._max_keys = max_keys
+        self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def record(self, key: str, similarity: float | None) -> None:
+        with self._lock:
+            record = self._records.setdefault(key, {"hits": 0, "last_similarity": None})
+            self._records.move_to_end(key)
+            record["hits"] += 1
+            if similarity is not None:
+                record["last_similarity"] = similarity
+            while len(self._records) > self._max_keys:
+                self._records.popitem(last=False)
+
+    def get(self, key: str) -> dict[str, Any]:
+        with self._lock:
+            return dict(self._records.get(key, {}))
