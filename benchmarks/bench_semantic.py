@@ -17,7 +17,7 @@ Three parts, all in one run on the same machine so that ratios compare like with
                  thread of the serving process (the naive design it replaces).
 
 Questions come from a paraphrase pair file read by path (``--pairs``, default the QQP sample
-in /work/shared/data/dev); without it, templated synthetic questions are used.
+in ../shared/data/dev beside the repository); without it, templated synthetic questions are used.
 
     .venv/bin/python benchmarks/bench_semantic.py                       # everything
     .venv/bin/python benchmarks/bench_semantic.py --sizes 1000,10000 --parts stores
@@ -49,7 +49,9 @@ import numpy as np
 
 from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore
 
-DEFAULT_PAIRS = Path("/work/shared/data/dev/en_qqp_gptcache_sample.jsonl")
+DEFAULT_PAIRS = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "en_qqp_gptcache_sample.jsonl"
+)
 NOW = 1_700_000_000.0
 TENANTS, SCOPES = 10, 3
 RESPONSE_TEMPLATE = {

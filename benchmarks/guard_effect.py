@@ -174,7 +174,11 @@ def _delta(row: Row) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dev-dir", type=Path, default=Path("/work/shared/data/dev"))
+    parser.add_argument(
+        "--dev-dir",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared" / "data" / "dev",
+    )
     parser.add_argument("--max-pairs", type=int, default=4000)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--seed", type=int, default=0)
