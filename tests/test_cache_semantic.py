@@ -87,7 +87,7 @@ def make_cache(tmp_path, embedder, clock):
 def req(upstream):
     def make(content=QUESTION, system=None, history=(), **extra):
         messages = [{"role": "system", "content": system}] if system else []
-        messages += list(history) + [{"role": "user", "content": content}]
+        messages += [*history, {"role": "user", "content": content}]
         return {
             "model": "openai/gpt-4o-mini",
             "api_base": upstream.api_base,

@@ -153,3 +153,15 @@ def test_pyproject_pins_cpu_torch_and_maps_the_namespace():
         "semcache.stores": "stores",
         "semcache.eval": "eval",
     }
+
+
+def test_readme_usage_snippet_runs(upstream, tmp_path, monkeypatch):
+    """The README's first Python snippet, run as written against the local upstream."""
+    readme = (ROOT / "README.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    monkeypatch.chdir(tmp_path)  # its default embedded store goes to ./.semcache
+    monkeypatch.setenv("OPENAI_API_BASE", upstream.api_base)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-readme")
+    exec(compile(snippet, "README.md", "exec"), {})
+    assert upstream.chat_calls == 1
+    assert (tmp_path / ".semcache").is_dir()
