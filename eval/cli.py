@@ -24,7 +24,7 @@ from . import resolve
 from .calibrate import CalibrationResult, calibrate, save_threshold
 from .data import Columns, PairSet, load_pairs
 from .report import GroupKey, Timing, key_of, write_outputs
-from .similarity import DEFAULT_BATCH_SIZE, distinct_texts, pair_similarities
+from .similarity import distinct_texts, pair_similarities
 from .sweep import DEFAULT_DELTAS, NO_VERIFIER, SweepResult, effective_scores, sweep_verifiers
 from .sweep import threshold_grid as _grid
 
@@ -71,7 +71,12 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-a", default="text_a", help="column of the first text")
     parser.add_argument("--text-b", default="text_b", help="column of the second text")
     parser.add_argument("--label", default="label", help="column of the 0/1 label")
-    parser.add_argument("--batch-size", type=_positive_int, default=DEFAULT_BATCH_SIZE)
+    parser.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=64,
+        help="most texts per model call; texts of similar token count are batched together",
+    )
     parser.add_argument(
         "--threads",
         type=_positive_int,
@@ -121,12 +126,12 @@ def _load_all(args: argparse.Namespace) -> list[PairSet]:
 
 
 def _embed_timed(
-    pairs: PairSet, embedder: Embedder, label: str, batch_size: int, err: Console
+    pairs: PairSet, embedder: Embedder, label: str, err: Console
 ) -> tuple[np.ndarray, Timing]:
     """Similarities of ``pairs`` with a progress bar, and the wall and CPU time they took."""
     with show.embedding_progress(err, f"{pairs.name} · {label}") as progress:
         started, cpu_started = time.perf_counter(), time.process_time()
-        similarities = pair_similarities(pairs, embedder, batch_size=batch_size, progress=progress)
+        similarities = pair_similarities(pairs, embedder, progress=progress)
         seconds = time.perf_counter() - started
         cpu_seconds = time.process_time() - cpu_started
     texts = len(distinct_texts(pairs)[0])
@@ -159,9 +164,7 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         embedder = resolve.resolve_embedder(embedder_name, args.batch_size)
         embedder.embed(["warm-up: load the model before the clock starts"])
         for pairs in datasets:
-            similarities, timing = _embed_timed(
-                pairs, embedder, embedder_name, args.batch_size, err
-            )
+            similarities, timing = _embed_timed(pairs, embedder, embedder_name, err)
             timings[(pairs.name, embedder_name)] = timing
             group = sweep_verifiers(
                 pairs,
@@ -242,9 +245,7 @@ def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
     _set_threads(args.threads)
     embedder = resolve.resolve_embedder(args.embedder, args.batch_size)
     with show.embedding_progress(err, f"{pairs.name} · {args.embedder}") as progress:
-        similarities = pair_similarities(
-            pairs, embedder, batch_size=args.batch_size, progress=progress
-        )
+        similarities = pair_similarities(pairs, embedder, progress=progress)
     verdicts = None
     if verifier is not None:
         from .sweep import verifier_decisions

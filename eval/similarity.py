@@ -1,10 +1,10 @@
 """Cosine similarity of each pair, embedding every distinct text exactly once.
 
-Embedding dominates the cost of an evaluation, so:
-texts repeated within or across the two columns are embedded once; texts are sorted by length
-before batching so a batch pads to similar lengths. Batches are small (default 32): on
-this 2-core CPU, MiniLM embeds ~300 texts/s in batches of 16-32 and ~210 in batches of 256
-(measured on QQP questions; bigger batches only pay with more cores or a GPU).
+Embedding dominates the cost of an evaluation, so texts repeated within or across the two
+columns are embedded once, and texts go to the embedder sorted by length, in chunks of a few
+hundred: neighbours in the sorted list have similar lengths, so whatever batches the embedder
+cuts from a chunk pad little (the sentence-transformers embedder re-sorts each chunk by token
+count, see :mod:`semcache.embedders._buckets`). A chunk is also the unit of progress.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from semcache.errors import EmbedderError
 from .data import PairSet
 
 Progress = Callable[[int, int], None]
-"""Called after each batch with (texts embedded so far, texts to embed in all)."""
+"""Called after each chunk with (texts embedded so far, texts to embed in all)."""
 
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_CHUNK_SIZE = 512
 
 
 def distinct_texts(pairs: PairSet) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -38,7 +38,7 @@ def embed_texts(
     embedder: Embedder,
     texts: Sequence[str],
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Unit vectors for ``texts`` (row ``i`` for ``texts[i]``), embedded shortest first.
@@ -46,12 +46,12 @@ def embed_texts(
     Rows are re-normalised, so a dot product is a cosine even for an embedder that breaks
     the unit-length contract. A batch of the wrong shape raises :class:`EmbedderError`.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     order = np.argsort(np.fromiter(map(len, texts), np.int64, len(texts)), kind="stable")
     vectors = np.empty((len(texts), embedder.dim), dtype=np.float32)
-    for start in range(0, len(texts), batch_size):
-        rows = order[start : start + batch_size]
+    for start in range(0, len(texts), chunk_size):
+        rows = order[start : start + chunk_size]
         batch = np.asarray(embedder.embed([texts[i] for i in rows]))
         if batch.shape != (len(rows), embedder.dim):
             raise EmbedderError(
@@ -68,11 +68,11 @@ def pair_similarities(
     pairs: PairSet,
     embedder: Embedder,
     *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Cosine similarity of ``text_a[i]`` and ``text_b[i]`` for every pair (float32, in [-1, 1])."""
     texts, index_a, index_b = distinct_texts(pairs)
-    vectors = embed_texts(embedder, texts, batch_size=batch_size, progress=progress)
+    vectors = embed_texts(embedder, texts, chunk_size=chunk_size, progress=progress)
     similarity = np.einsum("ij,ij->i", vectors[index_a], vectors[index_b])
     return np.clip(similarity, -1.0, 1.0).astype(np.float32)

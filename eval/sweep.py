@@ -27,7 +27,7 @@ from semcache.guard import HitVerifier
 from .data import PairSet
 from .metrics import OperatingPoint, PRCurve, ThresholdTable, best_f1, count_hits, pr_curve
 from .metrics import recall_at_false_hit_rate as _recall_at
-from .similarity import DEFAULT_BATCH_SIZE, Progress, pair_similarities
+from .similarity import DEFAULT_CHUNK_SIZE, Progress, pair_similarities
 
 NO_VERIFIER = "none"
 DEFAULT_DELTAS: tuple[float, ...] = (0.01, 0.02, 0.05)
@@ -162,11 +162,11 @@ def evaluate(
     verifiers: Sequence[HitVerifier] = (),
     thresholds: np.ndarray = DEFAULT_THRESHOLDS,
     deltas: Iterable[float] = DEFAULT_DELTAS,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: Progress | None = None,
 ) -> list[SweepResult]:
     """Embed ``pairs`` with ``embedder`` and sweep the baseline and each verifier."""
-    similarities = pair_similarities(pairs, embedder, batch_size=batch_size, progress=progress)
+    similarities = pair_similarities(pairs, embedder, chunk_size=chunk_size, progress=progress)
     return sweep_verifiers(
         pairs,
         similarities,

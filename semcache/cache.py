@@ -121,7 +121,9 @@ class SemanticCache:
         from semcache.embedders import load_embedder
 
         s = self.settings.semantic
-        return load_embedder(s.embedder, device=s.device, batch_size=s.batch_size)
+        return load_embedder(
+            s.embedder, device=s.device, batch_size=s.batch_size, precision=s.precision
+        )
 
     def _open_store(self) -> VectorStore:
         from semcache.stores import open_store

@@ -71,6 +71,12 @@ class SemanticSettings(BaseModel):
         "'e5-small-4bit', 'litellm:<model>', a sentence-transformers hub name or a local path.",
     )
     device: str = Field("auto", description="Embedding device: auto, cpu, cuda, mps.")
+    precision: Literal["auto", "float32", "float16", "bfloat16"] = Field(
+        "auto",
+        description="Model precision for sentence-transformers embedders: 'auto' is float16 on "
+        "a GPU and float32 on the CPU; 'bfloat16' is ~1.5x faster on CPUs with native bf16 and "
+        "moves similarities by up to ~0.004.",
+    )
     batch_size: int = Field(64, ge=1, description="Texts per embedder batch.")
     max_batch_wait_ms: float = Field(
         2.0, ge=0, description="Milliseconds the micro-batcher waits to fill a batch."

@@ -90,6 +90,17 @@ def test_options_reach_the_embedder() -> None:
         load_embedder("minilm", device="tpu")
     with pytest.raises(ConfigError, match="batch_size"):
         load_embedder("e5-small-4bit", batch_size=0)
+    with pytest.raises(ConfigError, match="precision"):
+        load_embedder("minilm", precision="fp8")
+    assert load_embedder("minilm", precision="bfloat16")._precision == "bfloat16"
+
+
+def test_settings_precision_reaches_the_cache_embedder() -> None:
+    from semcache import CacheSettings, SemanticCache
+
+    settings = CacheSettings(semantic={"precision": "bfloat16"}, store={"path": ":memory:"})
+    embedder = SemanticCache(settings=settings)._load_embedder()
+    assert embedder._precision == "bfloat16"
 
 
 def test_missing_dependency_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

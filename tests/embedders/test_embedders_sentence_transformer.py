@@ -46,9 +46,29 @@ def test_bad_device_fails_at_construction(device: str) -> None:
         SentenceTransformerEmbedder(device=device)
 
 
-def test_fp16_on_cpu_is_refused() -> None:
-    with pytest.raises(ConfigError, match="fp16"):
-        SentenceTransformerEmbedder(device="cpu", fp16=True)
+def test_float16_on_cpu_is_refused() -> None:
+    with pytest.raises(ConfigError, match="float16"):
+        SentenceTransformerEmbedder(device="cpu", precision="float16")
+
+
+@pytest.mark.parametrize("precision", ["fp16", "half", "", "float64"])
+def test_unknown_precision_is_refused(precision: str) -> None:
+    with pytest.raises(ConfigError, match="precision"):
+        SentenceTransformerEmbedder(precision=precision)
+
+
+def test_bfloat16_on_cpu_stays_close_to_float32(minilm) -> None:
+    """The opt-in trades at most a few thousandths of similarity for speed."""
+    fast = SentenceTransformerEmbedder(device="cpu", precision="bfloat16")
+    assert fast.name == minilm.name  # same model: vectors may share a collection
+    model = fast._loaded.get()[0]
+    import torch
+
+    assert next(model.parameters()).dtype == torch.bfloat16
+    full, half = minilm.embed(MIXED), fast.embed(MIXED)
+    assert half.dtype == np.float32
+    assert np.abs((full * half).sum(axis=1) - 1).max() < 0.005
+    assert not np.array_equal(full, half)
 
 
 @pytest.mark.parametrize("batch_size", [0, -1, 1.5, True])
@@ -152,3 +172,39 @@ def test_concurrent_embeds_from_threads_agree(minilm) -> None:
     for thread in threads:
         thread.join()
     np.testing.assert_allclose(np.stack([results[i] for i in range(8)]), expected, atol=2e-3)
+
+
+MIXED = [
+    "Hi",
+    "What is the capital of France?",
+    "Explain, step by step and with an example for each step, how a hash map resolves "
+    "collisions with open addressing, and why deletion needs tombstones in that scheme.",
+    "Reset password",
+    "How do I reset my password on the mobile app if I no longer have my old phone?",
+]
+
+
+def test_mixed_lengths_match_one_at_a_time_in_caller_order(minilm) -> None:
+    """Texts are regrouped by token count inside ``embed``; rows must come back in order."""
+    together = minilm.embed(MIXED)
+    alone = np.vstack([minilm.embed([text]) for text in MIXED])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+def test_direct_forward_equals_sentence_transformers_encode(minilm) -> None:
+    model = minilm._loaded.get()[0]
+    reference = model.encode(MIXED, normalize_embeddings=True, convert_to_numpy=True)
+    np.testing.assert_allclose(minilm.embed(MIXED), reference, atol=1e-6)
+
+
+def test_a_model_with_a_default_prompt_gets_its_prompt() -> None:
+    """Such models go through ``encode``, which prepends the prompt; the direct path would not."""
+    embedder = SentenceTransformerEmbedder(device="cpu")
+    model = embedder._loaded.get()[0]
+    model.prompts["query"] = "query: "
+    model.default_prompt_name = "query"
+    expected = model.encode(MIXED, prompt="query: ", normalize_embeddings=True)
+    plain = model.encode(MIXED, prompt="", normalize_embeddings=True)
+    got = embedder.embed(MIXED)
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    assert not np.allclose(got, plain, atol=1e-3)

@@ -67,7 +67,7 @@ def test_harness_cosine_equals_sentence_transformers(model):
     pairs = PairSet("handful", A, B, np.array([1, 0, 0, 1, 1, 1], dtype=np.int8))
     expected = _direct(model)
     # batch_size 2 makes the harness reorder, dedupe and batch differently from the direct run
-    harness = pair_similarities(pairs, STAdapter(model), batch_size=2)
+    harness = pair_similarities(pairs, STAdapter(model), chunk_size=2)
     np.testing.assert_allclose(harness, expected, atol=2e-5)
     assert harness[0] > 0.8 > harness[1]  # paraphrase vs unrelated: the model is really there
 

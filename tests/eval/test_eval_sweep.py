@@ -72,7 +72,7 @@ def test_each_distinct_text_is_embedded_once_shortest_first():
     embedder = FakeEmbedder(dim=8)
     progress: list[tuple[int, int]] = []
     similarities = pair_similarities(
-        pairs, embedder, batch_size=2, progress=lambda done, total: progress.append((done, total))
+        pairs, embedder, chunk_size=2, progress=lambda done, total: progress.append((done, total))
     )
     assert set(embedder.embedded.values()) == {1}
     assert len(embedder.embedded) == 4

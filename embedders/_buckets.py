@@ -1,0 +1,50 @@
+"""Length buckets: which texts to embed together so that little compute goes to padding.
+
+A transformer batch is padded to its longest text. sentence-transformers orders a call's
+texts by character count, which predicts token count poorly: on 19,399 Quora questions,
+batches of 32 cut from a character-sorted list spend 29% of their tokens on padding, and
+batches cut from a token-sorted list 0.4%. Small batches waste nothing on padding but cost
+more per text (small matrix products use a CPU badly, and every forward pass has a fixed
+cost), so the cut points are chosen by a cost model: a batch costs ``overhead`` tokens plus
+``size x longest`` tokens, and the partition of the token-sorted texts into contiguous
+batches of at most ``max_batch`` that minimises the total is found by dynamic programming.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BATCH_OVERHEAD_TOKENS = 64
+"""A forward pass's fixed cost in token-equivalents: all-MiniLM-L6-v2 on a 2-core CPU takes
+~8.5 ms for one short text and ~0.15 ms per token in a full batch, i.e. ~57 tokens."""
+
+
+def plan_batches(
+    lengths: np.ndarray, max_batch: int, *, overhead: float = BATCH_OVERHEAD_TOKENS
+) -> list[np.ndarray]:
+    """Indices into ``lengths`` grouped into batches, each batch's texts of similar length.
+
+    Every index appears in exactly one batch; no batch exceeds ``max_batch``.
+    """
+    if max_batch < 1:
+        raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(lengths, kind="stable")
+    ordered = lengths[order].astype(np.float64)
+    count = len(ordered)
+    best = np.zeros(count + 1)
+    start_of = np.zeros(count + 1, dtype=np.int64)
+    for end in range(1, count + 1):
+        starts = np.arange(max(0, end - max_batch), end)
+        # texts are sorted, so the longest of order[start:end] is the last one
+        costs = best[starts] + overhead + (end - starts) * ordered[end - 1]
+        pick = int(np.argmin(costs))
+        best[end] = costs[pick]
+        start_of[end] = starts[pick]
+    batches: list[np.ndarray] = []
+    end = count
+    while end > 0:
+        batches.append(order[start_of[end] : end])
+        end = int(start_of[end])
+    batches.reverse()
+    return batches
