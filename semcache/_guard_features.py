@@ -48,6 +48,7 @@ class Details:
     entities: frozenset[str]
     comparisons: Mapping[str, frozenset[int]]  # axis -> poles taken
     haystack: str  # " token token 中文 " for mention checks
+    sequence: tuple[str, ...]  # tokens in order, Chinese split into characters, for swaps
 
 
 class _Reader:
@@ -246,6 +247,15 @@ class _Reader:
             elif not title_case and start not in starts:
                 self.entities.add(name)  # a capitalised word mid-sentence
 
+    def sequence(self) -> tuple[str, ...]:
+        if not self.cjk:
+            return tuple(self.token_list)
+        return tuple(
+            part
+            for token in self.token_list
+            for part in (token if pat.CJK.match(token) else (token,))
+        )
+
     def haystack(self) -> str:
         tokens = list(self.token_list)
         tokens += [pat.ALIAS[t] for t in tokens if t in pat.ALIAS]
@@ -272,6 +282,7 @@ def extract(text: str) -> Details:
         entities=frozenset(reader.entities),
         comparisons=_group(reader.comparisons),
         haystack=reader.haystack(),
+        sequence=reader.sequence(),
     )
 
 

@@ -76,6 +76,13 @@ REJECT = [
     ("数组怎么升序排列", "数组怎么降序排列", "comparison"),
     ("房价会上涨吗", "房价会下跌吗", "comparison"),
     ("一百美元换人民币是多少", "一百人民币换美元是多少", "comparison"),
+    # role swaps around the same relation
+    ("convert Markdown to HTML", "convert HTML to Markdown", "order"),
+    ("The turtle is following the fish", "The fish is following the turtle", "order"),
+    ("What does LeBron James think of Kobe Bryant?", "What does Kobe Bryant think of LeBron James?",
+     "order"),
+    ("从北京到上海的高铁要多久", "从上海到北京的高铁要多久", "order"),
+    ("猫比狗聪明吗", "狗比猫聪明吗", "order"),
 ]  # fmt: skip
 
 KEEP = [
@@ -112,6 +119,16 @@ KEEP = [
     ("How do I sort a list in Python?", "How do I sort a list in Python in ascending order?"),
     ("Is the Moon larger than Mercury?", "Which is bigger, the Moon or Mercury?"),
     ("Python列表升序排序", "Python列表从小到大排序"),
+    # word order that keeps the roles: reordering, passive, coordination, keyword queries
+    ("Which laptop should I buy?", "Which laptop I should buy?"),
+    ("A cat is chasing a dog", "A dog is being chased by a cat"),
+    ("What is the difference between Python and Java?",
+     "What is the difference between Java and Python?"),
+    ("css dark mode in:title", "in:title dark mode css"),
+    ("How do I reset my password on iPhone?", "On iPhone, how do I reset my password?"),
+    ("北京和上海哪个大", "上海和北京哪个大"),
+    ("现在最新的好看电影有什么", "现在有什么好看的最新电影"),
+    ("星座是农历还是阳历", "星座是阳历还是农历"),
     # normalisation
     ("How do I reset my password?", "  how do I   reset my password  "),
     ("ｉＰｈｏｎｅ　１５多少钱？", "iPhone 15多少钱?"),
@@ -178,6 +195,7 @@ FRAGMENTS = [
     "怎么", "两个", "一个", "三月", "3个月", "十万元", "明天", "周日", "不", "没有", "能不能",
     "区别", "之前", "之后", "升序", "降序", "北京", "上海", "Android", "安卓", "百分之五十", "第一",
     "值钱不？",
+    "to", "Markdown", "HTML", "is following the", "fish", "turtle", "and", "到", "比", "和",
 ]  # fmt: skip
 texts = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), max_size=8).map(" ".join),

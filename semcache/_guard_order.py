@@ -1,0 +1,82 @@
+"""Role swaps: two parts of a question trading places around the same relation.
+
+Mean-pooled embeddings barely see word order, so "convert Markdown to HTML" and "convert
+HTML to Markdown", or "The turtle is following the fish" and "The fish is following the
+turtle", score 0.98-0.99 while their answers are opposite. A swap is ``X M Y`` in one
+question and ``Y M X`` in the other: the same middle ``M`` ("to", "is following the", "到"),
+with the span just before it in one text being the span just after it in the other, and vice
+versa. Spans may be several tokens ("LeBron James", "北京"); each must hold a content word.
+
+What keeps paraphrases out (measured on the dev sets with ``benchmarks/guard_effect.py``):
+
+- the middle must match exactly, so restructured questions ("Why won't my card show up on the
+  app?" / "The app doesn't show the card") do not count;
+- the middle must relate: in English it holds a function word ("to", "of", "is ... a"), so
+  reordered keyword queries ("css dark mode in:title" / "in:title dark mode css") do not count;
+  in Chinese, where 的 and 是 allow free reordering ("最新的好看电影" / "好看的最新电影"), it
+  holds a directional word (到, 比, 给, 向 ...);
+- a middle with coordination ("X and Y", "X or a Y", "X vs Y", 和/与/或/还是) is symmetric.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from semcache._guard_patterns import CJK
+
+MAX_SPAN = 6
+SYMMETRIC = frozenset(
+    {"and", "or", "vs", "versus", "with", "&", "和", "与", "或", "及", "跟", "同", "还"}
+)
+ZH_RELATIONS = frozenset("到比给对向往至去成转")
+STOP = frozenset(
+    """a an the is are was were be been being am do does did to of in on at for from by with
+    and or but if then so as it its this that these those i me my you your he him his she her
+    we our they them their what which who whom whose how why when where can could should would
+    will shall may might must have has had not no there here than too very just about into
+    out up down over under again s t 的 了 吗 呢 是 在 我 你 他 她 它 们 怎 么 什 么 哪 个
+    一 有 吧 啊 呀 把 从 到 给 对 向""".split()
+)
+
+
+def _relates(middle: Sequence[str]) -> bool:
+    if any(word in SYMMETRIC for word in middle):
+        return False
+    if any(CJK.match(word) for word in middle):
+        return any(word in ZH_RELATIONS for word in middle)
+    return any(word in STOP for word in middle)
+
+
+def _content(span: Sequence[str]) -> bool:
+    return any(token not in STOP for token in span)
+
+
+def _swapped_span(before: Sequence[str], after: Sequence[str]) -> tuple[str, ...] | None:
+    """A span that ends ``before`` and starts ``after`` (the shortest with a content word)."""
+    for length in range(1, min(len(before), len(after), MAX_SPAN) + 1):
+        span = tuple(before[len(before) - length :])
+        if span == tuple(after[:length]) and _content(span):
+            return span
+    return None
+
+
+def role_swap(a: Sequence[str], b: Sequence[str]) -> tuple[str, str, str] | None:
+    """``(x, middle, y)`` when ``a`` reads ``x middle y`` and ``b`` reads ``y middle x``."""
+    counts_a, counts_b = Counter(a), Counter(b)
+    position_b = {token: j for j, token in enumerate(b) if counts_b[token] == 1}
+    for i, token in enumerate(a):
+        j = position_b.get(token)
+        if j is None or counts_a[token] != 1:
+            continue
+        length = 1
+        while i + length < len(a) and j + length < len(b) and a[i + length] == b[j + length]:
+            length += 1
+        middle = a[i : i + length]
+        if not _relates(middle):
+            continue
+        x = _swapped_span(a[:i], b[j + length :])
+        y = x and _swapped_span(b[:j], a[i + length :])
+        if x and y and x != y:
+            return " ".join(x), " ".join(middle), " ".join(y)
+    return None
