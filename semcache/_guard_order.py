@@ -30,14 +30,14 @@ SYMMETRIC = frozenset(
     {"and", "or", "vs", "versus", "with", "&", "和", "与", "或", "及", "跟", "同", "还"}
 )
 ZH_RELATIONS = frozenset("到比给对向往至去成转")
-STOP = frozenset(
-    """a an the is are was were be been being am do does did to of in on at for from by with
+_STOP_WORDS = """
+    a an the is are was were be been being am do does did to of in on at for from by with
     and or but if then so as it its this that these those i me my you your he him his she her
     we our they them their what which who whom whose how why when where can could should would
     will shall may might must have has had not no there here than too very just about into
     out up down over under again s t 的 了 吗 呢 是 在 我 你 他 她 它 们 怎 么 什 么 哪 个
-    一 有 吧 啊 呀 把 从 到 给 对 向""".split()
-)
+    一 有 吧 啊 呀 把 从 到 给 对 向"""
+STOP = frozenset(_STOP_WORDS.split())
 
 
 def _relates(middle: Sequence[str]) -> bool:
