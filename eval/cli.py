@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from semcache.embedders.base import Embedder
-from semcache.errors import SemcacheError
+from semcache.errors import ConfigError, SemcacheError
 
 from . import console as show
 from . import resolve
-from .calibrate import CalibrationResult, calibrate, save_threshold
+from .calibrate import CalibrationResult, calibrate, save_embedder, save_threshold
 from .data import Columns, PairSet, load_pairs
 from .report import GroupKey, Timing, key_of, write_outputs
 from .similarity import distinct_texts, pair_similarities
@@ -227,7 +227,14 @@ def _calibrate_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--method", choices=["clopper-pearson", "wilson"], default="clopper-pearson"
     )
-    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument(
+        "--embedder",
+        nargs="+",
+        default=["minilm"],
+        help="one or more; given several, each is calibrated on the same half and the one "
+        "with the most calibration-half recall at its threshold is chosen (the held-out half "
+        "plays no part in the choice); --save then also saves the embedder",
+    )
     parser.add_argument(
         "--verifier",
         default="auto",
@@ -240,41 +247,72 @@ def _calibrate_parser() -> argparse.ArgumentParser:
 
 
 def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    embedder_names = list(dict.fromkeys(args.embedder))
+    if args.namespace is not None and len(embedder_names) > 1:
+        raise ConfigError(
+            "--namespace saves a threshold for one namespace, but a cache has one embedder for "
+            "all namespaces: give a single --embedder with --namespace"
+        )
     pairs = load_pairs(args.data, columns=_columns(args), limit=args.limit, seed=args.seed)
     verifier = resolve.resolve_verifier(args.verifier)
     _set_threads(args.threads)
-    embedder = resolve.resolve_embedder(args.embedder, args.batch_size)
-    with show.embedding_progress(err, f"{pairs.name} · {args.embedder}") as progress:
-        similarities = pair_similarities(pairs, embedder, progress=progress)
     verdicts = None
     if verifier is not None:
         from .sweep import verifier_decisions
 
         verdicts = verifier_decisions(verifier, pairs)
-    result = calibrate(
-        effective_scores(similarities, verdicts),
-        pairs.labels,
-        args.target,
-        confidence=args.confidence,
-        method=args.method,
-        seed=args.seed,
-    )
-    if result.threshold is None or result.held_out is None or result.bound is None:
-        out.print(f"no threshold: {result.reason}", highlight=False)
+    results: dict[str, CalibrationResult] = {}
+    for name in embedder_names:
+        embedder = resolve.resolve_embedder(name, args.batch_size)
+        with show.embedding_progress(err, f"{pairs.name} · {name}") as progress:
+            similarities = pair_similarities(pairs, embedder, progress=progress)
+        results[name] = calibrate(
+            effective_scores(similarities, verdicts),
+            pairs.labels,
+            args.target,
+            confidence=args.confidence,
+            method=args.method,
+            seed=args.seed,
+        )
+    for name, result in results.items():
+        if result.reason is not None and len(results) > 1:
+            out.print(f"{name}: no threshold: {result.reason}", highlight=False)
+    chosen = _most_recall(results)
+    if chosen is None:
+        if len(results) == 1:
+            out.print(f"no threshold: {next(iter(results.values())).reason}", highlight=False)
+        else:
+            out.print("no threshold: no embedder meets the target (reasons above)")
         return 1
+    result = results[chosen]
+    assert result.threshold is not None and result.held_out is not None and result.bound is not None
+    if len(results) > 1:
+        out.print(show.choice_table(results, chosen))
     out.print(show.calibration_table(result))
     held = result.held_out
     verdict = "holds" if result.holds else "does NOT hold"
     out.print(
-        f"threshold {result.threshold:g} (cosine, hit when >=): calibration upper bound "
-        f"{result.bound:.2%} <= {result.target:.2%}; held-out false-hit rate "
+        f"threshold {result.threshold:g} (cosine, hit when >=) for {chosen}: calibration upper "
+        f"bound {result.bound:.2%} <= {result.target:.2%}; held-out false-hit rate "
         f"{held.false_hit_rate:.2%} ({held.false_hits} of {held.hits} hits): {verdict}",
         highlight=False,
     )
     if args.save is not None:
         save_threshold(args.save, result.threshold, args.namespace)
+        if len(results) > 1:
+            save_embedder(args.save, chosen)
         out.print(f"saved to {args.save}", highlight=False)
     return 0
+
+
+def _most_recall(results: dict[str, CalibrationResult]) -> str | None:
+    """The embedder whose threshold keeps the most calibration-half recall (None: no threshold)."""
+    scored = {
+        name: result.calibration.recall
+        for name, result in results.items()
+        if result.calibration is not None
+    }
+    return max(scored, key=scored.__getitem__) if scored else None
 
 
 def calibrate_main(argv: Sequence[str]) -> int:

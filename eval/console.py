@@ -103,6 +103,25 @@ def calibration_table(result: CalibrationResult) -> Table:
     return table
 
 
+def choice_table(results: Mapping[str, CalibrationResult], chosen: str) -> Table:
+    """One row per embedder: its threshold and calibration-half recall (what the choice used)."""
+    table = Table(title="embedders, calibrated on the same half (chosen: most recall)")
+    for column in ("embedder", "threshold", "calibration recall", "held-out false-hit rate"):
+        table.add_column(column, justify="right")
+    for name, result in results.items():
+        calibration, held = result.calibration, result.held_out
+        if result.threshold is None or calibration is None or held is None:
+            table.add_row(name, "none", "-", "-")
+            continue
+        table.add_row(
+            f"{name} *" if name == chosen else name,
+            f"{result.threshold:g}",
+            f"{calibration.recall:.1%}",
+            f"{held.false_hit_rate:.1%} ({held.false_hits}/{held.hits})",
+        )
+    return table
+
+
 @contextmanager
 def embedding_progress(console: Console, description: str) -> Iterator[ProgressCallback]:
     """A progress bar for one embedding run; yields the callback to pass to the harness."""

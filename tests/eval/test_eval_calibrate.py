@@ -43,11 +43,11 @@ def test_stratified_split_is_seeded_disjoint_and_balanced():
 def test_choose_threshold_picks_the_lowest_passing_grid_point():
     # 400 positives at 0.97; 50 negatives at 0.93; 400 negatives at 0.5.
     # t <= 0.93 serves 50 false of >= 450 hits (11%); 0.93 < t <= 0.97 serves 400 true hits,
-    # whose 95% upper bound 1 - 0.05^(1/400) = 0.0075 <= 0.05. Lowest such grid point: 0.931.
+    # whose 95% upper bound 1 - 0.05^(1/400) = 0.0075 <= 0.05. Lowest such grid point: 0.9301.
     scores, labels = _scores((400, 0.97, 1), (50, 0.93, 0), (400, 0.5, 0))
     threshold, bound, reason = choose_threshold(scores, labels, 0.05)
     assert reason is None
-    assert threshold == 0.931
+    assert threshold == 0.9301
     assert bound == pytest.approx(1 - 0.05 ** (1 / 400))
 
 

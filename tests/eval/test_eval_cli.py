@@ -11,6 +11,7 @@ from eval_fakes import TINY, DigitsVerifier, FakeEmbedder, write_jsonl
 
 from semcache.eval import cli, resolve
 from semcache.eval.report import RESULT_FIELDS
+from semcache.settings import CacheSettings
 
 
 @pytest.fixture
@@ -107,10 +108,49 @@ def test_calibrate_saves_the_threshold(tmp_path: Path, fake_names, monkeypatch, 
     argv = ["--data", str(data), "--target", "0.02", "--embedder", "many", "--verifier", "none"]
     status = cli.calibrate_main([*argv, "--namespace", "support", "--save", str(env)])
     assert status == 0
-    assert env.read_text() == "SEMCACHE_SEMANTIC__NAMESPACE_THRESHOLDS='{\"support\": 0.501}'\n"
+    assert env.read_text() == "SEMCACHE_SEMANTIC__NAMESPACE_THRESHOLDS='{\"support\": 0.5001}'\n"
     printed = capsys.readouterr().out
-    assert "threshold 0.501" in printed and "0 of 300 hits): holds" in printed
+    assert "threshold 0.5001" in printed and "0 of 300 hits): holds" in printed
     impossible = cli.calibrate_main([*argv, "--limit", "100", "--save", str(env)])
     assert impossible == 1
     assert "no threshold" in capsys.readouterr().out
     assert "SEMCACHE_SEMANTIC__THRESHOLD=" not in env.read_text()
+
+
+def _cosine_vector(cosine: float) -> list[float]:
+    return [float(cosine), float(np.sqrt(1.0 - cosine * cosine))]
+
+
+def test_calibrate_chooses_among_embedders_on_the_calibration_half(
+    tmp_path: Path, fake_names, monkeypatch, capsys
+):
+    """'strong' separates the pairs; 'weak' puts some negatives at 0.9, so its threshold
+    must sit above them and half the positives (at 0.8) are lost."""
+    for key in ("SEMCACHE_SEMANTIC__THRESHOLD", "SEMCACHE_SEMANTIC__EMBEDDER"):
+        monkeypatch.delenv(key, raising=False)
+    rows = []
+    strong, weak = {"anchor": [1.0, 0.0]}, {"anchor": [1.0, 0.0]}
+    for i in range(1600):
+        text, label = f"pair {i}", i % 2
+        strong[text] = _cosine_vector(0.97 if label else 0.5)
+        weak[text] = _cosine_vector({0: 0.9, 1: 0.97, 2: 0.5, 3: 0.8}[i % 4])
+        rows.append({"text_a": "anchor", "text_b": text, "label": label})
+    fake_names["strong"], fake_names["weak"] = FakeEmbedder(strong), FakeEmbedder(weak)
+    data = write_jsonl(tmp_path / "choice.jsonl", rows)
+    env = tmp_path / ".env"
+    argv = ["--data", str(data), "--target", "0.05", "--verifier", "none"]
+    status = cli.calibrate_main([*argv, "--embedder", "weak", "strong", "--save", str(env)])
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert "strong *" in printed and "for strong" in printed
+    assert env.read_text() == (
+        "SEMCACHE_SEMANTIC__THRESHOLD=0.5001\nSEMCACHE_SEMANTIC__EMBEDDER=strong\n"
+    )
+    settings = CacheSettings(_env_file=env)
+    assert (settings.semantic.embedder, settings.semantic.threshold) == ("strong", 0.5001)
+    alone = cli.calibrate_main([*argv, "--embedder", "weak"])
+    assert alone == 0
+    assert "threshold 0.9001" in capsys.readouterr().out
+    both_with_namespace = [*argv, "--embedder", "weak", "strong", "--namespace", "support"]
+    assert cli.calibrate_main(both_with_namespace) == 2
+    assert "single --embedder with --namespace" in capsys.readouterr().err
