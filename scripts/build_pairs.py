@@ -11,7 +11,8 @@ From each family the builder takes
 - positives: the two paraphrase templates of each value (``paraphrase``), and a surface variant
   (casing, punctuation, a typo, full-width characters; ``exact_variant``) of two of its texts;
 - hard negatives: the same template with the two values, and the cross pair (``hard_negative``),
-  tagged with the family's ``detail`` (number, date, negation, entity, comparison, other);
+  tagged with the family's ``detail`` (number, date, negation, entity, comparison, order,
+  other);
 
 and a few ``unrelated`` negatives pair texts of families from different domains.
 
@@ -248,6 +249,19 @@ EN = [
       "Is it better to stretch {x} running?",
       "Should I do stretches {x} a run?",
       V("before", x="before"), V("after", x="after")),
+    # roles: the same two things, trading places
+    F("format-convert", "en", "coding", "order",
+      "How do I convert {x} to {y}?",
+      "What is the easiest way to turn a {x} file into {y}?",
+      V("md-html", x="Markdown", y="HTML"), V("html-md", x="HTML", y="Markdown")),
+    F("train-route", "en", "travel", "order",
+      "How long does the train from {x} to {y} take?",
+      "How many hours is the train ride from {x} to {y}?",
+      V("paris-london", x="Paris", y="London"), V("london-paris", x="London", y="Paris")),
+    F("final-winner", "en", "knowledge", "order",
+      "Did {x} ever beat {y} in a World Cup final?",
+      "Has {x} won a World Cup final against {y}?",
+      V("ger-arg", x="Germany", y="Argentina"), V("arg-ger", x="Argentina", y="Germany")),
     F("symptoms", "en", "health", "other",
       "What are the early symptoms of {x}?",
       "What are the first signs of {x}?",
@@ -331,6 +345,14 @@ ZH = [
       "哪些人{x}接种流感疫苗？",
       "什么人群{y}打流感疫苗？",
       V("suitable", x="适合", y="应该"), V("unsuitable", x="不适合", y="不应该")),
+    F("rail-route", "zh", "travel", "order",
+      "从{x}到{y}的高铁要坐多久？",
+      "{x}到{y}坐高铁需要几个小时？",
+      V("bj-sh", x="北京", y="上海"), V("sh-bj", x="上海", y="北京")),
+    F("translate-direction", "zh", "knowledge", "order",
+      "这句话从{x}翻译成{y}应该怎么写？",
+      "能帮我把这句话从{x}译成{y}吗？",
+      V("en-zh", x="英文", y="中文"), V("zh-en", x="中文", y="英文")),
     F("symptoms", "zh", "health", "other",
       "{x}有什么症状？",
       "得了{x}会出现哪些症状？",

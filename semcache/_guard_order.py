@@ -11,8 +11,10 @@ What keeps paraphrases out (measured on the dev sets with ``benchmarks/guard_eff
 
 - the middle must match exactly, so restructured questions ("Why won't my card show up on the
   app?" / "The app doesn't show the card") do not count;
-- the middle must relate: in English it holds a function word ("to", "of", "is ... a"), so
-  reordered keyword queries ("css dark mode in:title" / "in:title dark mode css") do not count;
+- the middle must relate: in English it holds a function word ("to", "of", "is ... a") or sits
+  inside a sentence ("Did Germany ever beat Argentina in ..."), so reordered keyword queries,
+  where the swap is the whole text ("css dark mode in:title" / "in:title dark mode css"), do
+  not count;
   in Chinese, where 的 and 是 allow free reordering ("最新的好看电影" / "好看的最新电影"), it
   holds a directional word (到, 比, 给, 向 ...);
 - a middle with coordination ("X and Y", "X or a Y", "X vs Y", 和/与/或/还是) is symmetric.
@@ -30,6 +32,10 @@ SYMMETRIC = frozenset(
     {"and", "or", "vs", "versus", "with", "&", "和", "与", "或", "及", "跟", "同", "还"}
 )
 ZH_RELATIONS = frozenset("到比给对向往至去成转")
+PREPOSITIONS = frozenset(
+    {"in", "on", "at", "during", "for", "from", "with", "by", "about", "after", "before"}
+    | {"under", "over", "into", "to", "of"}
+)
 _STOP_WORDS = """
     a an the is are was were be been being am do does did to of in on at for from by with
     and or but if then so as it its this that these those i me my you your he him his she her
@@ -40,12 +46,23 @@ _STOP_WORDS = """
 STOP = frozenset(_STOP_WORDS.split())
 
 
-def _relates(middle: Sequence[str]) -> bool:
+def _relates(middle: Sequence[str], rotation: bool) -> bool:
+    """Can ``middle`` carry roles? ``rotation``: the swap spans a whole text (``X M Y``)."""
     if any(word in SYMMETRIC for word in middle):
         return False
     if any(CJK.match(word) for word in middle):
         return any(word in ZH_RELATIONS for word in middle)
-    return any(word in STOP for word in middle)
+    # a bare verb ("ever beat") relates inside a sentence; a whole text "X M Y" with no
+    # function word is a reordered keyword query ("css dark mode in:title")
+    return any(word in STOP for word in middle) or not rotation
+
+
+def _adverbial(x: Sequence[str], y: Sequence[str]) -> bool:
+    """Two phrases that each open with a preposition ("during the war" / "in Singapore"), or
+    that hold a coordination, move freely: such a reordering keeps the roles."""
+    if x[0] in PREPOSITIONS and y[0] in PREPOSITIONS:
+        return True
+    return any(word in SYMMETRIC for word in (*x, *y))
 
 
 def _content(span: Sequence[str]) -> bool:
@@ -73,10 +90,11 @@ def role_swap(a: Sequence[str], b: Sequence[str]) -> tuple[str, str, str] | None
         while i + length < len(a) and j + length < len(b) and a[i + length] == b[j + length]:
             length += 1
         middle = a[i : i + length]
-        if not _relates(middle):
-            continue
         x = _swapped_span(a[:i], b[j + length :])
         y = x and _swapped_span(b[:j], a[i + length :])
-        if x and y and x != y:
+        if not (x and y and x != y) or _adverbial(x, y):
+            continue
+        rotation = i == len(x) and i + length + len(y) == len(a)
+        if _relates(middle, rotation):
             return " ".join(x), " ".join(middle), " ".join(y)
     return None

@@ -11,7 +11,7 @@
 false hit. ``group`` is the intent of ``text_a`` and ``group_b`` that of ``text_b`` (equal iff
 ``label`` is 1); a text always has the same group. ``kind`` is ``paraphrase``,
 ``exact_variant`` (casing, punctuation, typos), ``hard_negative`` (one answer-determining detail
-differs, named by ``detail``: number, date, negation, entity, comparison or other) or
+differs, named by ``detail``: number, date, negation, entity, comparison, order or other) or
 ``unrelated``.
 """
 

@@ -14,7 +14,7 @@ from semcache.errors import ConfigError
 
 FIELDS = {"id", "text_a", "text_b", "label", "lang", "domain", "kind", "group", "group_b", "detail"}
 KINDS = {"paraphrase", "exact_variant", "hard_negative", "unrelated"}
-DETAILS = {"number", "date", "negation", "entity", "comparison", "other"}
+DETAILS = {"number", "date", "negation", "entity", "comparison", "order", "other"}
 DOMAINS = {"support", "faq", "coding", "knowledge", "travel", "finance", "health"}
 
 
