@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from semcache.embedders.batcher import MicroBatcher
     from semcache.embedders.e5_small import E5SmallEmbedder
     from semcache.embedders.litellm_embedder import LiteLLMEmbedder
+    from semcache.embedders.onnx_runtime import OnnxEmbedder
     from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
     from semcache.embedders.use_multilingual import UseMultilingualEmbedder
 
@@ -25,6 +26,7 @@ __all__ = [
     "Embedder",
     "LiteLLMEmbedder",
     "MicroBatcher",
+    "OnnxEmbedder",
     "SentenceTransformerEmbedder",
     "UseMultilingualEmbedder",
     "l2_normalise",
@@ -36,6 +38,7 @@ _LAZY = {
     "MicroBatcher": "semcache.embedders.batcher",
     "E5SmallEmbedder": "semcache.embedders.e5_small",
     "LiteLLMEmbedder": "semcache.embedders.litellm_embedder",
+    "OnnxEmbedder": "semcache.embedders.onnx_runtime",
     "SentenceTransformerEmbedder": "semcache.embedders.sentence_transformer",
     "UseMultilingualEmbedder": "semcache.embedders.use_multilingual",
 }

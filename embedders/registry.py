@@ -18,27 +18,46 @@ from semcache.errors import ConfigError
 _LITELLM_PREFIX = "litellm:"
 
 
-def _minilm(device: str, batch_size: int, precision: str) -> Embedder:
-    from semcache.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
+RUNTIMES = ("torch", "onnx")
+
+
+def _sentence_transformer(
+    model: str, device: str, batch_size: int, precision: str, runtime: str
+) -> Embedder:
+    if runtime == "onnx":
+        if precision not in ("auto", "float32") or device not in ("auto", "cpu"):
+            raise ConfigError(
+                "runtime 'onnx' runs float32 on the CPU: leave precision and device at 'auto'"
+            )
+        from semcache.embedders.onnx_runtime import OnnxEmbedder
+
+        return OnnxEmbedder(model, batch_size=batch_size)
+    from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(
-        DEFAULT_MODEL, device=device, batch_size=batch_size, precision=precision
+        model, device=device, batch_size=batch_size, precision=precision
     )
 
 
-def _use(device: str, batch_size: int, precision: str) -> Embedder:
+def _minilm(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
+    from semcache.embedders.sentence_transformer import DEFAULT_MODEL
+
+    return _sentence_transformer(DEFAULT_MODEL, device, batch_size, precision, runtime)
+
+
+def _use(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
     from semcache.embedders.use_multilingual import UseMultilingualEmbedder
 
     return UseMultilingualEmbedder(batch_size=batch_size)
 
 
-def _e5(device: str, batch_size: int, precision: str) -> Embedder:
+def _e5(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
     from semcache.embedders.e5_small import E5SmallEmbedder
 
     return E5SmallEmbedder(batch_size=batch_size)
 
 
-_NAMED: dict[str, Callable[[str, int, str], Embedder]] = {
+_NAMED: dict[str, Callable[[str, int, str, str], Embedder]] = {
     "minilm": _minilm,
     "use-multilingual": _use,
     "e5-small-4bit": _e5,
@@ -59,19 +78,27 @@ def _choices() -> str:
 
 
 def load_embedder(
-    name: str, *, device: str = "auto", batch_size: int = 64, precision: str = "auto"
+    name: str,
+    *,
+    device: str = "auto",
+    batch_size: int = 64,
+    precision: str = "auto",
+    runtime: str = "torch",
 ) -> Embedder:
-    """The embedder called ``name``; ``device`` and ``precision`` apply to sentence-transformers
-    models only (the others have one fixed build).
+    """The embedder called ``name``; ``device``, ``precision`` and ``runtime`` apply to
+    sentence-transformers models only (the others have one fixed build). ``runtime="onnx"``
+    runs such a model with ONNX Runtime on the CPU (see :mod:`.onnx_runtime`).
 
     Raises :class:`~semcache.errors.ConfigError` for a name that is none of the choices.
     """
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"embedder name must be a non-empty string; choices: {_choices()}")
     name = name.strip()
+    if runtime not in RUNTIMES:
+        raise ConfigError(f"runtime {runtime!r} is not one of {', '.join(RUNTIMES)}")
     factory = _NAMED.get(name)
     if factory is not None:
-        return factory(device, batch_size, precision)
+        return factory(device, batch_size, precision, runtime)
     if name.startswith(_LITELLM_PREFIX):
         model = name.removeprefix(_LITELLM_PREFIX)
         if not model:
@@ -81,9 +108,5 @@ def load_embedder(
         return LiteLLMEmbedder(model, batch_size=batch_size)
     path = Path(name).expanduser()
     if "/" in name or path.exists():
-        from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(
-            name, device=device, batch_size=batch_size, precision=precision
-        )
+        return _sentence_transformer(name, device, batch_size, precision, runtime)
     raise ConfigError(f"unknown embedder {name!r}; choices: {_choices()}")

@@ -122,7 +122,11 @@ class SemanticCache:
 
         s = self.settings.semantic
         return load_embedder(
-            s.embedder, device=s.device, batch_size=s.batch_size, precision=s.precision
+            s.embedder,
+            device=s.device,
+            batch_size=s.batch_size,
+            precision=s.precision,
+            runtime=s.runtime,
         )
 
     def _open_store(self) -> VectorStore:

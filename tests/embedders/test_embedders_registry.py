@@ -27,6 +27,7 @@ def test_public_names_are_pinned() -> None:
         "Embedder",
         "LiteLLMEmbedder",
         "MicroBatcher",
+        "OnnxEmbedder",
         "SentenceTransformerEmbedder",
         "UseMultilingualEmbedder",
         "l2_normalise",

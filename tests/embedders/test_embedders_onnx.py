@@ -1,0 +1,103 @@
+"""The ONNX Runtime embedder: the PyTorch model's vectors, exported once per cache."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semcache.embedders import OnnxEmbedder, load_embedder, onnx_runtime
+from semcache.errors import ConfigError, MissingDependency
+
+pytest.importorskip("onnxruntime")
+
+TEXTS = [
+    "Hi",
+    "What is the capital of France?",
+    "Explain, step by step and with an example for each step, how a hash map resolves "
+    "collisions with open addressing.",
+    "如何修改密码？",
+]
+
+
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("onnx")
+
+
+@pytest.fixture(scope="module")
+def minilm_onnx(onnx_cache: Path) -> OnnxEmbedder:
+    embedder = OnnxEmbedder(cache_dir=onnx_cache)
+    embedder.embed(["warm up"])
+    return embedder
+
+
+def test_same_vectors_and_name_as_pytorch(minilm_onnx: OnnxEmbedder, minilm) -> None:
+    assert minilm_onnx.name == minilm.name
+    assert minilm_onnx.dim == minilm.dim == 384
+    got = minilm_onnx.embed(TEXTS)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, minilm.embed(TEXTS), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
+
+
+def test_rows_come_back_in_caller_order(minilm_onnx: OnnxEmbedder) -> None:
+    together = minilm_onnx.embed(TEXTS)
+    alone = np.vstack([minilm_onnx.embed([text]) for text in TEXTS])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    assert minilm_onnx.embed([]).shape == (0, 384)
+
+
+def test_export_is_reused_by_later_instances(
+    minilm_onnx: OnnxEmbedder, onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (exported,) = onnx_cache.glob("*/model.onnx")
+    written = exported.stat().st_mtime_ns
+
+    def no_export(*args: object) -> None:
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(onnx_runtime, "_export", no_export)
+    again = OnnxEmbedder(cache_dir=onnx_cache)
+    np.testing.assert_allclose(again.embed(TEXTS[:2]), minilm_onnx.embed(TEXTS[:2]), atol=1e-6)
+    assert exported.stat().st_mtime_ns == written
+    assert [p.name for p in exported.parent.iterdir()] == ["model.onnx"]  # no temp files left
+
+
+def test_a_corrupt_export_is_a_clear_error(tmp_path: Path, minilm_onnx: OnnxEmbedder) -> None:
+    fresh = OnnxEmbedder(cache_dir=tmp_path)
+    model = fresh._torch._loaded.get()[0]
+    path = fresh._export_path(model)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a model")
+    with pytest.raises(Exception, match="ONNX export at"):
+        fresh.embed(["hello"])
+
+
+def test_registry_and_settings_select_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(load_embedder("minilm", runtime="onnx"), OnnxEmbedder)
+    assert not isinstance(load_embedder("minilm"), OnnxEmbedder)
+    with pytest.raises(ConfigError, match="runtime"):
+        load_embedder("minilm", runtime="tensorrt")
+    with pytest.raises(ConfigError, match="float32 on the CPU"):
+        load_embedder("minilm", runtime="onnx", precision="bfloat16")
+    from semcache import CacheSettings, SemanticCache
+
+    settings = CacheSettings(semantic={"runtime": "onnx"}, store={"path": ":memory:"})
+    assert isinstance(SemanticCache(settings=settings)._load_embedder(), OnnxEmbedder)
+
+
+def test_missing_onnxruntime_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
+    with pytest.raises(MissingDependency) as caught:
+        OnnxEmbedder(cache_dir=tmp_path).embed(["hello"])
+    assert "pip install 'semcache[onnx]'" in str(caught.value)
+
+
+def test_bad_options_fail_at_construction() -> None:
+    with pytest.raises(ConfigError, match="threads"):
+        OnnxEmbedder(threads=0)
+    with pytest.raises(ConfigError, match="batch_size"):
+        OnnxEmbedder(batch_size=0)
