@@ -174,11 +174,14 @@ def synthetic_entries(start: int, vectors: np.ndarray) -> list[Entry]:
 
 
 def load_embedder(args: argparse.Namespace, report: Report) -> Any:
-    from semcache.embedders import SentenceTransformerEmbedder
+    from semcache.embedders import load_embedder as by_name
 
-    embedder = SentenceTransformerEmbedder(device="cpu", precision=args.precision)
+    embedder = by_name("minilm", device="cpu", precision=args.precision, runtime=args.runtime)
     embedder.embed(["warm up"])
-    report.note(f"embedder precision: {args.precision} (both sides use the same embedder)")
+    report.note(
+        f"embedder: MiniLM, runtime {args.runtime}, precision {args.precision} "
+        "(both sides use the same embedder)"
+    )
     return embedder
 
 
@@ -559,6 +562,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
         default="auto",
         choices=["auto", "float32", "bfloat16"],
         help="MiniLM precision for e2e and concurrency (auto: float32 on the CPU)",
+    )
+    parser.add_argument(
+        "--runtime",
+        default="torch",
+        choices=["torch", "onnx"],
+        help="how MiniLM runs for e2e and concurrency (onnx: ONNX Runtime, needs [onnx])",
     )
     parser.add_argument(
         "--quick", action="store_true", help="sizes 1000,10000; 2,000 e2e entries; 100 queries"
