@@ -78,7 +78,7 @@ def calibration_cell(result: CalibrationResult | None) -> str:
         return "none"
     held = result.held_out
     verdict = "holds" if result.holds else "FAILS"
-    return f"{result.threshold:.3f} ({held.false_hit_rate:.1%}, {verdict})"
+    return f"{result.threshold:.4f} ({held.false_hit_rate:.1%}, {verdict})"
 
 
 def calibration_table(result: CalibrationResult) -> Table:

@@ -156,7 +156,7 @@ def _calibration_cell(calibration: CalibrationResult | None) -> str:
     held = calibration.held_out
     verdict = "holds" if calibration.holds else "FAILS"
     return (
-        f"{calibration.threshold:.3f}: held-out false-hit "
+        f"{calibration.threshold:.4f}: held-out false-hit "
         f"{_interval(held.false_hit_rate, held.false_hit_rate_lo, held.false_hit_rate_hi)}, "
         f"recall {held.recall:.1%} ({verdict})"
     )
