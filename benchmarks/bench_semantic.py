@@ -1,6 +1,6 @@
 """Semantic-tier benchmark (not a test): store lookups, end-to-end hits vs GPTCache, batching.
 
-Three parts, all in one run on the same machine so that ratios compare like with like:
+Four parts, all in one run on the same machine so that ratios compare like with like:
 
 ``stores``       filtered lookup latency (tenant AND namespace AND scope AND not expired) of
                  the edge store (after ``optimize()``) and qdrant-client local mode, on random
@@ -12,6 +12,10 @@ Three parts, all in one run on the same machine so that ratios compare like with
                  its data manager's ``import_data`` with the precomputed embeddings.
 ``concurrency``  lookups per second of 64 concurrent callers sharing a MicroBatcher vs one
                  caller at a time.
+
+                 ``e2e`` and ``concurrency`` run once per MiniLM runtime (``--runtime``,
+                 default PyTorch then ONNX Runtime): the two pull against each other, since
+                 the faster one question embeds alone, the less batching has left to add.
 ``serving``      lookups answered while the edge store optimises (``--serving-size`` points):
                  semcache's out-of-process cycle vs calling ``EdgeShard.optimize()`` in a
                  thread of the serving process (the naive design it replaces).
@@ -173,14 +177,14 @@ def synthetic_entries(start: int, vectors: np.ndarray) -> list[Entry]:
     return entries
 
 
-def load_embedder(args: argparse.Namespace, report: Report) -> Any:
+def load_embedder(args: argparse.Namespace, report: Report, runtime: str) -> Any:
     from semcache.embedders import load_embedder as by_name
 
-    embedder = by_name("minilm", device="cpu", precision=args.precision, runtime=args.runtime)
+    embedder = by_name("minilm", device="cpu", precision=args.precision, runtime=runtime)
     embedder.embed(["warm up"])
     report.note(
-        f"embedder: MiniLM, runtime {args.runtime}, precision {args.precision} "
-        "(both sides use the same embedder)"
+        f"embedder: MiniLM, runtime {runtime}, precision {args.precision} "
+        "(GPTCache is given the same embedder)"
     )
     return embedder
 
@@ -297,23 +301,24 @@ class Corpus:
     """Stored questions with their vectors and response JSON, and paraphrased queries."""
 
     embedder: Any
+    runtime: str
     questions: list[str]
     asked: list[str]
     vectors: np.ndarray
     responses: list[str]
 
 
-def embed_corpus(args: argparse.Namespace, report: Report) -> Corpus:
-    embedder = load_embedder(args, report)
+def embed_corpus(args: argparse.Namespace, report: Report, runtime: str) -> Corpus:
+    embedder = load_embedder(args, report, runtime)
     questions, asked, source = load_questions(args.pairs, args.e2e_entries, args.e2e_queries)
     report.note(f"questions: {source}")
     took, vectors = timed(lambda: embedder.embed(questions))
     report.note(
         f"embedding {len(questions):,} stored questions took {took:.1f} s "
-        f"({len(questions) / took:.0f} texts/s, embedder {embedder.name})"
+        f"({len(questions) / took:.0f} texts/s, {runtime})"
     )
     responses = [response_json(f"Answer to: {q}") for q in questions]
-    return Corpus(embedder, questions, asked, vectors, responses)
+    return Corpus(embedder, runtime, questions, asked, vectors, responses)
 
 
 def filled_store(corpus: Corpus, count: int) -> QdrantEdgeStore:
@@ -440,7 +445,7 @@ def bench_end_to_end(args: argparse.Namespace, report: Report, corpus: Corpus) -
     store.close()
     ours, theirs = percentiles(timings["ours"]), percentiles(timings["theirs"])
     report.add(
-        f"e2e semantic hit @{n:,} (embed+search+decode)",
+        f"e2e semantic hit @{n:,} (embed+search+decode) [{corpus.runtime}]",
         fmt(*ours),
         f"GPTCache get: {fmt(*theirs)}",
         f"{ours[0] / theirs[0]:.2f}",
@@ -518,7 +523,8 @@ def bench_concurrency(args: argparse.Namespace, report: Report, corpus: Corpus) 
     single = statistics.median(r[1] for r in rounds)
     ratio = statistics.median(r[0] / r[1] for r in rounds)
     report.add(
-        f"lookups/s, {args.callers} callers + MicroBatcher (median of {args.rounds} rounds)",
+        f"lookups/s, {args.callers} callers + MicroBatcher, median of {args.rounds} "
+        f"[{corpus.runtime}]",
         f"{batched:.0f}/s",
         f"one at a time: {single:.0f}/s",
         f"{ratio:.1f}x",
@@ -565,9 +571,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--runtime",
-        default="torch",
-        choices=["torch", "onnx"],
-        help="how MiniLM runs for e2e and concurrency (onnx: ONNX Runtime, needs [onnx])",
+        default="torch,onnx",
+        type=lambda text: text.split(","),
+        help="comma list of MiniLM runtimes for e2e and concurrency, each measured in turn "
+        "(torch, onnx; onnx needs the [onnx] extra)",
     )
     parser.add_argument(
         "--quick", action="store_true", help="sizes 1000,10000; 2,000 e2e entries; 100 queries"
@@ -588,8 +595,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         bench_stores(args, report)
     if "serving" in args.parts:
         bench_serving(args, report)
-    if args.parts & {"e2e", "concurrency"}:
-        corpus = embed_corpus(args, report)
+    for runtime in args.runtime if args.parts & {"e2e", "concurrency"} else ():
+        print(f"\n#### MiniLM runtime: {runtime}")
+        corpus = embed_corpus(args, report, runtime)
         if "e2e" in args.parts:
             bench_end_to_end(args, report, corpus)
         if "concurrency" in args.parts:

@@ -127,6 +127,10 @@ class OnnxEmbedder:
             _export(model, pooling, path)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # ONNX Runtime's threads spin after each run by default: inside an application that
+        # then searches a store and decodes JSON, the spinning stole those cores (GPTCache's
+        # faiss search, measured beside it, went from 8 ms to 33 ms).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self._threads is not None:
             options.intra_op_num_threads = self._threads
         try:
