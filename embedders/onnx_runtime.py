@@ -124,6 +124,7 @@ class OnnxEmbedder:
         pooling = _pooling_mode(model)
         path = self._export_path(model)
         if not path.exists():
+            import_optional("onnx", package="onnx", extra="onnx")  # torch.onnx.export needs it
             _export(model, pooling, path)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
