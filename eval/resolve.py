@@ -47,8 +47,9 @@ def resolve_verifier(name: str) -> HitVerifier | None:
     return factory()
 
 
-def resolve_embedder(name: str, batch_size: int) -> Embedder:
-    """The embedder called ``name``, loading ``batch_size`` texts per model call."""
+def resolve_embedder(name: str, batch_size: int, runtime: str = "torch") -> Embedder:
+    """The embedder called ``name``, at most ``batch_size`` texts per model call, run by
+    ``runtime`` when it is a sentence-transformers model."""
     from semcache.embedders import load_embedder
 
-    return load_embedder(name, batch_size=batch_size)
+    return load_embedder(name, batch_size=batch_size, runtime=runtime)

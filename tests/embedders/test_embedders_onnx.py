@@ -79,6 +79,9 @@ def test_a_corrupt_export_is_a_clear_error(tmp_path: Path, minilm_onnx: OnnxEmbe
 def test_registry_and_settings_select_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(load_embedder("minilm", runtime="onnx"), OnnxEmbedder)
     assert not isinstance(load_embedder("minilm"), OnnxEmbedder)
+    from semcache.eval import resolve
+
+    assert isinstance(resolve.resolve_embedder("minilm", 8, "onnx"), OnnxEmbedder)
     with pytest.raises(ConfigError, match="runtime"):
         load_embedder("minilm", runtime="tensorrt")
     with pytest.raises(ConfigError, match="float32 on the CPU"):

@@ -15,11 +15,18 @@ from semcache.settings import CacheSettings
 
 
 @pytest.fixture
-def fake_names(monkeypatch, tiny_embedder: FakeEmbedder) -> dict[str, FakeEmbedder]:
+def runtimes() -> list[str]:
+    """The ``runtime`` of every embedder the CLI resolved, in order."""
+    return []
+
+
+@pytest.fixture
+def fake_names(monkeypatch, tiny_embedder: FakeEmbedder, runtimes) -> dict[str, FakeEmbedder]:
     """Resolve embedder names to fakes ('tiny' knows the tiny file's cosines) and 'digits'."""
     embedders = {"tiny": tiny_embedder, "random": FakeEmbedder(dim=16)}
 
-    def embedder(name: str, batch_size: int) -> FakeEmbedder:
+    def embedder(name: str, batch_size: int, runtime: str = "torch") -> FakeEmbedder:
+        runtimes.append(runtime)
         return embedders[name]
 
     monkeypatch.setattr(resolve, "resolve_embedder", embedder)
@@ -154,3 +161,13 @@ def test_calibrate_chooses_among_embedders_on_the_calibration_half(
     both_with_namespace = [*argv, "--embedder", "weak", "strong", "--namespace", "support"]
     assert cli.calibrate_main(both_with_namespace) == 2
     assert "single --embedder with --namespace" in capsys.readouterr().err
+
+
+def test_runtime_option_reaches_the_embedder(
+    tmp_path: Path, tiny_pairs_file: Path, fake_names, runtimes
+):
+    base = ["--data", str(tiny_pairs_file), "--embedder", "tiny", "--out", str(tmp_path)]
+    assert cli.eval_main([*base, "--no-plots"]) == 0
+    assert cli.eval_main([*base, "--no-plots", "--runtime", "onnx"]) == 0
+    assert runtimes == ["torch", "onnx"]
+    assert cli.eval_main([*base, "--runtime", "tensorrt"]) == 2
