@@ -120,7 +120,7 @@ class OnnxEmbedder:
 
     def _load(self) -> _Runtime:
         ort = import_optional("onnxruntime", package="onnxruntime", extra="onnx")
-        model = self._torch._loaded.get()[0]  # the PyTorch model: tokenizer, config, export
+        model = self._torch.model  # the PyTorch model: tokenizer, config, export
         pooling = _pooling_mode(model)
         path = self._export_path(model)
         if not path.exists():

@@ -122,6 +122,11 @@ class SentenceTransformerEmbedder:
     def dim(self) -> int:
         return self._loaded.get()[1]
 
+    @property
+    def model(self) -> SentenceTransformer:
+        """The loaded ``sentence_transformers`` model (loading it on first use)."""
+        return self._loaded.get()[0]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = as_text_list(texts)
         model, dim = self._loaded.get()

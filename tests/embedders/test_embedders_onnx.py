@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from semcache.embedders import OnnxEmbedder, load_embedder, onnx_runtime
-from semcache.errors import ConfigError, MissingDependency
+from semcache.errors import ConfigError, EmbedderError, MissingDependency
 
 pytest.importorskip("onnxruntime")
 
@@ -68,11 +68,11 @@ def test_export_is_reused_by_later_instances(
 
 def test_a_corrupt_export_is_a_clear_error(tmp_path: Path, minilm_onnx: OnnxEmbedder) -> None:
     fresh = OnnxEmbedder(cache_dir=tmp_path)
-    model = fresh._torch._loaded.get()[0]
+    model = fresh._torch.model
     path = fresh._export_path(model)
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not a model")
-    with pytest.raises(Exception, match="ONNX export at"):
+    with pytest.raises(EmbedderError, match="ONNX export at"):
         fresh.embed(["hello"])
 
 

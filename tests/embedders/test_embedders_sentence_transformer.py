@@ -61,7 +61,7 @@ def test_bfloat16_on_cpu_stays_close_to_float32(minilm) -> None:
     """The opt-in trades at most a few thousandths of similarity for speed."""
     fast = SentenceTransformerEmbedder(device="cpu", precision="bfloat16")
     assert fast.name == minilm.name  # same model: vectors may share a collection
-    model = fast._loaded.get()[0]
+    model = fast.model
     import torch
 
     assert next(model.parameters()).dtype == torch.bfloat16
@@ -192,7 +192,7 @@ def test_mixed_lengths_match_one_at_a_time_in_caller_order(minilm) -> None:
 
 
 def test_direct_forward_equals_sentence_transformers_encode(minilm) -> None:
-    model = minilm._loaded.get()[0]
+    model = minilm.model
     reference = model.encode(MIXED, normalize_embeddings=True, convert_to_numpy=True)
     np.testing.assert_allclose(minilm.embed(MIXED), reference, atol=1e-6)
 
@@ -200,7 +200,7 @@ def test_direct_forward_equals_sentence_transformers_encode(minilm) -> None:
 def test_a_model_with_a_default_prompt_gets_its_prompt() -> None:
     """Such models go through ``encode``, which prepends the prompt; the direct path would not."""
     embedder = SentenceTransformerEmbedder(device="cpu")
-    model = embedder._loaded.get()[0]
+    model = embedder.model
     model.prompts["query"] = "query: "
     model.default_prompt_name = "query"
     expected = model.encode(MIXED, prompt="query: ", normalize_embeddings=True)
