@@ -51,6 +51,16 @@ class _Runtime:
     tokenizer: Any  # a Hugging Face fast tokenizer
     max_length: int
     dim: int
+    errors: tuple[type[BaseException], ...]  # what onnxruntime raises
+
+
+def _ort_errors(ort: Any) -> tuple[type[BaseException], ...]:
+    """onnxruntime's exception classes (pybind11 types deriving from Exception directly)."""
+    state = ort.capi.onnxruntime_pybind11_state
+    names = ("Fail", "InvalidArgument", "InvalidGraph", "InvalidProtobuf", "NoSuchFile")
+    names += ("NotImplemented", "RuntimeException", "EPFail")
+    found = tuple(getattr(state, name) for name in names if hasattr(state, name))
+    return (*found, RuntimeError)
 
 
 class OnnxEmbedder:
@@ -112,7 +122,7 @@ class OnnxEmbedder:
                 }
                 try:
                     (pooled,) = runtime.session.run(None, feed)
-                except Exception as exc:  # onnxruntime raises its own exception classes
+                except runtime.errors as exc:
                     message = f"{self.name} (onnx) failed to embed {len(rows)} texts: {exc}"
                     raise EmbedderError(message) from exc
                 vectors[rows] = pooled
@@ -134,13 +144,14 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self._threads is not None:
             options.intra_op_num_threads = self._threads
+        errors = _ort_errors(ort)
         try:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # a truncated or foreign file: say where it is
+        except errors as exc:  # a truncated or foreign file: say where it is
             raise EmbedderError(f"could not load the ONNX export at {path}: {exc}") from exc
         dim = int(session.get_outputs()[0].shape[-1])
         _log.info("loaded embedder %s with onnxruntime from %s (dim %d)", self.name, path, dim)
-        return _Runtime(session, model.tokenizer, int(model.max_seq_length or 512), dim)
+        return _Runtime(session, model.tokenizer, int(model.max_seq_length or 512), dim, errors)
 
     def _export_path(self, model: Any) -> Path:
         """One export per model name and weight files (size and mtime), per opset."""
