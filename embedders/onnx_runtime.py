@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from semcache.embedders._buckets import plan_batches
+from semcache.embedders._buckets import token_batches
 from semcache.embedders._common import Lazy, as_text_list, check_batch_size, import_optional
 from semcache.embedders.base import l2_normalise
 from semcache.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
@@ -105,9 +105,7 @@ class OnnxEmbedder:
         if not texts:
             return vectors
         with self._runtime.lock:  # the tokenizer is not thread-safe; one batch fills the CPU
-            encoded = runtime.tokenizer(texts, truncation=True, max_length=runtime.max_length)
-            lengths = np.fromiter(map(len, encoded["input_ids"]), np.int64, len(texts))
-            batches = [np.arange(1)] if len(texts) == 1 else plan_batches(lengths, self._batch_size)
+            batches = token_batches(runtime.tokenizer, texts, runtime.max_length, self._batch_size)
             for rows in batches:
                 features = runtime.tokenizer(
                     [texts[i] for i in rows],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semcache.embedders._buckets import plan_batches
+from semcache.embedders._buckets import plan_batches, token_batches
 
 
 def _flat(batches: list[np.ndarray]) -> list[int]:
@@ -46,3 +46,21 @@ def test_small_length_differences_are_not_worth_a_new_batch() -> None:
 def test_bad_max_batch_is_refused() -> None:
     with pytest.raises(ValueError, match="max_batch"):
         plan_batches(np.array([1, 2]), 0)
+
+
+def test_token_batches_counts_tokens_and_skips_a_lone_text() -> None:
+    calls: list[list[str]] = []
+
+    def tokenizer(texts: list[str], truncation: bool, max_length: int | None) -> dict:
+        calls.append(texts)
+        return {"input_ids": [text.split() for text in texts]}
+
+    texts = ["a b"] * 40 + ["a " * 200]  # one long text among short ones
+    batches = token_batches(tokenizer, texts, 256, 64)
+    assert _flat(batches) == list(range(41))
+    assert [40] in [batch.tolist() for batch in batches]  # the long one alone
+    assert [len(c) for c in calls] == [41]
+    assert [b.tolist() for b in token_batches(tokenizer, ["only"], 256, 64)] == [[0]]
+    assert len(calls) == 1  # no count for a single text
+    by_characters = token_batches(None, ["ab"] * 3 + ["x" * 500], None, 64)
+    assert [3] in [batch.tolist() for batch in by_characters]
