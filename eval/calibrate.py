@@ -227,9 +227,8 @@ def save_threshold(
     if not -1.0 <= threshold <= 1.0:
         raise ConfigError(f"threshold {threshold} is not a cosine similarity in [-1, 1]")
     file = Path(path)
-    lines = file.read_text(encoding="utf-8").splitlines() if file.exists() else []
     key = THRESHOLD_KEY if namespace is None else NAMESPACE_KEY
-    existing = [i for i, line in enumerate(lines) if (m := _ENV_LINE.match(line)) and m[1] == key]
+    lines, existing = _read_env(file, key)
     if namespace is None:
         new_line = f"{key}={float(threshold)!r}"
     else:
@@ -254,11 +253,15 @@ def save_embedder(path: str | os.PathLike[str], name: str) -> None:
     ``semcache calibrate`` saves both when it chose among several embedders.
     """
     file = Path(path)
-    lines = file.read_text(encoding="utf-8").splitlines() if file.exists() else []
-    existing = [
-        i for i, line in enumerate(lines) if (m := _ENV_LINE.match(line)) and m[1] == EMBEDDER_KEY
-    ]
+    lines, existing = _read_env(file, EMBEDDER_KEY)
     _write_line(file, lines, existing, f"{EMBEDDER_KEY}={name}")
+
+
+def _read_env(file: Path, key: str) -> tuple[list[str], list[int]]:
+    """The file's lines (none if it does not exist) and the indices of those setting ``key``."""
+    lines = file.read_text(encoding="utf-8").splitlines() if file.exists() else []
+    existing = [i for i, line in enumerate(lines) if (m := _ENV_LINE.match(line)) and m[1] == key]
+    return lines, existing
 
 
 def _write_line(file: Path, lines: list[str], existing: list[int], new_line: str) -> None:
