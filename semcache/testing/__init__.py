@@ -1,0 +1,24 @@
+"""Public test doubles for semcache's plug points, like httpx's ``MockTransport``.
+
+``FakeOpenAIServer`` is a loopback OpenAI-compatible HTTP server for end-to-end tests through
+LiteLLM's real client and the proxy. In-process doubles for the upstream, embedder and store
+plug points live beside it, so tests need no network and touch no private attribute.
+"""
+
+from __future__ import annotations
+
+from semcache.testing._openai_server import (
+    FakeOpenAIServer,
+    Responder,
+    count_tokens,
+    echo_responder,
+    hash_embedding,
+)
+
+__all__ = [
+    "FakeOpenAIServer",
+    "Responder",
+    "count_tokens",
+    "echo_responder",
+    "hash_embedding",
+]
