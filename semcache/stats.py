@@ -1,23 +1,53 @@
-"""Counters of what the cache did, and ``CacheInfo``: what happened to one response."""
+"""Typed results of the cache: how one response was served, counters, and audit records."""
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-Tier = Literal["exact", "semantic", "coalesced", "miss", "bypass"]
-TIERS: tuple[Tier, ...] = ("exact", "semantic", "coalesced", "miss", "bypass")
+
+class Tier(enum.StrEnum):
+    """Where one answer came from; the one definition every module and the server read."""
+
+    EXACT = "exact"
+    SEMANTIC = "semantic"
+    COALESCED = "coalesced"
+    MISS = "miss"
+    BYPASS = "bypass"
+
+    @property
+    def is_hit(self) -> bool:
+        """The answer cost no upstream call of this request's own."""
+        return self in _HITS
+
+    @property
+    def used_upstream(self) -> bool:
+        """An upstream call was made for this request (``miss`` or ``bypass``)."""
+        return not self.is_hit
+
+    @property
+    def stored(self) -> bool:
+        """The answer was read from storage (the exact or semantic tier)."""
+        return self in (Tier.EXACT, Tier.SEMANTIC)
+
+
+_HITS = frozenset({Tier.EXACT, Tier.SEMANTIC, Tier.COALESCED})
 
 
 @dataclass(frozen=True, slots=True)
 class CacheInfo:
     """How one response was served.
 
-    ``similarity``: cosine similarity of a semantic hit (hit when >= threshold).
+    ``similarity``: cosine similarity of a semantic hit (hit when >= threshold); for a
+    ``coalesced`` answer, the similarity of the leader's semantic hit, if it was one.
     ``nearest_similarity``: best candidate seen by the semantic lookup, hit or not (None when
     no lookup ran), so operators can see how close misses come to the threshold.
+    ``origin``: for a ``coalesced`` answer, the tier the leader's answer came from (a
+    ``semantic`` origin means the answer belongs to a paraphrase); None otherwise.
     ``age_s``: seconds since the served answer was stored (None for fresh answers).
     ``saved_cost_usd`` / ``saved_tokens``: what the upstream call that was avoided would cost.
     """
@@ -29,10 +59,11 @@ class CacheInfo:
     age_s: float | None = None
     saved_cost_usd: float = 0.0
     saved_tokens: int = 0
+    origin: Tier | None = None
 
     @property
     def hit(self) -> bool:
-        return self.tier in ("exact", "semantic", "coalesced")
+        return self.tier.is_hit
 
 
 def cache_info(response: Any) -> CacheInfo | None:
@@ -48,12 +79,57 @@ def cache_info(response: Any) -> CacheInfo | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """Counters since the cache started, and the sizes of its tiers (``SemanticCache.stats``).
+
+    ``errors`` counts cache failures that were served as misses, by kind (``store_upsert``,
+    ``semantic_lookup``, ...). ``store_entries`` is None when there is no store or it could
+    not be counted.
+    """
+
+    requests: int
+    tiers: Mapping[Tier, int]
+    upstream_calls: int
+    stored: int
+    verifier_rejections: int
+    errors: Mapping[str, int]
+    saved_cost_usd: float
+    saved_tokens: int
+    memory_entries: int = 0
+    memory_bytes: int = 0
+    in_flight: int = 0
+    store_entries: int | None = None
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def hit_rate(self) -> float:
+        """Share of served requests that were hits (0.0 before the first request)."""
+        hits = sum(n for tier, n in self.tiers.items() if tier.is_hit)
+        return hits / self.requests if self.requests else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """One stored answer as operators audit it (``SemanticCache.recent_entries``)."""
+
+    key: str
+    tenant: str
+    namespace: str
+    model: str
+    question: str | None
+    created_at: float
+    expires_at: float
+    hits: int
+    last_similarity: float | None
+
+
 class Stats:
-    """Thread-safe counters; ``snapshot()`` gives a plain dict for ``SemanticCache.stats()``."""
+    """Thread-safe counters behind :class:`CacheStats`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._tiers: Counter[str] = Counter()
+        self._tiers: Counter[Tier] = Counter()
         self._errors: Counter[str] = Counter()
         self._counts: Counter[str] = Counter()
         self._saved_cost = 0.0
@@ -74,21 +150,28 @@ class Stats:
         with self._lock:
             self._counts[name] += n
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, **sizes: Any) -> CacheStats:
+        """The counters now; ``sizes`` are the tier sizes the caller measured."""
         with self._lock:
-            requests = sum(self._tiers.values())
-            hits = sum(self._tiers[t] for t in ("exact", "semantic", "coalesced"))
-            return {
-                "requests": requests,
-                "tiers": {t: self._tiers[t] for t in TIERS},
-                "hit_rate": hits / requests if requests else 0.0,
-                "upstream_calls": self._counts["upstream_calls"],
-                "stored": self._counts["stored"],
-                "verifier_rejections": self._counts["verifier_rejections"],
-                "errors": dict(self._errors),
-                "saved_cost_usd": self._saved_cost,
-                "saved_tokens": self._saved_tokens,
-            }
+            counts = dict(self._counts)
+            return CacheStats(
+                requests=sum(self._tiers.values()),
+                tiers={tier: self._tiers[tier] for tier in Tier},
+                upstream_calls=counts.pop("upstream_calls", 0),
+                stored=counts.pop("stored", 0),
+                verifier_rejections=counts.pop("verifier_rejections", 0),
+                errors=dict(self._errors),
+                saved_cost_usd=self._saved_cost,
+                saved_tokens=self._saved_tokens,
+                counts=counts,
+                **sizes,
+            )
+
+
+@dataclass(slots=True)
+class _Audit:
+    hits: int = 0
+    last_similarity: float | None = None
 
 
 class HitAudit:
@@ -99,19 +182,21 @@ class HitAudit:
 
     def __init__(self, max_keys: int = 10_000) -> None:
         self._max_keys = max_keys
-        self._records: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._records: OrderedDict[str, _Audit] = OrderedDict()
         self._lock = threading.Lock()
 
     def record(self, key: str, similarity: float | None) -> None:
         with self._lock:
-            record = self._records.setdefault(key, {"hits": 0, "last_similarity": None})
+            record = self._records.setdefault(key, _Audit())
             self._records.move_to_end(key)
-            record["hits"] += 1
+            record.hits += 1
             if similarity is not None:
-                record["last_similarity"] = similarity
+                record.last_similarity = similarity
             while len(self._records) > self._max_keys:
                 self._records.popitem(last=False)
 
-    def get(self, key: str) -> dict[str, Any]:
+    def get(self, key: str) -> tuple[int, float | None]:
+        """(hits, last similarity) of ``key``; (0, None) when never hit or forgotten."""
         with self._lock:
-            return dict(self._records.get(key, {}))
+            record = self._records.get(key)
+            return (0, None) if record is None else (record.hits, record.last_similarity)

@@ -49,10 +49,10 @@ class CountingEmbedder:
         return self.inner.embed(texts)
 
 
-def settings(path, threshold=0.8, **overrides):
+def settings(path, threshold=0.8, store=None, **overrides):
     return CacheSettings(
         semantic={"threshold": threshold, "verifier": "none"},
-        store={"backend": "edge", "path": str(path), "timeout_s": 1.0},
+        store={"backend": "edge", "path": str(path), "timeout_s": 1.0, **(store or {})},
         **overrides,
     )
 
@@ -101,14 +101,7 @@ def req(upstream):
 
 def settle(cache):
     """Wait for write-behind stores to finish (they run off the response path)."""
-
-    async def wait():
-        import asyncio
-
-        while cache._writes:
-            await asyncio.gather(*list(cache._writes), return_exceptions=True)
-
-    cache._loop.run(wait())
+    cache.flush()
 
 
 def test_paraphrase_hits_with_the_bundled_model(make_cache, upstream, req, embedder):
@@ -187,10 +180,15 @@ def test_expired_entries_are_not_served_and_are_deleted(make_cache, upstream, re
     clock.now += 61
     assert cache_info(cache.completion(**req(PARAPHRASE))).tier == "miss"
     settle(cache)
-    store = cache._semantic.store
-    assert store.count() == 2
-    assert store.purge_expired(clock()) == 1
-    assert store.count() == 1
+    assert cache.stats().store_entries == 2  # the expired entry is still stored ...
+    cache.close()
+    janitor = make_cache(store={"purge_interval_s": 0.05})
+    janitor.completion(**req("Something else to start the janitor"))
+    janitor.flush()
+    deadline = time.monotonic() + 10
+    while janitor.stats().store_entries != 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert janitor.stats().store_entries == 2  # ... until the janitor deletes it (3 - 1)
 
 
 def test_restart_with_the_same_directory_still_hits(tmp_path, embedder, clock, upstream, req):
@@ -221,7 +219,7 @@ def test_failing_embedder_degrades_to_a_miss(make_cache, upstream, req, embedder
     response = cache.completion(**req(PARAPHRASE))
     assert cache_info(response).tier == "miss"
     assert response.choices[0].message.content.endswith(PARAPHRASE)
-    errors = cache.stats()["errors"]
+    errors = cache.stats().errors
     assert errors.get("semantic_lookup", 0) >= 1
 
 
@@ -258,7 +256,7 @@ def test_failing_store_degrades_to_a_miss(tmp_path, embedder, clock, upstream, r
         settle(cache)
         second = cache.completion(**req(PARAPHRASE))
         assert cache_info(first).tier == "miss" and cache_info(second).tier == "miss"
-        errors = cache.stats()["errors"]
+        errors = cache.stats().errors
         assert errors["store_upsert"] >= 1 and errors["semantic_lookup"] >= 1
         # the memory tier still answers exact repeats
         assert cache_info(cache.completion(**req())).tier == "exact"
@@ -271,16 +269,15 @@ def test_purge_returns_counts_and_removes(make_cache, upstream, req):
     settle(cache)
     assert cache.purge(tenant="a") == 1
     assert cache_info(cache.completion(**req(PARAPHRASE, tenant="a"))).tier == "miss"
-    assert [e["tenant"] for e in cache.recent_entries(tenant="b")] == ["b"]
+    assert [e.tenant for e in cache.recent_entries(tenant="b")] == ["b"]
 
 
 def test_exact_only_entries_for_requests_without_a_user_question(make_cache, upstream, req):
-    cache = make_cache()
+    cache = make_cache(exact={"max_entries": 0})  # no memory tier: the store must answer
     request = req(history=[{"role": "user", "content": "hi"}])
     request["messages"].append({"role": "assistant", "content": "Hello! How can I help?"})
     cache.completion(**request)
     settle(cache)
-    cache._memory.purge()
     assert cache_info(cache.completion(**request)).tier == "exact"
 
 

@@ -7,6 +7,7 @@ thread and never stall the event loop that serves completions.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter
@@ -86,12 +87,13 @@ async def _entries(request: Request) -> dict[str, Any]:
     if not 1 <= limit <= MAX_ENTRIES_LIMIT:
         raise invalid_request("limit", f"expected 1 to {MAX_ENTRIES_LIMIT}, got {limit}")
     entries = await asyncio.to_thread(proxy.cache.recent_entries, tenant=tenant, limit=limit)
-    return {"object": "list", "data": entries}
+    return {"object": "list", "data": [asdict(e) for e in entries]}
 
 
 async def _stats(request: Request) -> dict[str, Any]:
     proxy = _require_admin(request)
-    return await asyncio.to_thread(proxy.cache.stats)
+    stats = await asyncio.to_thread(proxy.cache.stats)
+    return {**asdict(stats), "hit_rate": stats.hit_rate}
 
 
 async def _answer(request: Request, handler: Any) -> Response:

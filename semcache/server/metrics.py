@@ -8,10 +8,9 @@ from the config file, never from request content.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from semcache.stats import CacheInfo, CacheStats, Tier
 
 #: Content type of the text exposition format served at /metrics.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -22,21 +21,6 @@ _LATENCY_BUCKETS = (
 _SIMILARITY_BUCKETS = (
     0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.92, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0,
 )  # fmt: skip
-
-#: Tiers whose answer came from an upstream call made for this request.
-UPSTREAM_TIERS = frozenset({"miss", "bypass"})
-#: Tiers answered from storage; their latency is the lookup latency.
-STORED_TIERS = frozenset({"exact", "semantic"})
-
-
-class CacheInfoLike(Protocol):
-    """The fields of ``semcache.CacheInfo`` the metrics read."""
-
-    tier: str
-    similarity: float | None
-    nearest_similarity: float | None
-    saved_tokens: int
-    saved_cost_usd: float
 
 
 class ProxyMetrics:
@@ -98,20 +82,18 @@ class ProxyMetrics:
             "semcache_store_entries", "Entries in the store (from cache.stats()).", registry=r
         )
 
-    def record_request(
-        self, *, tenant: str, model: str, info: CacheInfoLike, latency_s: float
-    ) -> None:
+    def record_request(self, *, tenant: str, model: str, info: CacheInfo, latency_s: float) -> None:
         """Count one answered request; ``latency_s`` is its end-to-end duration."""
         tier = info.tier
         self.requests.labels(tier=tier, tenant=tenant).inc()
         self.request_seconds.labels(tier=tier).observe(latency_s)
-        if tier in UPSTREAM_TIERS:
+        if tier.used_upstream:
             self.upstream_calls.labels(model=model).inc()
-        if tier in STORED_TIERS:
+        if tier.stored:
             self.lookup_seconds.labels(tier=tier).observe(latency_s)
-        if tier == "semantic" and info.similarity is not None:
+        if tier is Tier.SEMANTIC and info.similarity is not None:
             self.hit_similarity.observe(info.similarity)
-        if tier == "miss" and info.nearest_similarity is not None:
+        if tier is Tier.MISS and info.nearest_similarity is not None:
             self.nearest_miss_similarity.observe(info.nearest_similarity)
         if info.saved_tokens:
             self.saved_tokens.labels(tenant=tenant).inc(info.saved_tokens)
@@ -121,22 +103,8 @@ class ProxyMetrics:
     def record_error(self, *, kind: str, status: int) -> None:
         self.errors.labels(kind=kind, status=str(status)).inc()
 
-    def render(self, stats: Mapping[str, Any] | None = None) -> bytes:
+    def render(self, stats: CacheStats | None = None) -> bytes:
         """The exposition text; ``stats`` (``cache.stats()``) refreshes the store gauge."""
-        if stats is not None:
-            entries = store_entries(stats)
-            if entries is not None:
-                self.store_entries.set(entries)
+        if stats is not None and stats.store_entries is not None:
+            self.store_entries.set(stats.store_entries)
         return generate_latest(self.registry)
-
-
-def store_entries(stats: Mapping[str, Any]) -> int | None:
-    """The store's entry count inside ``cache.stats()``, wherever the facade reports it."""
-    for key in ("store_entries", "store_size", "entries"):
-        value = stats.get(key)
-        if isinstance(value, int):
-            return value
-    store = stats.get("store")
-    if isinstance(store, Mapping):
-        return store_entries(store)
-    return None

@@ -24,7 +24,6 @@ from semcache.errors import InvalidRequest
 from semcache.server import sse
 from semcache.server.access_log import log_request
 from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
-from semcache.server.metrics import UPSTREAM_TIERS
 from semcache.server.request import ChatRequest, parse_chat_request
 from semcache.server.state import Proxy, proxy_of
 from semcache.server.upstreams import Upstream
@@ -58,7 +57,7 @@ class Exchange:
             latency_s=latency_s,
             tier=info.tier,
             similarity=info.similarity,
-            upstream_status=200 if info.tier in UPSTREAM_TIERS else None,
+            upstream_status=200 if info.tier.used_upstream else None,
         )
 
     def fail(self, error: ApiError, info: CacheInfo | None = None) -> None:

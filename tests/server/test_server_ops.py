@@ -312,7 +312,7 @@ def test_shutdown_lets_in_flight_requests_finish_and_closes_owned_cache(
     server.stop()
     thread.join(timeout=10)
     assert results == [200]
-    assert app.state.proxy.cache._closed
+    assert app.state.proxy.cache.closed
 
 
 def _free_port() -> int:

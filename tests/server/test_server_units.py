@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-from dataclasses import dataclass
 
 import httpx
 import litellm
@@ -16,13 +15,21 @@ from prometheus_client.parser import text_string_to_metric_families
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.server.access_log import JsonFormatter, configure_json_logging, log_request
 from semcache.server.http_errors import to_api_error
-from semcache.server.metrics import ProxyMetrics, store_entries
+from semcache.server.metrics import ProxyMetrics
 from semcache.server.request import cache_controls, parse_chat_request
+from semcache.stats import CacheInfo, CacheStats, Tier
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
-def _samples(metrics: ProxyMetrics, stats: dict | None = None) -> dict[tuple, float]:
+def _stats(store_entries: int | None) -> CacheStats:
+    return CacheStats(
+        requests=0, tiers={}, upstream_calls=0, stored=0, verifier_rejections=0, errors={},
+        saved_cost_usd=0.0, saved_tokens=0, store_entries=store_entries,
+    )  # fmt: skip
+
+
+def _samples(metrics: ProxyMetrics, stats: CacheStats | None = None) -> dict[tuple, float]:
     text = metrics.render(stats).decode()
     out = {}
     for family in text_string_to_metric_families(text):
@@ -137,34 +144,27 @@ def test_unknown_exception_is_an_opaque_500(caplog: pytest.LogCaptureFixture) ->
 
 
 # -- metrics --------------------------------------------------------------------------------
-@dataclass
-class _Info:
-    tier: str
-    similarity: float | None = None
-    nearest_similarity: float | None = None
-    saved_tokens: int = 0
-    saved_cost_usd: float = 0.0
 
 
 def test_metrics_count_what_was_recorded() -> None:
     metrics = ProxyMetrics()
     metrics.record_request(
-        tenant="a", model="m", info=_Info("miss", nearest_similarity=0.5), latency_s=0.2
+        tenant="a", model="m", info=CacheInfo(Tier.MISS, nearest_similarity=0.5), latency_s=0.2
     )
     metrics.record_request(
         tenant="a",
         model="m",
-        info=_Info("exact", saved_tokens=10, saved_cost_usd=0.01),
+        info=CacheInfo(Tier.EXACT, saved_tokens=10, saved_cost_usd=0.01),
         latency_s=0.001,
     )
     metrics.record_request(
         tenant="b",
         model="m",
-        info=_Info("semantic", similarity=0.97, saved_tokens=5),
+        info=CacheInfo(Tier.SEMANTIC, similarity=0.97, saved_tokens=5),
         latency_s=0.01,
     )
     metrics.record_error(kind="upstream", status=429)
-    samples = _samples(metrics, {"store": {"entries": 3}})
+    samples = _samples(metrics, _stats(store_entries=3))
     assert samples[("semcache_requests_total", (("tenant", "a"), ("tier", "miss")))] == 1
     assert samples[("semcache_requests_total", (("tenant", "a"), ("tier", "exact")))] == 1
     assert samples[("semcache_requests_total", (("tenant", "b"), ("tier", "semantic")))] == 1
@@ -186,9 +186,10 @@ def test_two_apps_have_independent_registries() -> None:
     assert ("semcache_errors_total", (("kind", "auth"), ("status", "401"))) not in _samples(second)
 
 
-def test_store_entries_is_none_when_stats_do_not_say() -> None:
-    assert store_entries({"hits": 3}) is None
-    assert store_entries({"store_entries": 0}) == 0
+def test_store_gauge_is_left_alone_when_the_store_was_not_counted() -> None:
+    metrics = ProxyMetrics()
+    assert _samples(metrics, _stats(store_entries=4))[("semcache_store_entries", ())] == 4
+    assert _samples(metrics, _stats(store_entries=None))[("semcache_store_entries", ())] == 4
 
 
 # -- logging --------------------------------------------------------------------------------

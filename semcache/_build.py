@@ -1,0 +1,163 @@
+"""The composition root: the only code that reads ``CacheSettings`` to build a cache.
+
+It turns settings (plus any components a caller injected) into the stages of the request
+path, in order. Library classes take explicit arguments; the facade, the CLI and the server
+call :func:`assemble`. Adding a stage is a new module under ``semcache/pipeline/`` and one
+line in :func:`assemble`'s list.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from semcache._coalesce import Coalescer
+from semcache._failopen import FailOpen
+from semcache._memory import MemoryTier
+from semcache.pipeline.backend import SemanticBackend
+from semcache.pipeline.base import Found, Pipeline, Stage
+from semcache.pipeline.coalesce import CoalesceStage
+from semcache.pipeline.exact_store import ExactStoreStage
+from semcache.pipeline.memory import MemoryStage
+from semcache.pipeline.prepare import Prepare
+from semcache.pipeline.semantic import SemanticStage
+from semcache.pipeline.upstream import UpstreamCall
+from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
+from semcache.semantic import SemanticTier
+from semcache.settings import CacheSettings, SemanticSettings, StoreSettings
+from semcache.stats import HitAudit, Stats
+
+if TYPE_CHECKING:
+    from litellm.types.utils import ModelResponseStream
+
+    from semcache._upstream import Upstream
+    from semcache.embedders.base import Embedder
+    from semcache.guard import HitVerifier
+    from semcache.stores.base import VectorStore
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    """Everything one ``SemanticCache`` runs, wired together."""
+
+    prepare: Prepare
+    pipeline: Pipeline
+    memory_stage: MemoryStage
+    coalescer: Coalescer[Found, ModelResponseStream]
+    memory: MemoryTier
+    backend: SemanticBackend
+    writer: WriteBehind
+    failopen: FailOpen
+    stats: Stats
+    audit: HitAudit
+    clock: Callable[[], float]
+
+
+def assemble(
+    settings: CacheSettings,
+    *,
+    embedder: Embedder | None = None,
+    store: VectorStore | None = None,
+    verifier: HitVerifier | None = None,
+    upstream: Upstream | None = None,
+    clock: Callable[[], float] = time.time,
+) -> Assembly:
+    """The request path that ``settings`` describe; injected components replace built ones."""
+    s = settings
+    stats = Stats()
+    failopen = FailOpen(stats, timeout_s=s.store.timeout_s)
+    memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
+    backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier), failopen)
+    writer = WriteBehind(
+        backend, memory, failopen, stats, clock, purge_interval_s=s.store.purge_interval_s
+    )
+    memory_stage = MemoryStage(memory)
+    coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
+    if upstream is None:
+        from semcache._upstream import LiteLLMUpstream
+
+        upstream = LiteLLMUpstream()
+    stages: list[Stage] = [
+        memory_stage,
+        ExactStoreStage(backend, memory, failopen, writer.fence, clock),
+        CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
+        SemanticStage(backend, failopen, stats, clock),
+        WriteBehindStage(writer),
+    ]
+    terminal = UpstreamCall(
+        upstream,
+        stats,
+        clock,
+        default_ttl_s=s.policy.default_ttl_s,
+        store_question=s.semantic.store_question,
+    )
+    return Assembly(
+        prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
+        pipeline=Pipeline(stages, terminal),
+        memory_stage=memory_stage,
+        coalescer=coalescer,
+        memory=memory,
+        backend=backend,
+        writer=writer,
+        failopen=failopen,
+        stats=stats,
+        audit=HitAudit(),
+        clock=clock,
+    )
+
+
+def _semantic_tier(
+    s: CacheSettings,
+    embedder: Embedder | None,
+    store: VectorStore | None,
+    verifier: HitVerifier | None,
+) -> SemanticTier | None:
+    if not s.semantic.enabled or (store is None and s.store.backend == "none"):
+        return None
+    return SemanticTier(
+        embedder=(lambda: embedder) if embedder is not None else _embedder_factory(s.semantic),
+        store=(lambda: store) if store is not None else _store_factory(s.store),
+        verifier=verifier if verifier is not None else build_verifier(s.semantic.verifier),
+        threshold=s.semantic.threshold,
+        namespace_thresholds=s.semantic.namespace_thresholds,
+        max_batch=s.semantic.batch_size,
+        max_wait_ms=s.semantic.max_batch_wait_ms,
+    )
+
+
+def _embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
+    def load() -> Embedder:
+        from semcache.embedders import load_embedder
+
+        return load_embedder(
+            s.embedder,
+            device=s.device,
+            batch_size=s.batch_size,
+            precision=s.precision,
+            runtime=s.runtime,
+        )
+
+    return load
+
+
+def _store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
+    def open_() -> VectorStore:
+        from semcache.stores import open_store
+
+        store = open_store(s)
+        if store is None:  # pragma: no cover - backend "none" never builds a semantic tier
+            raise RuntimeError("store backend 'none' has no store to open")
+        return store
+
+    return open_
+
+
+def build_verifier(name: str) -> HitVerifier | None:
+    """The answer guard named in settings."""
+    if name == "none":
+        return None
+    from semcache.guard_details import get_verifier
+
+    return get_verifier(name)

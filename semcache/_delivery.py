@@ -1,0 +1,99 @@
+"""Delivery: what the pipeline found becomes the caller's response, tagged and recorded once.
+
+Every answer a caller receives (sync, async, batch, streamed) passes through here, so what was
+served (tier counts, savings, hit audit) is recorded in exactly one place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import Any
+
+from litellm import ModelResponse
+from litellm.types.utils import ModelResponseStream
+
+from semcache._answer import as_stream
+from semcache.pipeline.base import Found, Pipeline, Request
+from semcache.stats import CacheInfo, HitAudit, Stats, Tier
+
+
+class Delivery:
+    def __init__(self, stats: Stats, audit: HitAudit, clock: Callable[[], float]) -> None:
+        self._stats = stats
+        self._audit = audit
+        self._clock = clock
+
+    def info(self, found: Found) -> CacheInfo:
+        entry = found.answer.entry
+        if not found.tier.is_hit:
+            return CacheInfo(tier=found.tier, key=entry.key, nearest_similarity=found.nearest)
+        return CacheInfo(
+            tier=found.tier,
+            key=entry.key,
+            similarity=found.similarity,
+            nearest_similarity=found.nearest,
+            age_s=max(0.0, self._clock() - entry.created_at),
+            saved_cost_usd=found.answer.cost_usd,
+            saved_tokens=found.answer.tokens,
+            origin=found.origin,
+        )
+
+    def record(self, info: CacheInfo) -> None:
+        self._stats.served(info)
+        if info.tier.stored and info.key is not None:
+            self._audit.record(info.key, info.similarity)
+
+    def deliver(self, found: Found) -> ModelResponse:
+        """A private response object for one caller, tagged and recorded."""
+        response = found.response if found.response is not None else found.answer.response()
+        info = self.info(found)
+        self.record(info)
+        return tag(response, info)
+
+    async def stream(
+        self, pipeline: Pipeline, request: Request
+    ) -> AsyncIterator[ModelResponseStream | CacheInfo]:
+        """Chunks for a streaming caller; its ``CacheInfo`` is yielded before the first chunk.
+
+        Live chunks (this caller's upstream call, or a flight it joined) are passed on as they
+        arrive; an answer found in storage is replayed as chunks. Closing the stream early
+        cancels this caller's part of the work (a shared flight runs on for the others).
+        """
+        queue: asyncio.Queue[tuple[ModelResponseStream, bool] | None] = asyncio.Queue()
+        live = replace(request, sink=lambda chunk, shared: queue.put_nowait((chunk, shared)))
+        task = asyncio.get_running_loop().create_task(pipeline.run(live))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            info = None
+            while (item := await queue.get()) is not None:
+                chunk, shared = item
+                if info is None:
+                    tier = Tier.COALESCED if shared else Tier.MISS
+                    tier = Tier.BYPASS if request.decision.bypass else tier
+                    info = CacheInfo(tier=tier, key=request.keys.exact)
+                    yield info
+                yield tag(chunk.model_copy(deep=True) if shared else chunk, info)
+            found = await task
+            final = self.info(found)
+            if info is None:
+                yield final
+                for chunk in as_stream(found.answer.response().model_dump()):
+                    yield tag(chunk, final)
+            self.record(final)
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+
+def tag(response: Any, info: CacheInfo) -> Any:
+    """Attach ``info`` where ``cache_info`` and LiteLLM's own tooling look for it."""
+    hidden = getattr(response, "_hidden_params", None)
+    if not isinstance(hidden, dict):
+        hidden = {}
+        response._hidden_params = hidden
+    hidden["semcache"] = info
+    hidden["cache_hit"] = info.hit
+    return response

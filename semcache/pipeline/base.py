@@ -1,0 +1,93 @@
+"""The request pipeline's vocabulary: the request a stage sees, what it returns, the chain.
+
+A stage is middleware (like an ASGI or httpx transport wrapper): it receives the request and
+the rest of the chain, and either answers itself (a hit), or calls the rest, possibly with a
+changed request (a gate that turns storing off) and possibly acting on the result (writing it
+behind). The composition root (``semcache._build``) lists the stages in order, so adding one
+is a new module plus one line there; the facade only runs the chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+from semcache._answer import Answer
+from semcache.fingerprint import RequestKeys
+from semcache.policy import CacheControl, Decision
+from semcache.stats import Tier
+
+if TYPE_CHECKING:
+    import numpy as np
+    from litellm import ModelResponse
+    from litellm.types.utils import ModelResponseStream
+
+Sink = Callable[["ModelResponseStream", bool], None]
+"""A streaming caller's live-chunk consumer: ``(chunk, shared)``; ``shared`` is True when the
+chunk belongs to another caller's flight (the consumer must not mutate it)."""
+
+Emit = Callable[["ModelResponseStream"], None]
+"""Inside a flight: where the upstream call's chunks go (the flight's fan-out buffer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One validated call as the stages see it; stages pass on changed copies, never mutate.
+
+    ``sink`` is set for a streaming caller outside a flight, ``emit`` inside one. ``vector`` and
+    ``nearest`` are filled by the semantic stage (the question's embedding, reused to store the
+    answer, and the best similarity it saw).
+    """
+
+    params: dict[str, Any]
+    tenant: str
+    control: CacheControl
+    keys: RequestKeys
+    decision: Decision
+    stream: bool
+    sink: Sink | None = None
+    emit: Emit | None = None
+    vector: np.ndarray | None = None
+    nearest: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the chain produced for a request: the answer and how it was found.
+
+    ``response`` is the live upstream object (only the caller whose stage made the call gets
+    it; everyone else gets a fresh copy built from ``answer``). ``origin`` is, for a coalesced
+    answer, the tier the leader's answer came from.
+    """
+
+    answer: Answer
+    tier: Tier
+    similarity: float | None = None
+    nearest: float | None = None
+    response: ModelResponse | None = None
+    origin: Tier | None = None
+
+
+Next = Callable[[Request], Awaitable[Found]]
+
+
+class Stage(Protocol):
+    """One step of the request path; calls ``call_next`` unless it answers itself."""
+
+    async def __call__(self, request: Request, call_next: Next) -> Found: ...
+
+
+class Pipeline:
+    """Stages in order, ending in a terminal step that always answers (the upstream call)."""
+
+    def __init__(self, stages: Sequence[Stage], terminal: Next) -> None:
+        self.stages = tuple(stages)
+        chain = terminal
+        for stage in reversed(self.stages):
+            chain = partial(stage, call_next=chain)
+        self._chain = chain
+
+    async def run(self, request: Request) -> Found:
+        return await self._chain(request)

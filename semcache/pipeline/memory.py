@@ -1,0 +1,25 @@
+"""Exact tier, first half: the in-process LRU, answered without leaving the caller's thread."""
+
+from __future__ import annotations
+
+from semcache._memory import MemoryTier
+from semcache.pipeline.base import Found, Next, Request
+from semcache.stats import Tier
+
+
+class MemoryStage:
+    """An exact repeat of a stored request, from memory; ``peek`` is the same check, sync."""
+
+    def __init__(self, memory: MemoryTier) -> None:
+        self.memory = memory
+
+    def peek(self, request: Request) -> Found | None:
+        """The memory hit for ``request`` (no await: safe from any thread), else None."""
+        if not request.decision.lookup:
+            return None
+        answer = self.memory.get(request.keys.exact)
+        return None if answer is None else Found(answer, Tier.EXACT)
+
+    async def __call__(self, request: Request, call_next: Next) -> Found:
+        found = self.peek(request)
+        return found if found is not None else await call_next(request)

@@ -1,0 +1,63 @@
+"""The terminal step: the LLM call itself, through the ``Upstream`` plug point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from semcache._answer import Answer, encode, response_cost
+from semcache._upstream import Upstream, stream_and_assemble
+from semcache.pipeline.base import Found, Request
+from semcache.semantic import EXACT_ONLY_SCOPE
+from semcache.stats import Stats, Tier
+from semcache.stores.base import NEVER_EXPIRES, Entry
+
+
+class UpstreamCall:
+    """Call upstream (streaming into the flight when the leader streams) and wrap the answer.
+
+    The answer becomes an :class:`Entry` here (key, partition, expiry from the request's TTL or
+    ``default_ttl_s``), so every later stage and every follower sees one shape; whether it
+    is stored is the write-behind stage's decision.
+    """
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        stats: Stats,
+        clock: Callable[[], float],
+        *,
+        default_ttl_s: float | None,
+        store_question: bool,
+    ) -> None:
+        self._upstream = upstream
+        self._stats = stats
+        self._clock = clock
+        self._default_ttl_s = default_ttl_s
+        self._store_question = store_question
+
+    async def __call__(self, request: Request) -> Found:
+        if request.stream and request.emit is not None:
+            response = await stream_and_assemble(self._upstream, request.params, request.emit)
+        else:
+            response = await self._upstream.complete(request.params)
+        self._stats.count("upstream_calls")
+        tier = Tier.BYPASS if request.decision.bypass else Tier.MISS
+        answer = Answer.of(self._entry(request, encode(response, response_cost(response))))
+        return Found(answer, tier, nearest=request.nearest, response=response)
+
+    def _entry(self, request: Request, envelope: str) -> Entry:
+        now = self._clock()
+        ttl = request.control.ttl if request.control.ttl is not None else self._default_ttl_s
+        keys = request.keys
+        return Entry(
+            key=keys.exact,
+            tenant=request.tenant,
+            namespace=request.control.namespace,
+            model=keys.model,
+            scope=keys.scope or EXACT_ONLY_SCOPE,
+            response=envelope,
+            created_at=now,
+            expires_at=NEVER_EXPIRES if ttl is None else now + ttl,
+            embedder="",  # set when written: the embedder that made the stored vector
+            question=keys.prompt if self._store_question else None,
+        )

@@ -1,0 +1,158 @@
+"""Write-behind: store fresh answers off the response path, purge, and delete expired entries.
+
+A miss's answer goes into memory at once (so the next identical request hits) and into the
+store in a background task (so the caller never waits for embedding or the store). Purges go
+through here too, because a purge must win over writes still pending: both share the fence
+and a lock around "check the fence, write" and "record the purge, delete".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING
+
+from semcache._answer import Answer, is_complete
+from semcache._failopen import FailOpen
+from semcache._memory import MemoryTier
+from semcache.pipeline.backend import SemanticBackend
+from semcache.pipeline.base import Found, Next, Request
+from semcache.pipeline.fence import Fence, PurgeFilter
+from semcache.stats import Stats, Tier
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class WriteBehind:
+    """Pending writes, the purge fence and the expiry janitor of one cache.
+
+    Runs on the cache's event loop. ``flush()`` waits for every write submitted so far;
+    ``close()`` stops the janitor and flushes. Write failures are counted by ``FailOpen``
+    (kind ``store_upsert``), never raised to a caller.
+    """
+
+    def __init__(
+        self,
+        backend: SemanticBackend,
+        memory: MemoryTier,
+        failopen: FailOpen,
+        stats: Stats,
+        clock: Callable[[], float],
+        *,
+        purge_interval_s: float,
+    ) -> None:
+        self._backend = backend
+        self._memory = memory
+        self._failopen = failopen
+        self._stats = stats
+        self._clock = clock
+        self._purge_interval_s = purge_interval_s
+        self.fence = Fence()
+        self._lock = asyncio.Lock()
+        self._pending: set[asyncio.Task[None]] = set()
+        self._janitor: asyncio.Task[None] | None = None
+
+    def submit(
+        self, answer: Answer, *, prompt: str | None, vector: np.ndarray | None, token: int
+    ) -> None:
+        """Keep ``answer`` in memory now and in the store soon, unless a purge since ``token``.
+
+        ``prompt`` is the question to embed when ``vector`` is None; with neither, the entry
+        answers exact lookups only.
+        """
+        if not self.fence.admits(answer.entry, token):
+            self._stats.count("fenced_writes")
+            return
+        self._memory.put(answer)
+        if self._backend.started is None:
+            return  # the semantic tier is off or not up: memory alone keeps the answer
+        write = self._failopen.call(
+            "store_upsert", lambda: self._write(answer, prompt, vector, token), None
+        )
+        task = asyncio.get_running_loop().create_task(write)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        self._start_janitor()
+
+    async def _write(
+        self, answer: Answer, prompt: str | None, vector: np.ndarray | None, token: int
+    ) -> None:
+        tier = self._backend.started
+        if tier is None or tier.embedder is None:
+            return
+        entry = answer.entry
+        if vector is None:
+            vector = await tier.embed(prompt) if prompt is not None else tier.exact_only_vector()
+        async with self._lock:
+            if not self.fence.admits(entry, token):
+                self._stats.count("fenced_writes")
+                return
+            await tier.upsert(replace(entry, vector=vector, embedder=tier.embedder.name))
+        self._stats.count("stored")
+
+    async def purge(self, purge: PurgeFilter) -> int:
+        """Delete matching entries everywhere, fencing writes that began before; return a count.
+
+        Store errors are raised here: an operator asked for this, and must know it failed.
+        """
+        async with self._lock:
+            self.fence.record(purge)
+            removed = self._memory.purge(
+                tenant=purge.tenant, namespace=purge.namespace, model=purge.model
+            )
+            tier = await self._backend.ready()
+            if tier is None or tier.store is None:
+                return removed
+            stored = await asyncio.to_thread(
+                tier.store.purge, tenant=purge.tenant, namespace=purge.namespace, model=purge.model
+            )
+            return max(removed, stored)
+
+    async def flush(self) -> None:
+        """Wait until every write submitted so far has landed or failed."""
+        while self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+
+    def _start_janitor(self) -> None:
+        if self._janitor is None:
+            self._janitor = asyncio.get_running_loop().create_task(self._purge_expired_forever())
+
+    async def _purge_expired_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._purge_interval_s)
+            tier = self._backend.started
+            if tier is not None and tier.store is not None:
+                purge = partial(asyncio.to_thread, tier.store.purge_expired, self._clock())
+                await self._failopen.call("purge_expired", purge, 0)
+
+    async def close(self) -> None:
+        if self._janitor is not None:
+            self._janitor.cancel()
+            await asyncio.gather(self._janitor, return_exceptions=True)
+            self._janitor = None
+        await self.flush()
+
+
+class WriteBehindStage:
+    """After the upstream call: hand a complete, storable answer to :class:`WriteBehind`."""
+
+    def __init__(self, writer: WriteBehind) -> None:
+        self._writer = writer
+
+    async def __call__(self, request: Request, call_next: Next) -> Found:
+        token = self._writer.fence.begin()  # before the call: a purge during it wins
+        found = await call_next(request)
+        response = found.response
+        if (
+            found.tier is Tier.MISS
+            and request.decision.store
+            and response is not None
+            and is_complete(response)
+        ):
+            keys = request.keys
+            prompt = keys.prompt if keys.scope is not None else None
+            self._writer.submit(found.answer, prompt=prompt, vector=request.vector, token=token)
+        return found
