@@ -41,14 +41,24 @@ class LiteLLMUpstream:
 async def stream_and_assemble(
     upstream: Upstream, params: Mapping[str, Any], emit: Emit
 ) -> ModelResponse:
-    """Emit every chunk as it arrives, then return the assembled response."""
+    """Emit every chunk as it arrives, then return the assembled response.
+
+    LiteLLM's chunk builder fills in ``finish_reason="stop"`` for a choice whose stream ended
+    without one; a stream cut off that way is not a complete answer, so the assembled choice
+    gets its finish reason back as None (and ``is_complete`` refuses to store it).
+    """
     import litellm
 
     chunks: list[ModelResponseStream] = []
+    finished: set[int] = set()
     async for chunk in upstream.stream(params):
         chunks.append(chunk)
+        finished.update(c.index for c in chunk.choices if c.finish_reason)
         emit(chunk)
     assembled = litellm.stream_chunk_builder(chunks, messages=params.get("messages"))
     if assembled is None:
         raise RuntimeError("upstream stream produced no chunks")
+    for choice in assembled.choices:
+        if choice.index not in finished:
+            choice.finish_reason = None
     return assembled

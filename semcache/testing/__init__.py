@@ -7,6 +7,7 @@ plug points live beside it, so tests need no network and touch no private attrib
 
 from __future__ import annotations
 
+from semcache.testing._embedder import FakeEmbedder
 from semcache.testing._openai_server import (
     FakeOpenAIServer,
     Responder,
@@ -14,11 +15,15 @@ from semcache.testing._openai_server import (
     echo_responder,
     hash_embedding,
 )
+from semcache.testing._upstream import FakeUpstream, echo
 
 __all__ = [
+    "FakeEmbedder",
     "FakeOpenAIServer",
+    "FakeUpstream",
     "Responder",
     "count_tokens",
+    "echo",
     "echo_responder",
     "hash_embedding",
 ]

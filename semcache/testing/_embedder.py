@@ -1,0 +1,40 @@
+"""``FakeEmbedder``: a deterministic bag-of-words embedder for tests that need no model.
+
+Texts sharing words get similar vectors (hashing trick), so paraphrase-like behaviour is
+predictable; it loads instantly and counts its calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from semcache.testing._openai_server import hash_embedding
+
+
+class FakeEmbedder:
+    """Implements ``semcache.Embedder``; ``fail`` makes the next calls raise ``RuntimeError``."""
+
+    def __init__(self, dim: int = 64, name: str = "fake-bow") -> None:
+        self._dim = dim
+        self._name = f"{name}-{dim}"
+        self.calls = 0
+        self.texts = 0
+        self.fail = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.texts += len(texts)
+        if self.fail:
+            raise RuntimeError("fake embedder failure")
+        rows = [hash_embedding(text, self._dim) for text in texts]
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self._dim)
