@@ -137,7 +137,7 @@ def test_purge_wins_over_a_pending_store_write(stored):
 
 
 def test_purge_filter_spares_other_partitions_writes(stored):
-    cache, upstream, embedder = stored
+    cache, _upstream, embedder = stored
     embedder.delay_s = 0.2
     cache.completion(**ask(tenant="a", cache={"no-cache": True}))
     cache.completion(**ask(tenant="b", cache={"no-cache": True}))
