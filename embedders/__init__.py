@@ -10,16 +10,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from semcache.embedders.base import Embedder, l2_normalise
-from semcache.embedders.registry import load_embedder, registered_names
+from .base import Embedder, l2_normalise
+from .registry import load_embedder, registered_names
 
 if TYPE_CHECKING:
-    from semcache.embedders.batcher import MicroBatcher
-    from semcache.embedders.e5_small import E5SmallEmbedder
-    from semcache.embedders.litellm_embedder import LiteLLMEmbedder
-    from semcache.embedders.onnx_runtime import OnnxEmbedder
-    from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
-    from semcache.embedders.use_multilingual import UseMultilingualEmbedder
+    from .batcher import MicroBatcher
+    from .e5_small import E5SmallEmbedder
+    from .litellm_embedder import LiteLLMEmbedder
+    from .onnx_runtime import OnnxEmbedder
+    from .sentence_transformer import SentenceTransformerEmbedder
+    from .use_multilingual import UseMultilingualEmbedder
 
 __all__ = [
     "E5SmallEmbedder",

@@ -6,7 +6,7 @@ import importlib
 import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from semcache.errors import ConfigError, MissingDependency
 
@@ -55,7 +55,7 @@ def resolve_device(device: str) -> str:
     """``"auto"`` becomes cuda, then mps, then cpu, whichever torch can use; others pass through."""
     if check_device(device) != "auto":
         return device
-    import torch
+    torch: Any = import_optional("torch", package="torch", extra="local")
 
     if torch.cuda.is_available():
         return "cuda"

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from semcache.embedders._common import as_text_list
-from semcache.embedders.base import Embedder
 from semcache.errors import ConfigError, EmbedderError
+
+from ._common import as_text_list
+from .base import Embedder
 
 
 @dataclass(slots=True)

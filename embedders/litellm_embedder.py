@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from semcache.embedders._common import as_text_list, check_batch_size
-from semcache.embedders.base import l2_normalise
 from semcache.errors import ConfigError, EmbedderError
+
+from ._common import as_text_list, check_batch_size
+from .base import l2_normalise
 
 _RESERVED = frozenset({"model", "input", "api_base", "api_key"})
 _PROBE_TEXT = "semcache dimension probe"

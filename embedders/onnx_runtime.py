@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from semcache.embedders._buckets import token_batches
-from semcache.embedders._common import Lazy, as_text_list, check_batch_size, import_optional
-from semcache.embedders.base import l2_normalise
-from semcache.embedders.sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
 from semcache.errors import ConfigError, EmbedderError
+
+from ._buckets import token_batches
+from ._common import Lazy, as_text_list, check_batch_size, import_optional
+from .base import l2_normalise
+from .sentence_transformer import DEFAULT_MODEL, SentenceTransformerEmbedder
 
 _log = logging.getLogger(__name__)
 

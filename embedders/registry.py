@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from semcache.embedders.base import Embedder
 from semcache.errors import ConfigError
+
+from .base import Embedder
 
 _LITELLM_PREFIX = "litellm:"
 
@@ -29,10 +30,10 @@ def _sentence_transformer(
             raise ConfigError(
                 "runtime 'onnx' runs float32 on the CPU: leave precision and device at 'auto'"
             )
-        from semcache.embedders.onnx_runtime import OnnxEmbedder
+        from .onnx_runtime import OnnxEmbedder
 
         return OnnxEmbedder(model, batch_size=batch_size)
-    from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
+    from .sentence_transformer import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(
         model, device=device, batch_size=batch_size, precision=precision
@@ -40,19 +41,19 @@ def _sentence_transformer(
 
 
 def _minilm(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
-    from semcache.embedders.sentence_transformer import DEFAULT_MODEL
+    from .sentence_transformer import DEFAULT_MODEL
 
     return _sentence_transformer(DEFAULT_MODEL, device, batch_size, precision, runtime)
 
 
 def _use(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
-    from semcache.embedders.use_multilingual import UseMultilingualEmbedder
+    from .use_multilingual import UseMultilingualEmbedder
 
     return UseMultilingualEmbedder(batch_size=batch_size)
 
 
 def _e5(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
-    from semcache.embedders.e5_small import E5SmallEmbedder
+    from .e5_small import E5SmallEmbedder
 
     return E5SmallEmbedder(batch_size=batch_size)
 
@@ -103,7 +104,7 @@ def load_embedder(
         model = name.removeprefix(_LITELLM_PREFIX)
         if not model:
             raise ConfigError("'litellm:' needs a model, e.g. 'litellm:text-embedding-3-small'")
-        from semcache.embedders.litellm_embedder import LiteLLMEmbedder
+        from .litellm_embedder import LiteLLMEmbedder
 
         return LiteLLMEmbedder(model, batch_size=batch_size)
     path = Path(name).expanduser()

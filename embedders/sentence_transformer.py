@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from semcache.embedders._buckets import token_batches
-from semcache.embedders._common import (
+from semcache.errors import ConfigError, EmbedderError
+
+from ._buckets import token_batches
+from ._common import (
     Lazy,
     as_text_list,
     check_batch_size,
     check_device,
     check_precision,
+    import_optional,
     resolve_device,
 )
-from semcache.embedders.base import l2_normalise
-from semcache.errors import ConfigError, EmbedderError
+from .base import l2_normalise
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -178,10 +180,11 @@ class SentenceTransformerEmbedder:
         elif precision == "float16" and device == "cpu":  # "auto" device that found no GPU
             _log.warning("float16 requested but %s runs on the CPU: using float32", self._name)
             precision = "float32"
-        from sentence_transformers import SentenceTransformer
-
+        st = import_optional(
+            "sentence_transformers", package="sentence-transformers", extra="local"
+        )
         try:
-            model = SentenceTransformer(source, device=device, cache_folder=self._cache_folder)
+            model = st.SentenceTransformer(source, device=device, cache_folder=self._cache_folder)
         except (OSError, ValueError) as exc:
             raise EmbedderError(self._load_failure(exc)) from exc
         if precision != "float32":

@@ -39,7 +39,12 @@ def serve_main(argv: list[str]) -> int:
         return 2
 
     import litellm
-    import uvicorn
+
+    try:
+        import uvicorn
+    except ModuleNotFoundError:
+        sys.stderr.write('semcache serve: the proxy needs uvicorn: pip install "semcache[proxy]"\n')
+        return 2
 
     litellm.suppress_debug_info = True  # its "Give Feedback" banner is not a log line
     configure_json_logging()
