@@ -136,13 +136,10 @@ class SemanticCache:
         assert store is not None  # backend "none" never builds a semantic tier
         return store
 
-    def _load_verifier(self) -> HitVerifier | None:
-        name = self.settings.semantic.verifier
-        if name == "none":
-            return None
-        from semcache.guard_details import get_verifier
+    def _load_verifier(self) -> HitVerifier:
+        from semcache.guard import get_verifier
 
-        return get_verifier(name)
+        return get_verifier(self.settings.semantic.verifier)
 
     # -- public API ---------------------------------------------------------------------------
     def completion(self, **kwargs: Any) -> ModelResponse | Iterator[ModelResponseStream]:

@@ -20,9 +20,9 @@ def test_all_is_pinned():
     assert sorted(semcache.__all__) == [
         "CacheControl", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard", "Embedder",
         "EmbedderError", "EmbedderMismatchError", "Entry", "HitVerifier", "InvalidRequest",
-        "InvalidRequestType", "Match", "MissingDependency", "SemanticCache", "SemcacheError",
-        "StoreError", "StoreLockedError", "VectorStore", "cache_info", "get_verifier",
-        "load_shipped_pairs",
+        "InvalidRequestType", "Match", "MissingDependency", "NoGuard", "SemanticCache",
+        "SemcacheError", "StoreError", "StoreLockedError", "VectorStore", "cache_info",
+        "get_verifier", "load_shipped_pairs",
     ]  # fmt: skip
     for name in semcache.__all__:
         assert getattr(semcache, name) is not None
@@ -152,6 +152,7 @@ def test_pyproject_pins_cpu_torch_and_maps_the_namespace():
         "semcache.embedders": "embedders",
         "semcache.stores": "stores",
         "semcache.eval": "eval",
+        "semcache.guard": "guard",
     }
 
 
