@@ -30,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from semcache._guard_features import extract
 from semcache.datasets import load_shipped_pairs
-from semcache.guard_details import RULES, DetailGuard
+from semcache.guard import RULES, DetailGuard
+from semcache.guard.features import extract
 
 THRESHOLDS = (0.85, 0.90, 0.95)
 

@@ -110,6 +110,11 @@ class SentenceTransformerEmbedder:
         return f"SentenceTransformerEmbedder({self._name!r}, device={self._requested_device!r})"
 
     @property
+    def precision(self) -> str:
+        """The precision asked for (``auto``, ``float32``, ``float16`` or ``bfloat16``)."""
+        return self._precision
+
+    @property
     def name(self) -> str:
         return self._name
 

@@ -162,7 +162,7 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
     # 'auto' may name the same guard as 'details': one sweep per distinct verifier
     resolved = (resolve.resolve_verifier(name) for name in verifier_names)
-    verifiers = list({v.name: v for v in resolved if v is not None}.values())
+    verifiers = list({v.name: v for v in resolved if v.name != NO_VERIFIER}.values())
     results: list[SweepResult] = []
     timings: dict[tuple[str, str], Timing] = {}
     calibrations: dict[GroupKey, CalibrationResult] = {}
@@ -264,7 +264,7 @@ def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
     verifier = resolve.resolve_verifier(args.verifier)
     _set_threads(args.threads)
     verdicts = None
-    if verifier is not None:
+    if verifier.name != NO_VERIFIER:
         from .sweep import verifier_decisions
 
         verdicts = verifier_decisions(verifier, pairs)

@@ -21,8 +21,7 @@ from semcache.errors import (
     StoreError,
     StoreLockedError,
 )
-from semcache.guard import HitVerifier
-from semcache.guard_details import DetailGuard, get_verifier
+from semcache.guard import DetailGuard, HitVerifier, NoGuard, get_verifier
 from semcache.policy import CacheControl
 from semcache.settings import CacheSettings
 from semcache.stats import CacheInfo, cache_info
@@ -46,6 +45,7 @@ __all__ = [
     "InvalidRequestType",
     "Match",
     "MissingDependency",
+    "NoGuard",
     "SemanticCache",
     "SemcacheError",
     "StoreError",

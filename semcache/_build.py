@@ -117,8 +117,8 @@ def _semantic_tier(
     if not s.semantic.enabled or (store is None and s.store.backend == "none"):
         return None
     return SemanticTier(
-        embedder=(lambda: embedder) if embedder is not None else _embedder_factory(s.semantic),
-        store=(lambda: store) if store is not None else _store_factory(s.store),
+        embedder=(lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
+        store=(lambda: store) if store is not None else store_factory(s.store),
         verifier=verifier if verifier is not None else build_verifier(s.semantic.verifier),
         threshold=s.semantic.threshold,
         namespace_thresholds=s.semantic.namespace_thresholds,
@@ -127,7 +127,9 @@ def _semantic_tier(
     )
 
 
-def _embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
+def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
+    """Loads the configured embedder when called (model loading is slow: done lazily)."""
+
     def load() -> Embedder:
         from semcache.embedders import load_embedder
 
@@ -142,7 +144,9 @@ def _embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
     return load
 
 
-def _store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
+def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
+    """Opens the configured store when called (constructors do no I/O)."""
+
     def open_() -> VectorStore:
         from semcache.stores import open_store
 
@@ -154,10 +158,8 @@ def _store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
     return open_
 
 
-def build_verifier(name: str) -> HitVerifier | None:
-    """The answer guard named in settings."""
-    if name == "none":
-        return None
-    from semcache.guard_details import get_verifier
+def build_verifier(name: str) -> HitVerifier:
+    """The answer guard named in settings (``none``: the null guard, never None)."""
+    from semcache.guard import get_verifier
 
     return get_verifier(name)

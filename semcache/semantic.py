@@ -40,7 +40,7 @@ class SemanticTier:
         *,
         embedder: Callable[[], Embedder],
         store: Callable[[], VectorStore],
-        verifier: HitVerifier | None,
+        verifier: HitVerifier,
         threshold: float,
         namespace_thresholds: Mapping[str, float] | None = None,
         max_batch: int = 64,
@@ -124,8 +124,8 @@ class SemanticTier:
         if best.similarity < threshold:
             return Lookup(vector=vector, match=None, nearest=best.similarity)
         question = best.entry.question
-        verifier = self.verifier
-        if verifier is not None and question is not None and not verifier.verify(prompt, question):
+        # Without a stored question (store_question=False) there is nothing to check against.
+        if question is not None and not self.verifier.verify(prompt, question):
             return Lookup(vector=vector, match=None, nearest=best.similarity, rejected=True)
         return Lookup(vector=vector, match=best, nearest=best.similarity)
 

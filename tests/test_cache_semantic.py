@@ -338,3 +338,52 @@ async def test_request_finishing_its_store_lookup_after_the_flight_does_not_call
         assert cache_info(second).tier == "exact"
     finally:
         await cache.aclose()
+
+
+class RecordingVerifier:
+    """A guard that accepts or refuses every candidate, as told, and records what it was asked."""
+
+    name = "recording"
+
+    def __init__(self, accept: bool) -> None:
+        self.accept = accept
+        self.asked: list[tuple[str, str]] = []
+
+    def verify(self, query: str, candidate: str) -> bool:
+        self.asked.append((query, candidate))
+        return self.accept
+
+
+@pytest.mark.parametrize("accept", [True, False], ids=["accepts", "refuses"])
+def test_the_guard_judges_every_candidate_above_the_threshold(
+    tmp_path, embedder, clock, upstream, req, accept
+):
+    verifier = RecordingVerifier(accept)
+    s = settings(tmp_path / "s")
+    with SemanticCache(s, embedder=embedder, clock=clock, verifier=verifier) as cache:
+        cache.completion(**req())
+        settle(cache)
+        info = cache_info(cache.completion(**req(PARAPHRASE)))
+        rejections = cache.stats()["verifier_rejections"]
+    assert verifier.asked == [(PARAPHRASE, QUESTION)]  # (new question, stored question)
+    assert info.tier == ("semantic" if accept else "miss")
+    assert upstream.chat_calls == (1 if accept else 2)
+    assert rejections == (0 if accept else 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "tier"), [("none", "semantic"), ("details", "miss"), ("auto", "miss")]
+)
+def test_the_configured_guard_decides_a_near_duplicate(
+    tmp_path, embedder, clock, upstream, req, name, tier
+):
+    s = settings(tmp_path / "s")
+    s.semantic.verifier = name
+    two, three = "How do I reset my password in 2 steps?", "How do I reset my password in 3 steps?"
+    with SemanticCache(s, embedder=embedder, clock=clock) as cache:
+        cache.completion(**req(two))
+        settle(cache)
+        info = cache_info(cache.completion(**req(three)))
+    assert info.tier == tier
+    closeness = info.similarity if tier == "semantic" else info.nearest_similarity
+    assert closeness is not None and closeness >= 0.8  # the guard, not the threshold, decided

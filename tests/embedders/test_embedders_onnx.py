@@ -86,10 +86,11 @@ def test_registry_and_settings_select_it(monkeypatch: pytest.MonkeyPatch) -> Non
         load_embedder("minilm", runtime="tensorrt")
     with pytest.raises(ConfigError, match="float32 on the CPU"):
         load_embedder("minilm", runtime="onnx", precision="bfloat16")
-    from semcache import CacheSettings, SemanticCache
+    from semcache import CacheSettings
+    from semcache._build import embedder_factory
 
     settings = CacheSettings(semantic={"runtime": "onnx"}, store={"path": ":memory:"})
-    assert isinstance(SemanticCache(settings=settings)._load_embedder(), OnnxEmbedder)
+    assert isinstance(embedder_factory(settings.semantic)(), OnnxEmbedder)
 
 
 def test_missing_onnxruntime_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

@@ -97,11 +97,12 @@ def test_options_reach_the_embedder() -> None:
 
 
 def test_settings_precision_reaches_the_cache_embedder() -> None:
-    from semcache import CacheSettings, SemanticCache
+    from semcache import CacheSettings
+    from semcache._build import embedder_factory
 
     settings = CacheSettings(semantic={"precision": "bfloat16"}, store={"path": ":memory:"})
-    embedder = SemanticCache(settings=settings)._load_embedder()
-    assert embedder._precision == "bfloat16"
+    embedder = embedder_factory(settings.semantic)()
+    assert embedder.precision == "bfloat16"
 
 
 def test_missing_dependency_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from eval_fakes import TINY, DigitsVerifier, FakeEmbedder, write_jsonl
 
 from semcache.eval import cli, resolve
 from semcache.eval.report import RESULT_FIELDS
+from semcache.guard import registry
 from semcache.settings import CacheSettings
 
 
@@ -30,7 +31,7 @@ def fake_names(monkeypatch, tiny_embedder: FakeEmbedder, runtimes) -> dict[str, 
         return embedders[name]
 
     monkeypatch.setattr(resolve, "resolve_embedder", embedder)
-    monkeypatch.setitem(resolve._VERIFIERS, "digits", DigitsVerifier)
+    monkeypatch.setitem(registry._FACTORIES, "digits", DigitsVerifier)
     return embedders
 
 

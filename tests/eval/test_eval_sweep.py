@@ -131,9 +131,9 @@ def test_named_verifiers_resolve_to_the_answer_guard():
     from semcache.eval.resolve import resolve_verifier, verifier_names
 
     assert {"none", "details", "auto"} <= set(verifier_names())
-    assert resolve_verifier("none") is None
+    assert resolve_verifier("none").name == "none"
     guard = resolve_verifier("details")
-    assert guard is not None and guard.name == "details"
+    assert guard.name == "details"
     assert not guard.verify("reset my password in 2 steps", "reset my password in 3 steps")
     assert guard.verify("How do I reset my password?", "How can I reset my password?")
     with pytest.raises(ConfigError, match="unknown verifier"):

@@ -3,7 +3,7 @@
 Embeddings place "reset my password in 2 steps" and "... in 3 steps", or "Can I cancel?" and
 "Can't I cancel?", almost on top of each other; serving one's answer for the other is a wrong
 answer. The guard compares the details both questions pin down (extracted by
-``semcache._guard_features``, English and Chinese) and rejects the candidate when one differs.
+``semcache.guard.features``, English and Chinese) and rejects the candidate when one differs.
 
 Rules (a candidate is rejected when any applies; texts are NFKC-normalised and lower-cased and
 punctuation and spacing are ignored first):
@@ -35,7 +35,7 @@ punctuation and spacing are ignored first):
 ``order``
     Two parts trade places around the same relation: "convert Markdown to HTML" vs "convert
     HTML to Markdown", "A person is kicking a monkey" vs "A monkey is kicking a person",
-    "从北京到上海" vs "从上海到北京" (see ``semcache._guard_order``). Added after the dev sets
+    "从北京到上海" vs "从上海到北京" (see ``semcache.guard.order``). Added after the dev sets
     showed such pairs among the highest-scoring false hits (cosine 0.98-0.99): over the eight
     dev sets it rejects 48 pairs that the other rules pass, 43 of them labeled wrong (QQP 12
     of 13, SICK 11 of 11, LCQMC 9 of 10, PAWS-X 8 of 8).
@@ -61,22 +61,13 @@ handled, "3 pm" vs "15:00" is not). The guard never looks at answers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 
-from semcache._guard_features import Details, extract
-from semcache._guard_order import role_swap
 from semcache.errors import ConfigError
-from semcache.guard import HitVerifier
 
 RULES = ("number", "date", "negation", "entity", "comparison", "order")
-DEFAULT_VERIFIER = "details"
-"""What ``verifier='auto'`` resolves to. On, because ``benchmarks/guard_effect.py`` (MiniLM,
-thresholds 0.85/0.90/0.95) found it lowers the false-hit rate at equal recall where the
-difference is measurable (percentage points: QQP -4.3/-5.8/-3.3, Redis LangCache
--8.1/-7.0/-5.5, STS-B -2.5/-5.2/-2.1, LCQMC -0.6/-0.6/-0.1, our set about -30) and never
-raised it beyond noise (MRPC +0.5/+0.7/+2.6, PAWS-X zh +0.5 at 0.95: 95% bootstrap intervals
-include 0), at a cost of about 10-20 us per lookup."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,75 +78,20 @@ class Difference:
     detail: str
 
 
-def _number_differences(a: Details, b: Details) -> Iterator[Difference]:
-    only_a, only_b = a.strong - b.values, b.strong - a.values
-    if only_a or only_b:
-        yield Difference("number", f"{sorted(only_a) or '-'} vs {sorted(only_b) or '-'}")
-    for value in sorted(a.value_units.keys() & b.value_units.keys()):
-        units_a, units_b = a.value_units[value], b.value_units[value]
-        if units_a.isdisjoint(units_b):
-            yield Difference("number", f"{value} {sorted(units_a)} vs {sorted(units_b)}")
-    for dim in sorted(a.units.keys() & b.units.keys()):
-        if a.units[dim] != b.units[dim]:
-            yield Difference("number", f"{dim}: {sorted(a.units[dim])} vs {sorted(b.units[dim])}")
+Compare = Callable[[str, str, tuple[str, ...]], Iterator[Difference]]
 
 
-def _date_differences(a: Details, b: Details) -> Iterator[Difference]:
-    if a.dates != b.dates:
-        yield Difference("date", f"{sorted(a.dates - b.dates)} vs {sorted(b.dates - a.dates)}")
+@cache
+def _compare() -> Compare:
+    """``semcache.guard.rules.differences``, imported on the guard's first comparison.
 
+    Importing it compiles the extractor's regular expressions and reads ``lexicon.toml``
+    (tens of milliseconds); deferring that keeps ``import semcache`` and ``DetailGuard()``
+    cheap, for processes that never compare two questions (``tests/guard`` pins this).
+    """
+    from semcache.guard.rules import differences
 
-def _negation_differences(a: Details, b: Details) -> Iterator[Difference]:
-    if a.negation != b.negation:
-        yield Difference("negation", f"parity {a.negation} vs {b.negation}")
-
-
-def _mentioned(entity: str, details: Details) -> bool:
-    """Is ``entity`` named in the other text? A quoted title counts when all its words are."""
-    if not entity.isascii():
-        return entity in details.haystack
-    return all(f" {word} " in details.haystack for word in entity.split())
-
-
-def _entity_differences(a: Details, b: Details) -> Iterator[Difference]:
-    """A name replaced by another; a name added on one side only is not a difference."""
-    if not (a.entities and b.entities):
-        return
-    only_a = sorted(e for e in a.entities if not _mentioned(e, b))
-    only_b = sorted(e for e in b.entities if not _mentioned(e, a))
-    if only_a and only_b:
-        yield Difference("entity", f"{only_a} vs {only_b}")
-
-
-def _comparison_differences(a: Details, b: Details) -> Iterator[Difference]:
-    for axis in sorted(a.comparisons.keys() & b.comparisons.keys()):
-        if a.comparisons[axis].isdisjoint(b.comparisons[axis]):
-            yield Difference("comparison", f"{axis}: {set(a.comparisons[axis])} vs "
-                             f"{set(b.comparisons[axis])}")  # fmt: skip
-    if not (a.conversions and b.conversions):
-        return
-    for one, other in ((a, b), (b, a)):
-        for source, target in sorted(one.conversions):
-            if (target, source) in other.conversions and (source, target) not in other.conversions:
-                yield Difference("comparison", f"{source}->{target} vs {target}->{source}")
-                return
-
-
-def _order_differences(a: Details, b: Details) -> Iterator[Difference]:
-    swap = role_swap(a.sequence, b.sequence)
-    if swap is not None:
-        x, relation, y = swap
-        yield Difference("order", f"{x} {relation} {y} vs {y} {relation} {x}")
-
-
-_CHECKS = {
-    "number": _number_differences,
-    "date": _date_differences,
-    "negation": _negation_differences,
-    "entity": _entity_differences,
-    "comparison": _comparison_differences,
-    "order": _order_differences,
-}
+    return differences
 
 
 class DetailGuard:
@@ -163,7 +99,9 @@ class DetailGuard:
 
     Pure and symmetric: ``verify(a, b) == verify(b, a)`` and ``verify(a, a)`` is True.
     ``rules`` selects a subset of ``RULES`` (all by default). Extraction is cached per text
-    (stored candidates recur), so a typical call costs a dictionary lookup or two.
+    (stored candidates recur), so a typical call costs a dictionary lookup or two. The
+    constructor does no work beyond checking ``rules``; the first comparison builds the
+    extractor, once per process.
     """
 
     def __init__(self, rules: Iterable[str] | None = None) -> None:
@@ -171,7 +109,7 @@ class DetailGuard:
         unknown = sorted(set(chosen) - set(RULES))
         if unknown:
             raise ConfigError(f"unknown guard rules {unknown}; expected a subset of {RULES}")
-        self._checks = tuple(_CHECKS[rule] for rule in RULES if rule in chosen)
+        self._rules = tuple(rule for rule in RULES if rule in chosen)
 
     @property
     def name(self) -> str:
@@ -179,7 +117,7 @@ class DetailGuard:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        return tuple(rule for rule in RULES if _CHECKS[rule] in self._checks)
+        return self._rules
 
     def verify(self, query: str, candidate: str) -> bool:
         """True when the candidate's answer may be served for ``query``."""
@@ -191,32 +129,5 @@ class DetailGuard:
 
     def _differences(self, query: str, candidate: str) -> Iterator[Difference]:
         if query == candidate:
-            return
-        a, b = extract(query), extract(candidate)
-        for check in self._checks:
-            yield from check(a, b)
-
-
-class NoVerifier:
-    """The null guard: every candidate above the threshold is served."""
-
-    @property
-    def name(self) -> str:
-        return "none"
-
-    def verify(self, query: str, candidate: str) -> bool:
-        return True
-
-
-def get_verifier(name: str) -> HitVerifier | None:
-    """The verifier for a ``SemanticSettings.verifier`` value.
-
-    ``"none"`` returns None (the caller skips verification), ``"details"`` a ``DetailGuard``,
-    ``"auto"`` whatever ``DEFAULT_VERIFIER`` names. Anything else raises ``ConfigError``.
-    """
-    resolved = DEFAULT_VERIFIER if name == "auto" else name
-    if resolved == "none":
-        return None
-    if resolved == "details":
-        return DetailGuard()
-    raise ConfigError(f"unknown verifier {name!r}; expected 'auto', 'none' or 'details'")
+            return iter(())
+        return _compare()(query, candidate, self._rules)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from semcache._guard_patterns import CJK
+from semcache.guard.patterns import CJK
 
 MAX_SPAN = 6
 SYMMETRIC = frozenset(

@@ -1,5 +1,5 @@
-"""DetailGuard: each rule family in English and Chinese, its algebra, the registry, and its
-measured effect on the shipped pair set."""
+"""DetailGuard: each rule family in English and Chinese, its algebra, and its measured effect
+on the shipped pair set. (The registry and NoGuard: test_guard_registry.py.)"""
 
 from __future__ import annotations
 
@@ -11,15 +11,7 @@ from hypothesis import strategies as st
 
 from semcache.datasets import load_shipped_pairs
 from semcache.errors import ConfigError
-from semcache.guard import HitVerifier
-from semcache.guard_details import (
-    DEFAULT_VERIFIER,
-    RULES,
-    DetailGuard,
-    Difference,
-    NoVerifier,
-    get_verifier,
-)
+from semcache.guard import RULES, DetailGuard, Difference, HitVerifier
 
 GUARD = DetailGuard()
 
@@ -170,18 +162,9 @@ def test_difference_says_what_differs() -> None:
     assert diff == Difference("number", "['2'] vs ['3']")
 
 
-def test_protocol_and_registry() -> None:
+def test_is_a_hit_verifier_named_details() -> None:
     assert isinstance(GUARD, HitVerifier)
     assert GUARD.name == "details"
-    assert isinstance(NoVerifier(), HitVerifier)
-    assert NoVerifier().name == "none"
-    assert NoVerifier().verify("2 steps", "3 steps")
-    assert get_verifier("none") is None
-    assert isinstance(get_verifier("details"), DetailGuard)
-    auto = get_verifier("auto")
-    assert (auto is None) if DEFAULT_VERIFIER == "none" else isinstance(auto, DetailGuard)
-    with pytest.raises(ConfigError):
-        get_verifier("strict")
 
 
 # --- algebra: reflexive and symmetric, on detail-heavy random text ------------------------

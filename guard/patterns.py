@@ -1,6 +1,8 @@
 """Compiled patterns, phrase tables and number parsers of the answer guard's extractor.
 
-Built once at import from the word lists in ``_guard_lexicon``; used by ``_guard_features``.
+Built once, when this module is first imported, from the word lists of ``lexicon.toml``; used
+by ``semcache.guard.features``. Only the guard's first comparison imports it (see
+``semcache.guard.details``), so ``import semcache`` compiles none of it.
 Alternations are ordered longest first, so "more expensive" wins over "more"; word lists that
 only need whole-word lookups use ``Phrases`` (a dictionary walk), which is several times
 faster than a regex alternation of hundreds of words.
@@ -14,7 +16,9 @@ from collections.abc import Callable, Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Generic, TypeVar
 
-from semcache import _guard_lexicon as lex
+from semcache.guard.lexicon import Poles, Units, load
+
+lex = load()
 
 
 def alternation(words: Iterable[str], *, latin: bool) -> str:
@@ -24,12 +28,9 @@ def alternation(words: Iterable[str], *, latin: bool) -> str:
     return rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])" if latin else f"(?:{body})"
 
 
-def index(table: dict[str, tuple[str, tuple[str, ...]]]) -> dict[str, tuple[str, str]]:
+def index(table: Units) -> dict[str, tuple[str, str]]:
     return {spelling: (canonical, dim) for canonical, (dim, spellings) in table.items()
             for spelling in spellings}  # fmt: skip
-
-
-Poles = dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
 
 
 def words_of(table: Poles) -> dict[str, tuple[str, int]]:
@@ -89,9 +90,9 @@ QUOTED = re.compile(
     r"|(?<![a-z0-9])'([^']{2,80})'(?![a-z0-9])"
 )
 
-EN_UNIT = index(lex.EN_UNITS)
-EN_BARE = [u for u in EN_UNIT if u not in lex.EN_ATTACHED_ONLY and not u.startswith("°")]
-EN_NUM_WORDS = frozenset({*lex.EN_NUMBER_WORDS, *lex.EN_SCALES})
+EN_UNIT = index(lex.en_units)
+EN_BARE = [u for u in EN_UNIT if u not in lex.en_attached_only and not u.startswith("°")]
+EN_NUM_WORDS = frozenset({*lex.en_number_words, *lex.en_scales})
 EN_NUM = "|".join(sorted(EN_NUM_WORDS, key=len, reverse=True))
 EN_QUANTITY = re.compile(
     r"(?P<cur>[$€£¥₹])?\s?"
@@ -101,37 +102,37 @@ EN_QUANTITY = re.compile(
     r"(?:\s?(?P<scale>hundred|thousand|million|billion|trillion)\b)?"
     rf"(?:[\s-]?(?P<unit>{alternation(EN_UNIT, latin=False)})(?![a-z]))?"
 )
-EN_ORDINAL = re.compile(alternation(lex.EN_ORDINALS, latin=True))
+EN_ORDINAL = re.compile(alternation(lex.en_ordinals, latin=True))
 EN_BARE_UNIT = Phrases({u: EN_UNIT[u][::-1] for u in EN_BARE if re.fullmatch(r"[a-z ]+", u)})
 EN_CONVERTIBLE = alternation([u for u in EN_BARE if len(u) >= 2], latin=True)
 EN_CONVERSION = re.compile(rf"({EN_CONVERTIBLE})\s+(?:to|into|in|->|→)\s+({EN_CONVERTIBLE})")
-EN_DATE_WORDS = frozenset({*lex.EN_MONTHS, *lex.EN_WEEKDAYS, *lex.EN_DAY_WORDS})
+EN_DATE_WORDS = frozenset({*lex.en_months, *lex.en_weekdays, *lex.en_day_words})
 EN_DATE = re.compile(
-    rf"(?<![a-z])(?:(?P<rel>{'|'.join(lex.EN_RELATIVE)})\s+)?"
-    rf"(?P<word>{'|'.join(sorted({*EN_DATE_WORDS, *lex.EN_PERIODS}, key=len, reverse=True))})"
+    rf"(?<![a-z])(?:(?P<rel>{'|'.join(lex.en_relative)})\s+)?"
+    rf"(?P<word>{'|'.join(sorted({*EN_DATE_WORDS, *lex.en_periods}, key=len, reverse=True))})"
     r"(?![a-z])"
 )
-EN_COMPARISON_WORDS = words_of(lex.EN_COMPARISONS)
+EN_COMPARISON_WORDS = words_of(lex.en_comparisons)
 EN_COMPARISON = Phrases(EN_COMPARISON_WORDS)
-EN_NEGATION_IDIOM = re.compile("|".join(lex.EN_NEGATION_IDIOMS))
-EN_NEGATION_WORDS = frozenset(w for w in lex.EN_NEGATIONS if w.isalpha())
-EN_KNOWN = frozenset(lex.EN_KNOWN_NAMES)
+EN_NEGATION_IDIOM = re.compile("|".join(lex.en_negation_idioms))
+EN_NEGATION_WORDS = frozenset(w for w in lex.en_negations if w.isalpha())
+EN_KNOWN = frozenset(lex.en_known_names)
 
 GATE_QUANTITY = EN_NUM_WORDS
 GATE_UNIT = EN_BARE_UNIT.first
-GATE_DATE = EN_DATE_WORDS | frozenset(lex.EN_PERIODS)
+GATE_DATE = EN_DATE_WORDS | frozenset(lex.en_periods)
 
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
-ZH_UNIT = index(lex.ZH_UNITS)
+ZH_UNIT = index(lex.zh_units)
 ZH_BARE = [u for u in ZH_UNIT if len(u) >= 2]  # single characters are too ambiguous bare
-ZH_CLASSIFIER = frozenset(lex.ZH_CLASSIFIERS)
+ZH_CLASSIFIER = frozenset(lex.zh_classifiers)
 ZH_QUANTITY = re.compile(
     rf"百分之(?P<pct>\d+(?:\.\d+)?|[{ZH_NUMERALS}]+)"
     rf"|(?P<ord>第)?(?P<num>\d+(?:\.\d+)?[万亿千百]?|[{ZH_NUMERALS}]+)"
-    rf"(?P<unit>{alternation([*ZH_UNIT, *lex.ZH_CLASSIFIERS], latin=False)})?"
+    rf"(?P<unit>{alternation([*ZH_UNIT, *lex.zh_classifiers], latin=False)})?"
 )
-ZH_NUMERAL_IDIOM = re.compile("|".join(lex.ZH_NUMERAL_IDIOMS))
-ZH_UNIT_SYNONYM = re.compile("|".join(lex.ZH_UNIT_SYNONYMS))
+ZH_NUMERAL_IDIOM = re.compile("|".join(lex.zh_numeral_idioms))
+ZH_UNIT_SYNONYM = re.compile("|".join(lex.zh_unit_synonyms))
 ZH_BARE_UNIT = re.compile(alternation(ZH_BARE, latin=False))
 ZH_CONVERSION = re.compile(
     rf"({alternation(ZH_BARE, latin=False)})"
@@ -139,18 +140,18 @@ ZH_CONVERSION = re.compile(
     rf"({alternation(ZH_BARE, latin=False)})"
 )
 ZH_DATE = re.compile(
-    alternation(lex.ZH_DATE_WORDS, latin=False)
-    + rf"|(?<!每)(?:{'|'.join(lex.ZH_WEEKDAY_PREFIXES)})(?P<wd>[一二三四五六日天末])(?![次个遍])"
+    alternation(lex.zh_date_words, latin=False)
+    + rf"|(?<!每)(?:{'|'.join(lex.zh_weekday_prefixes)})(?P<wd>[一二三四五六日天末])(?![次个遍])"
 )
-ZH_GAZETTEER = re.compile(alternation(lex.ZH_GAZETTEER, latin=False))
+ZH_GAZETTEER = re.compile(alternation(lex.zh_gazetteer, latin=False))
 ZH_COMPARISON_WORDS: dict[str, tuple[str, int] | None] = {
-    **words_of(lex.ZH_COMPARISONS), **dict.fromkeys(lex.ZH_COMPARISON_IDIOMS)
+    **words_of(lex.zh_comparisons), **dict.fromkeys(lex.zh_comparison_idioms)
 }  # fmt: skip
 ZH_COMPARISON = re.compile(alternation(ZH_COMPARISON_WORDS, latin=False))
 ZH_NEGATION_IDIOM = re.compile(
-    rf"(.)[不没]\1|{lex.ZH_QUESTION_TAIL}|" + "|".join(lex.ZH_NEGATION_IDIOMS)
+    rf"(.)[不没]\1|{lex.zh_question_tail}|" + "|".join(lex.zh_negation_idioms)
 )
-ZH_NEGATION = re.compile("|".join(lex.ZH_NEGATIONS))
+ZH_NEGATION = re.compile("|".join(lex.zh_negations))
 
 
 def norm_phrase(text: str) -> str:
@@ -158,8 +159,8 @@ def norm_phrase(text: str) -> str:
     return " ".join(TOKEN.findall(text.lower()))
 
 
-ALIAS = {norm_phrase(spelling): name for spelling, name in lex.ALIASES.items()}
-ALIAS_PHRASE = re.compile(alternation([k for k in lex.ALIASES if " " in k or "." in k], latin=True))
+ALIAS = {norm_phrase(spelling): name for spelling, name in lex.aliases.items()}
+ALIAS_PHRASE = re.compile(alternation([k for k in lex.aliases if " " in k or "." in k], latin=True))
 CJK_ALIAS = re.compile(alternation([k for k in ALIAS if CJK.search(k)], latin=False))
 
 
@@ -198,13 +199,13 @@ def digits_value(raw: str, scale: int = 1) -> str:
 def en_words_value(words: str) -> int:
     total = current = 0
     for word in re.split(r"[\s-]+", words.removeprefix("a ")):
-        if word in lex.EN_SCALES and lex.EN_SCALES[word] == 100:
+        if word in lex.en_scales and lex.en_scales[word] == 100:
             current = (current or 1) * 100
-        elif word in lex.EN_SCALES:
-            total += (current or 1) * lex.EN_SCALES[word]
+        elif word in lex.en_scales:
+            total += (current or 1) * lex.en_scales[word]
             current = 0
         else:
-            current += lex.EN_NUMBER_WORDS[word]
+            current += lex.en_number_words[word]
     return total + current
 
 
@@ -212,17 +213,17 @@ def zh_value(raw: str) -> str:
     if raw[0].isdigit():
         multiplier = {"万": 10_000, "亿": 100_000_000, "千": 1_000, "百": 100}.get(raw[-1], 1)
         return digits_value(raw.rstrip("万亿千百"), multiplier)
-    if not any(c in lex.ZH_SMALL_UNITS or c in lex.ZH_BIG_UNITS for c in raw):
-        return str(int("".join(str(lex.ZH_DIGITS[c]) for c in raw)))  # 二零二四 -> 2024
+    if not any(c in lex.zh_small_units or c in lex.zh_big_units for c in raw):
+        return str(int("".join(str(lex.zh_digits[c]) for c in raw)))  # 二零二四 -> 2024
     total = section = number = 0
     for char in raw:
-        if char in lex.ZH_DIGITS:
-            number = lex.ZH_DIGITS[char]
-        elif char in lex.ZH_SMALL_UNITS:
-            section += (number or 1) * lex.ZH_SMALL_UNITS[char]
+        if char in lex.zh_digits:
+            number = lex.zh_digits[char]
+        elif char in lex.zh_small_units:
+            section += (number or 1) * lex.zh_small_units[char]
             number = 0
         else:
-            total += (section + number or 1) * lex.ZH_BIG_UNITS[char]
+            total += (section + number or 1) * lex.zh_big_units[char]
             section = number = 0
     return str(total + section + number)
 

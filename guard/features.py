@@ -1,4 +1,4 @@
-"""The answer-determining details of one question, for the answer guard (``guard_details``).
+"""The answer-determining details of one question, which the guard's ``rules`` compare.
 
 ``extract(text)`` is pure and cached. It normalises the text (NFKC, curly quotes, letters split
 from digits so "5km" reads "5 km"; a lower-case copy of equal length for matching) and reads,
@@ -28,15 +28,17 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import TypeVar
 
-from semcache import _guard_lexicon as lex
-from semcache import _guard_patterns as pat
+from semcache.guard import patterns as pat
+from semcache.guard.lexicon import load
+
+lex = load()
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Details:
-    """What a question pins down, shaped for ``guard_details`` to compare cheaply."""
+    """What a question pins down, shaped for ``semcache.guard.rules`` to compare cheaply."""
 
     values: frozenset[str]  # every number stated, canonical ("1000", "3.12", "25")
     strong: frozenset[str]  # those not only written as a lone "one"/"一"
@@ -78,7 +80,7 @@ class _Reader:
             masked = pat.consume(masked, pat.ZH_GAZETTEER, self.gazetteer)
         self.negation_parity = self.negation(masked)
         if self.cjk:
-            masked = pat.ZH_UNIT_SYNONYM.sub(lambda m: lex.ZH_UNIT_SYNONYMS[m.group()], masked)
+            masked = pat.ZH_UNIT_SYNONYM.sub(lambda m: lex.zh_unit_synonyms[m.group()], masked)
             masked = pat.consume(masked, pat.ZH_DATE, self.zh_date)
             for source, target in pat.ZH_CONVERSION.findall(masked):
                 self.conversions.add((pat.ZH_UNIT[source][0], pat.ZH_UNIT[target][0]))
@@ -92,7 +94,7 @@ class _Reader:
                 self.conversions.add((pat.EN_UNIT[source][0], pat.EN_UNIT[target][0]))
         if pat.QUANTITY_TRIGGER.search(masked) or words & pat.GATE_QUANTITY:
             masked = pat.consume(masked, pat.EN_QUANTITY, self.en_quantity)
-        if words.intersection(lex.EN_ORDINALS):
+        if words.intersection(lex.en_ordinals):
             masked = pat.consume(masked, pat.EN_ORDINAL, self.en_ordinal)
         if unit_words:
             masked = pat.EN_BARE_UNIT.consume(masked, self.unit)
@@ -114,7 +116,7 @@ class _Reader:
     def quoted(self, match: re.Match[str]) -> bool:
         inner = next(group for group in match.groups() if group is not None)
         tokens = pat.norm_phrase(inner).split()
-        if any(t not in lex.EN_COMMON_WORDS for t in tokens):  # not scare quotes: "the one"
+        if any(t not in lex.en_common_words for t in tokens):  # not scare quotes: "the one"
             self.entities.add(pat.canonical(inner))
         return False
 
@@ -124,21 +126,21 @@ class _Reader:
 
     def en_date(self, match: re.Match[str]) -> bool:
         rel, word = match["rel"], match["word"]
-        prefix = f"{lex.EN_RELATIVE[rel]}_" if rel else ""
-        if word in lex.EN_PERIODS:
+        prefix = f"{lex.en_relative[rel]}_" if rel else ""
+        if word in lex.en_periods:
             if not rel:
                 return False  # "week" alone is a unit, read later
             self.dates.add(prefix + word)
-        elif word in lex.EN_MONTHS:
+        elif word in lex.en_months:
             if word in ("may", "march") and not rel and not self._is_month(match, word):
                 return False
-            self.dates.add(f"{prefix}month{lex.EN_MONTHS[word]}")
-        elif word in lex.EN_WEEKDAYS:
-            self.dates.add(prefix + lex.EN_WEEKDAYS[word])
+            self.dates.add(f"{prefix}month{lex.en_months[word]}")
+        elif word in lex.en_weekdays:
+            self.dates.add(prefix + lex.en_weekdays[word])
         elif re.search(r"\d\s*$", self.low[: match.start("word")]):
             return False  # "3 nights" is a quantity
         else:
-            self.dates.add(prefix + lex.EN_DAY_WORDS[word])
+            self.dates.add(prefix + lex.en_day_words[word])
         return True
 
     def _is_month(self, match: re.Match[str], word: str) -> bool:
@@ -153,7 +155,7 @@ class _Reader:
 
     def zh_date(self, match: re.Match[str]) -> bool:
         wd = match["wd"]
-        self.dates.add(lex.ZH_WEEKDAYS[wd] if wd else lex.ZH_DATE_WORDS[match.group()])
+        self.dates.add(lex.zh_weekdays[wd] if wd else lex.zh_date_words[match.group()])
         return True
 
     def zh_quantity(self, match: re.Match[str]) -> bool:
@@ -169,21 +171,21 @@ class _Reader:
 
     def en_quantity(self, match: re.Match[str]) -> bool:
         num, unit = match["num"], match["unit"]
-        scale = lex.EN_SCALES[match["scale"]] if match["scale"] else 1
+        scale = lex.en_scales[match["scale"]] if match["scale"] else 1
         canonical, dim = pat.EN_UNIT[re.sub(r"\s+", " ", unit)] if unit else ("", "")
         if match["cur"]:
-            canonical, dim = lex.CURRENCY_SYMBOLS[match["cur"]], "money"
+            canonical, dim = lex.currency_symbols[match["cur"]], "money"
         if num[0].isdigit() or num[0] == "-":
             return self.quantity(pat.digits_value(num, scale), canonical, dim)
         value = str(pat.en_words_value(num) * scale)
-        return self.quantity(value, canonical, dim, weak=num in lex.EN_WEAK_WORDS)
+        return self.quantity(value, canonical, dim, weak=num in lex.en_weak_words)
 
     def en_ordinal(self, match: re.Match[str]) -> bool:
         word = match.group()
         if word == "second" and re.search(r"\b(?:a|per|one)\s+$", self.low[: match.start()]):
             self.units.add(("time", "s"))
             return True
-        return self.quantity(str(lex.EN_ORDINALS[word]), "ord", "ordinal")
+        return self.quantity(str(lex.en_ordinals[word]), "ord", "ordinal")
 
     def unit(self, found: tuple[str, str]) -> None:
         self.units.add(found)  # (dimension, unit)
@@ -226,10 +228,10 @@ class _Reader:
         for match in pat.LATIN_WORD.finditer(self.text):
             surface = match.group()
             if surface.islower():
-                content += len(surface) >= 3 and surface not in lex.EN_COMMON_WORDS
+                content += len(surface) >= 3 and surface not in lex.en_common_words
                 continue
             lower = surface.lower().lstrip(".")
-            if lower in lex.EN_COMMON_WORDS or surface == "I":
+            if lower in lex.en_common_words or surface == "I":
                 continue
             content += len(surface) >= 3
             capitalised += len(surface) >= 3
