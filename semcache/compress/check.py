@@ -53,7 +53,15 @@ _EN_NEGATION = re.compile(
 _ZH_NEGATION = re.compile(
     r"(不要|不得|不能|不可|不许|不准|禁止|切勿|请勿|不|没有|没|别|勿|无|未|非)([\u3400-\u9fff]{1,2})"
 )
+_ZH_NOT_NEGATION = re.compile(
+    r"非常|无论|不仅|不但|不管|不过|差不多|要不要|能不能|是不是|好不好|可不可以|会不会|有没有"
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
 _CONTRACTIONS = {"can't": "cannot", "won't": "will not"}
+_CUE = re.compile(
+    r"(?i)\b(?:not|no|never|nor|none|nothing|neither|without|cannot)\b|n't|[不没别勿无未非禁]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +77,23 @@ def _negations(text: str) -> set[tuple[str, str]]:
     for cue, word in _EN_NEGATION.findall(text):
         cue = _CONTRACTIONS.get(cue.lower(), cue.lower())
         found.add(("not" if cue.endswith(("n't", " not")) else cue, word.lower()))
-    found.update(_ZH_NEGATION.findall(text))
+    found.update(_ZH_NEGATION.findall(_ZH_NOT_NEGATION.sub(" ", text)))
     return found
+
+
+def holds_detail(span: str) -> bool:
+    """Does ``span`` (text a rule is about to remove) state a detail on its own?
+
+    Rules consult this for every match and leave a match alone when it does: "As mentioned
+    before," holds a comparison word, "作为一个AI助手，" a name, "重要的事情说三遍" a number.
+    Protected-span placeholders count as details.
+    """
+    if "\ue000" in span or _CUE.search(_ZH_NOT_NEGATION.sub(" ", span)):
+        return True
+    if _CJK.search(span) and _LATIN.search(span):
+        return True  # a Latin word inside Chinese is a name or a term ("AI", "Python")
+    d = extract(span)
+    return bool(d.strong or d.dates or d.entities or d.comparisons or d.units or d.conversions)
 
 
 def _mentioned(entity: str, details: Details) -> bool:

@@ -4,12 +4,14 @@ The phrases are data (``rules/en.json``, ``rules/zh.json``; add your own with
 ``RuleSet.from_file``), the passes are code:
 
 1. protected spans (code, URLs, quotes, JSON, numbers) are masked (``semcache.compress._mask``);
-2. each rule set's rules run in order: ``delete`` rules remove a phrase (``at: clause_start``
+2. each rule set's rules run in order (a match that itself holds a detail, by
+   ``check.holds_detail``, is left alone): ``delete`` rules remove a phrase (``at: clause_start``
    only at the start of a sentence, line, list item or clause, and the next letter is then
    capitalised when a sentence now starts there), ``replace`` rules swap a wordy phrase for a
    short one, keeping an initial capital;
 3. a sentence that repeats an earlier sentence of the same message is dropped. Two sentences
-   are the same when their words match after case, punctuation, list markers and the rule
+   are the same when their words match after case, punctuation, list markers and labels
+   ("[Document 3]", "【资料3】": the same passage retrieved twice is a repeat) and the rule
    sets' ``dedup_ignore`` words ("please", "must", "请", "务必") are set aside, so "Do not
    use any external libraries." repeats "Please do not use external libraries.". Sentences
    shorter than ``min_repeat_tokens`` words are never dropped: short repeats ("Yes.", a
@@ -34,6 +36,7 @@ from semcache.errors import ConfigError
 
 from ._mask import mask
 from .base import Refusal, Rewrite
+from .check import holds_detail
 
 BUILTIN_RULE_SETS = ("en", "zh")
 
@@ -60,7 +63,9 @@ class Rule:
         parts: list[str] = []
         last, capitalise = 0, False
         for match in self.regex.finditer(text):
-            if match.end() == match.start():
+            if match.end() == match.end("lead") or holds_detail(
+                text[match.end("lead") : match.end()]
+            ):
                 continue
             chunk = text[last : match.start()] + (match.group("lead") or "")
             parts.append(_capitalised(chunk) if capitalise else chunk)
@@ -72,6 +77,8 @@ class Rule:
         return "".join(parts)
 
     def _replace(self, match: re.Match[str]) -> str:
+        if holds_detail(match.group()):
+            return match.group()
         new = match.expand(self.replacement)
         if new and match.group()[:1].isupper():
             return new[0].upper() + new[1:]
@@ -159,8 +166,10 @@ def _compile(raw: object, where: str) -> Rule:
 # -- repeated sentences --------------------------------------------------------------------
 _SENTENCE = re.compile(r"\S.*?(?:[.!?]+(?=\s|$)|[。！？；]+|$)")
 _LIST_MARKER = re.compile(
-    r"^(?:[-*•>]+|\ue000\d+\ue001[.)、]|\(?[a-z]\)|[一二三四五六七八九十]+、)\s*"
+    r"^(?:[-*•>]+|\ue000\d+\ue001[.)、]|\(?[a-z]\)|[一二三四五六七八九十]+、"
+    r"|\[[^\]\n]{1,40}\]|【[^】\n]{1,20}】)\s*"
 )
+_LABEL = re.compile(r"\[[^\]\n]{1,40}\]\s*|【[^】\n]{1,20}】")
 _KEY_TOKEN = re.compile(r"\ue000\d+\ue001|[\u3400-\u9fff]|[^\W_]+")
 
 
@@ -198,7 +207,8 @@ def _drop_repeats(text: str, repeats: _Repeats) -> str:
         last, dropped = 0, False
         for match in _SENTENCE.finditer(line):
             if repeats.is_repeat(match.group()):
-                kept.append(line[last : match.start()])
+                label = _LABEL.match(match.group())  # "[Document 5]" stays: it is cited
+                kept.append(line[last : match.start()] + (label.group().rstrip() if label else ""))
                 last, dropped = match.end(), True
         kept.append(line[last:])
         new = "".join(kept)
