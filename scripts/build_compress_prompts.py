@@ -14,6 +14,7 @@ twice, a passage retrieved twice, blank-line runs) and concise (the same content
     python scripts/build_compress_prompts.py --check    # fails if the file is not up to date
 """
 
+# ruff: noqa: E501  (hand-written sentence data reads best one item per line)
 from __future__ import annotations
 
 import argparse
