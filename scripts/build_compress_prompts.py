@@ -136,7 +136,7 @@ def en_system(rng: random.Random) -> tuple[str, list[Item]]:
         ),
         Item(
             "list plans from the cheapest to the most expensive when you compare them",
-            details=[("comparison", "cheapest to the most expensive")],
+            details=[("comparison", "cheapest"), ("comparison", "most expensive")],
         ),
         Item(f"link to {url} when the customer asks about fees", details=[("url", url)]),
         Item(
