@@ -1,0 +1,73 @@
+"""Masking findings in a text: each merged span becomes a placeholder such as ``[EMAIL]``.
+
+Contract: the result never contains a character of any finding's span (overlapping and adjacent
+spans are merged first); text outside the spans is kept byte for byte; the same inputs always
+give the same output. Redaction is idempotent with :class:`~semcache.privacy.CompositeDetector`:
+placeholders contain nothing a built-in detector flags, and the composite ignores matches that
+fall inside a placeholder, so detecting again on a redacted text finds nothing to change.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from semcache.errors import ConfigError
+from semcache.privacy.findings import Finding, Kind
+
+PLACEHOLDER = re.compile(r"\[[A-Z][A-Z0-9_]*\]")
+"""What a redaction placeholder looks like."""
+
+PRIORITY: tuple[Kind, ...] = (
+    Kind.CUSTOM,
+    Kind.SECRET,
+    Kind.CARD,
+    Kind.IBAN,
+    Kind.NATIONAL_ID,
+    Kind.EMAIL,
+    Kind.IP,
+    Kind.PHONE,
+)
+"""Which kind names a span when findings of several kinds overlap (first wins)."""
+
+_RANK = {kind: rank for rank, kind in enumerate(PRIORITY)}
+
+
+def placeholder(finding: Finding) -> str:
+    """``[EMAIL]``, ``[NATIONAL_ID]``…; a custom pattern's finding uses its name: ``[EMPLOYEE_ID]``."""
+    if finding.kind is Kind.CUSTOM and finding.scheme:
+        return f"[{finding.scheme.upper()}]"
+    return f"[{finding.kind.name}]"
+
+
+def merge(findings: Sequence[Finding]) -> list[Finding]:
+    """Non-overlapping findings covering the union of the spans, sorted by start.
+
+    Overlapping or touching spans become one finding spanning them all, named by the kind that
+    ranks first in :data:`PRIORITY` (its scheme kept).
+    """
+    ordered = sorted(findings, key=lambda f: (f.start, f.end))
+    merged: list[Finding] = []
+    for finding in ordered:
+        if merged and finding.start <= merged[-1].end:
+            last = merged[-1]
+            lead = last if _RANK[last.kind] <= _RANK[finding.kind] else finding
+            merged[-1] = Finding(lead.kind, last.start, max(last.end, finding.end), lead.scheme)
+        else:
+            merged.append(finding)
+    return merged
+
+
+def redact(text: str, findings: Sequence[Finding]) -> str:
+    """``text`` with every finding's span replaced by its placeholder."""
+    for finding in findings:
+        if finding.end > len(text):
+            raise ConfigError(f"finding {finding} lies beyond the text ({len(text)} chars)")
+    parts: list[str] = []
+    position = 0
+    for finding in merge(findings):
+        parts.append(text[position : finding.start])
+        parts.append(placeholder(finding))
+        position = finding.end
+    parts.append(text[position:])
+    return "".join(parts)
