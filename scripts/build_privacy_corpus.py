@@ -1,8 +1,9 @@
 """Write semcache/data/privacy_prompts.jsonl: the labeled private-data corpus (synthetic values).
 
-Two splits, each from its own batch of hand-written templates (``privacy_templates``) and its
-own seed: ``dev`` (the rules were developed against it) and ``heldout`` (written separately,
-only measured). Positive templates are filled twice with fresh generated values; negative
+Three splits, each from its own batch of hand-written templates (``privacy_templates``) and its
+own seed: ``dev`` (the rules were developed against it), ``heldout`` (written separately; its
+first measurement led to three rule fixes, listed in ``privacy_templates``) and ``fresh`` (a
+third batch written after those fixes, measured once, never tuned on). Positive templates are filled twice with fresh generated values; negative
 templates (plain questions and look-alike hard cases) once. Every private value's span is
 recorded. All values come from ``privacy_values``: generated card numbers, IBANs and national
 IDs with valid checksums, random public IPs, random keys; no real person's data.
@@ -27,7 +28,7 @@ import privacy_values as values  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "semcache" / "data" / "privacy_prompts.jsonl"
-SEEDS = {"dev": 1201, "heldout": 2402}
+SEEDS = {"dev": 1201, "heldout": 2402, "fresh": 3603}
 POSITIVE_FILLS = 2
 
 SLOT_KIND = {
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         "heldout",
         templates.HELDOUT_POSITIVE + templates.HELDOUT_MULTI,
         templates.HELDOUT_NEGATIVE_PLAIN + templates.HELDOUT_NEGATIVE_HARD,
-    )
+    ) + build_split("fresh", templates.FRESH_POSITIVE, templates.FRESH_NEGATIVE)
     keys = ("id", "split", "lang", "text", "kinds", "spans", "hard")
     with args.out.open("w", encoding="utf-8") as out:
         for row in rows:

@@ -386,3 +386,53 @@ HELDOUT_NEGATIVE_HARD: list[Template] = [
     ("zh", (), "id_bad_check", "身份证号{cn_ric_bad_check}最后一位是不是算错了？"),
 ]
 # fmt: on
+
+# A third batch, written after the held-out batch had been used to fix three rules (the Chinese
+# word for "release" before a version, "set the password to X", a JWT right after a CJK
+# character). Measured once and reported as is; no rule was changed after measuring it.
+# fmt: off
+FRESH_POSITIVE: list[Template] = [
+    ("en", ("email",), None, "Ping {email} on Monday about the venue deposit."),
+    ("en", ("phone",), None, "The hotel's front desk number is {phone_us}, call them for me."),
+    ("en", ("card",), None, "Pay the deposit with {card} and email me the receipt."),
+    ("en", ("iban",), None, "Salary account: {iban}. Is this enough for the HR form?"),
+    ("en", ("national_id",), None, "Passport lost; my SSN {us_ssn} is all I have. What now?"),
+    ("en", ("ip",), None, "Traceroute to {ipv4} stops at hop 7, why?"),
+    ("en", ("secret",), None, "Test this webhook: https://hooks.example.dev/x?token={token}"),
+    ("en", ("secret",), None, "In .env I have STRIPE_SECRET={api_key}, is that safe to commit?"),
+    ("en", ("national_id",), None, "Spanish NIF on the invoice: {es_dni}."),
+    ("en", ("phone", "email"), None, "Sign me up: {email} / {phone_intl}"),
+    ("zh", ("email",), None, "发票寄到{email}就行。"),
+    ("zh", ("phone",), None, "收件人：王先生 {phone_cn_mobile} 北京市海淀区"),
+    ("zh", ("card",), None, "工资卡{card}能不能办理跨行转账？"),
+    ("zh", ("iban",), None, "对方提供的收款账户：{iban}，币种欧元。"),
+    ("zh", ("national_id",), None, "订机票需要证件号：{cn_ric}"),
+    ("zh", ("ip",), None, "ping {ipv4} 丢包严重。"),
+    ("zh", ("secret",), None, "阿里云的AccessKey泄露了：{api_key}，怎么办？"),
+    ("zh", ("secret",), None, "WiFi密码：{password}"),
+    ("zh", ("national_id",), None, "印度客户的Aadhaar：{in_aadhaar}，用于开户。"),
+    ("zh", ("phone",), None, "有事打我座机{phone_cn_landline}。"),
+]
+FRESH_NEGATIVE: list[Template] = [
+    ("en", (), "order_number", "Track shipment {order_number} for me."),
+    ("en", (), "version_string", "Downgrade the driver to {version_string}."),
+    ("en", (), "hash", "What changed in commit {sha_hash}?"),
+    ("en", (), "uuid", "Which table holds id {a_uuid}?"),
+    ("en", (), "timestamp", "Is {timestamp} in milliseconds?"),
+    ("en", (), "luhn_fail", "Card {card_luhn_fail} is from our test fixtures; should it pass?"),
+    ("en", (), "lan_ip", "Port-forward 443 to {lan_ip}."),
+    ("en", (), None, "What is the tallest mountain in Africa?"),
+    ("en", (), None, "Write a short toast for my sister's wedding."),
+    ("en", (), None, "How do I center a div with flexbox?"),
+    ("zh", (), "order_number", "退货单{order_number}审核通过了吗？"),
+    ("zh", (), "version_string", "回退到{version_string}版本可以吗？"),
+    ("zh", (), "hash", "{sha_hash}这个commit改了什么？"),
+    ("zh", (), "uuid", "用户ID {a_uuid} 的数据在哪张表？"),
+    ("zh", (), "timestamp", "{timestamp}是毫秒时间戳吗？"),
+    ("zh", (), "luhn_fail", "测试夹具里的卡号{card_luhn_fail}应该校验失败吧？"),
+    ("zh", (), "lan_ip", "把443端口转发到{lan_ip}。"),
+    ("zh", (), None, "非洲最高的山是哪座？"),
+    ("zh", (), None, "帮我给妹妹的婚礼写一段祝酒词。"),
+    ("zh", (), None, "CSS怎么让一个元素水平垂直居中？"),
+]
+# fmt: on

@@ -43,19 +43,30 @@ def placeholder(finding: Finding) -> str:
 def merge(findings: Sequence[Finding]) -> list[Finding]:
     """Non-overlapping findings covering the union of the spans, sorted by start.
 
-    Overlapping or touching spans become one finding spanning them all, named by the kind that
-    ranks first in :data:`PRIORITY` (its scheme kept).
+    Overlapping or touching spans become one finding spanning them all. It is named by the
+    finding that contains the others when there is one (an IBAN whose digits also pass as a
+    card number stays an IBAN), else by the kind that ranks first in :data:`PRIORITY`.
     """
     ordered = sorted(findings, key=lambda f: (f.start, f.end))
     merged: list[Finding] = []
     for finding in ordered:
         if merged and finding.start <= merged[-1].end:
             last = merged[-1]
-            lead = last if _RANK[last.kind] <= _RANK[finding.kind] else finding
-            merged[-1] = Finding(lead.kind, last.start, max(last.end, finding.end), lead.scheme)
+            merged[-1] = _combine(last, finding)
         else:
             merged.append(finding)
     return merged
+
+
+def _combine(a: Finding, b: Finding) -> Finding:
+    start, end = min(a.start, b.start), max(a.end, b.end)
+    if (a.start, a.end) == (start, end) and (b.start, b.end) != (start, end):
+        lead = a
+    elif (b.start, b.end) == (start, end) and (a.start, a.end) != (start, end):
+        lead = b
+    else:
+        lead = a if _RANK[a.kind] <= _RANK[b.kind] else b
+    return Finding(lead.kind, start, end, lead.scheme)
 
 
 def redact(text: str, findings: Sequence[Finding]) -> str:

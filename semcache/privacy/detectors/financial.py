@@ -60,7 +60,7 @@ class CardDetector:
         for match in _CARD.finditer(text):
             raw = match.group()
             separators = {ch for ch in raw if not ch.isdigit()}
-            if len(separators) > 1:
+            if len(separators) > 1 or (separators and _continues(text, *match.span())):
                 continue
             digits = raw.replace(" ", "").replace("-", "")
             network = card_network(digits)
@@ -71,6 +71,14 @@ class CardDetector:
             if luhn.is_valid(digits):
                 findings.append(Finding(Kind.CARD, match.start(), match.end(), network))
         return findings
+
+
+def _continues(text: str, start: int, end: int) -> bool:
+    """Whether a grouped digit run goes on past the match (an IBAN's or a phone's groups)."""
+    after = text[end : end + 2]
+    before = text[max(0, start - 2) : start]
+    grouped = re.compile(r"[ \-]\d|\d[ \-]")
+    return bool(grouped.fullmatch(after) or grouped.fullmatch(before))
 
 
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ ]?[A-Za-z0-9]){11,30}")

@@ -3,8 +3,10 @@
 By default only globally routable addresses count (``public_only``): loopback, private LAN,
 link-local, documentation and other reserved ranges identify nobody (``127.0.0.1:8000``,
 ``192.168.1.1`` in a router question). A dotted quad right after a version word (``version
-1.2.3.4``, ``v10.0.0.1``, ``版本 2.1.0.3``) or a comparison operator (``numpy>=12.0.4.12``) is a version
-string, not an address.
+1.2.3.4``, ``v10.0.0.1``, ``版本 2.1.0.3``) an upgrade verb (``downgrade to 5.1.9.0``), a comparison operator (``numpy>=12.0.4.12``) or
+before one (``7.7.8.15版本``) is a version string, not an address. A product name followed by
+a four-part version (``Chrome 11.1.2.11``) is not recognised as one: that is a known false
+positive when the version happens to be a public address.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ _IPV6 = re.compile(
     r"(?![A-Za-z0-9_:]|\.\d)"
 )
 _VERSION = re.compile(
-    r"(?:(?:\bv|\bversion|\bver\.?|\brelease|\bbuild|\bsection|\bOID|版本|版本号|第)\s*[:：]?"
+    r"(?:(?:\bv|\bversion|\bver\.?|\brelease|\bbuild|\bsection|\bOID|版本|版本号|发布|发行版|第)\s*[:：]?"
+    r"|(?:\bupgrade|\bdowngrade|\bupdate|\broll ?back|升级|降级|回退|更新)(?:\s*(?:to|到))?"
     r"|[<>=!~^]=?)\s*$",
     re.IGNORECASE,
 )
+_VERSION_AFTER = re.compile(r"^\s*(?:版本|版|version\b|release\b)", re.IGNORECASE)
 _VERSION_WINDOW = 12
 
 
@@ -43,7 +47,9 @@ class IpDetector:
         findings: list[Finding] = []
         if "." in text:
             for match in _IPV4.finditer(text):
-                if preceded_by(text, match.start(), _VERSION, _VERSION_WINDOW):
+                if preceded_by(text, match.start(), _VERSION, _VERSION_WINDOW) or (
+                    _VERSION_AFTER.match(text, match.end()) is not None
+                ):
                     continue
                 if self._keep(match.group()):
                     findings.append(Finding(Kind.IP, match.start(), match.end(), "ipv4"))

@@ -8,7 +8,8 @@ Three rules, each with its own scheme label:
   Google ``AIza`` keys, Hugging Face ``hf_`` tokens, GitHub fine-grained PATs, Alibaba Cloud
   ``LTAI`` ids) and PEM private-key blocks. Only detect-secrets' patterns are used, not its
   scanner: the scanner works per line and reports values, not offsets.
-- **Assignments.** ``password: hunter2``, ``api_key = "..."``, ``密码是 Abc12345``: the value after
+- **Assignments.** ``password: hunter2``, ``api_key = "..."``, ``set the password to X``,
+  ``密码是 Abc12345``: the value after
   a credential keyword, unless it is a placeholder (``<your-key>``, ``${API_KEY}``, ``xxxx``) or a
   code reference (``os.environ``, ``config.api_key``).
 - **High entropy.** A token from the base64/url-safe alphabet that looks random (see
@@ -51,13 +52,14 @@ _DETECT_SECRETS_PLUGINS: tuple[tuple[str, str, str], ...] = (
 )
 
 _OWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("anthropic_key", re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("openai_key", re.compile(r"(?<![\w-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
-    ("google_api_key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_\-]{35}")),
-    ("huggingface_token", re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,}")),
-    ("github_token", re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{50,}")),
-    ("stripe_key", re.compile(r"(?<![\w-])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}")),
-    ("alibaba_access_key", re.compile(r"(?<![\w-])LTAI[A-Za-z0-9]{12,20}(?![\w-])")),
+    ("anthropic_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_\-]{20,}")),
+    ("openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_\-]{35}")),
+    ("huggingface_token", re.compile(r"(?<![A-Za-z0-9_-])hf_[A-Za-z0-9]{30,}")),
+    ("github_token", re.compile(r"(?<![A-Za-z0-9_-])github_pat_[A-Za-z0-9_]{50,}")),
+    ("stripe_key", re.compile(r"(?<![A-Za-z0-9_-])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}")),
+    ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*")),
+    ("alibaba_access_key", re.compile(r"(?<![A-Za-z0-9_-])LTAI[A-Za-z0-9]{12,20}(?![A-Za-z0-9_-])")),
     (
         "private_key",
         re.compile(
@@ -74,7 +76,7 @@ _ASSIGNMENT = re.compile(
     r"access[_\- ]?key(?:[_\- ]?id)?|auth[_\- ]?token|access[_\- ]?token|bearer|token|"
     r"client[_\- ]?secret|private[_\- ]?key)"
     r"|密码|口令|密钥|令牌|秘钥|授权码)"
-    r"[\"']?\s*(?:[:=：]|是|为|\bis\b)\s*[\"']?"
+    r"[\"']?\s*(?:[:=：]|是|为|改为|设为|\bis\b|\bto\b)\s*[\"']?"
     r"(?P<value>[^\s\"'`,，。；;)\]}>]{6,})",
     re.IGNORECASE,
 )
@@ -84,7 +86,10 @@ _PLACEHOLDER = re.compile(
     r"\[[A-Z_]+\].*)$",
     re.IGNORECASE,
 )
-_CODE_REFERENCE = re.compile(r"^[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]+)*(?:\(\))?[.:]?$")
+_CODE_REFERENCE = re.compile(
+    r"^(?:[A-Za-z_]+(?:\.[A-Za-z_]+)+(?:\(\))?|[A-Za-z_]+\(\)|[a-z_]+|[A-Z_]+)[.:]?$"
+)
+"""A dotted path or call (``config.api_key``, ``getpass()``) or a one-case name (``API_KEY``)."""
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_+/=\-.])[A-Za-z0-9_+/=\-]{16,}(?![A-Za-z0-9_+/=\-])")
 _UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
