@@ -56,29 +56,29 @@ class CardDetector:
 
     def detect(self, text: str) -> Sequence[Finding]:
         findings: list[Finding] = []
-        luhn = None
-        for match in _CARD.finditer(text):
-            raw = match.group()
-            separators = {ch for ch in raw if not ch.isdigit()}
-            if len(separators) > 1 or (separators and _continues(text, *match.span())):
+        position = 0
+        while (match := _CARD.search(text, position)) is not None:
+            found = self._card_in(text, match.start(), match.end())
+            if found is None:
+                position = match.start() + 1  # a card may start inside a rejected run
                 continue
-            digits = raw.replace(" ", "").replace("-", "")
-            network = card_network(digits)
-            if network is None:
-                continue
-            if luhn is None:
-                luhn = _deps.stdnum("luhn")
-            if luhn.is_valid(digits):
-                findings.append(Finding(Kind.CARD, match.start(), match.end(), network))
+            findings.append(found)
+            position = found.end
         return findings
 
-
-def _continues(text: str, start: int, end: int) -> bool:
-    """Whether a grouped digit run goes on past the match (an IBAN's or a phone's groups)."""
-    after = text[end : end + 2]
-    before = text[max(0, start - 2) : start]
-    grouped = re.compile(r"[ \-]\d|\d[ \-]")
-    return bool(grouped.fullmatch(after) or grouped.fullmatch(before))
+    def _card_in(self, text: str, start: int, end: int) -> Finding | None:
+        """The longest card number starting at ``start``: the run, or a prefix of whole groups."""
+        raw = text[start:end]
+        cuts = [end] + [start + i for i in range(len(raw) - 1, 0, -1) if raw[i] in " -"]
+        for stop in cuts:
+            candidate = text[start:stop]
+            if len({ch for ch in candidate if not ch.isdigit()}) > 1:
+                continue
+            digits = candidate.replace(" ", "").replace("-", "")
+            network = card_network(digits)
+            if network is not None and _deps.stdnum("luhn").is_valid(digits):
+                return Finding(Kind.CARD, start, stop, network)
+        return None
 
 
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ ]?[A-Za-z0-9]){11,30}")

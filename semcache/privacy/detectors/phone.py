@@ -15,7 +15,7 @@ code (``send_sms("+8613912345678")``) is still a phone number: it is flagged.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from semcache.errors import ConfigError
@@ -31,6 +31,9 @@ _PHONE_CONTEXT = re.compile(
     re.IGNORECASE,
 )
 _CONTEXT_WINDOW = 40
+_MAX_ROUNDS = 3
+_MAX_TOKENS = 8
+_DIGIT_RUN = re.compile(r"(?:\+|00)?[\d(][\d ().\-]{5,}\d")
 _DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 
@@ -63,19 +66,94 @@ class PhoneDetector:
         if sum(ch.isdigit() for ch in text) < 7:
             return []
         phonenumbers = self._phonenumbers()
-        spans: dict[tuple[int, int], None] = {}
+        spans: set[tuple[int, int]] = set()
+        segments = [(0, len(text))]
+        # libphonenumber reads a number followed by more digits ("(206) 794-7729 010-28742761",
+        # "(206) 794-7729 01200001E") as one invalid candidate and drops it. Two recoveries:
+        # rescan the gaps between numbers already found, then try the whitespace-delimited
+        # windows of every digit run still unexplained.
+        for _ in range(_MAX_ROUNDS):
+            new = {
+                span
+                for start, end in segments
+                for span in self._scan(phonenumbers, text, start, end)
+                if span not in spans
+            }
+            if not new:
+                break
+            spans |= new
+            segments = _gaps(sorted(spans), len(text))
+        for start, end in segments:
+            spans |= self._windows(phonenumbers, text, start, end)
+        return [Finding(Kind.PHONE, start, end, "phone") for start, end in sorted(spans)]
+
+    def _windows(
+        self, phonenumbers: ModuleType, text: str, start: int, end: int
+    ) -> set[tuple[int, int]]:
+        found: set[tuple[int, int]] = set()
+        for run in _DIGIT_RUN.finditer(text, start, end):
+            tokens = [m.span() for m in re.finditer(r"\S+", run.group())]
+            if len(tokens) < 2:
+                continue
+            taken_until = 0
+            for first in range(len(tokens)):
+                if tokens[first][0] < taken_until:
+                    continue
+                for last in range(min(len(tokens), first + _MAX_TOKENS) - 1, first - 1, -1):
+                    span = (run.start() + tokens[first][0], run.start() + tokens[last][1])
+                    if self._valid(phonenumbers, text, *span):
+                        found.add(span)
+                        taken_until = tokens[last][1]
+                        break
+        return found
+
+    def _valid(self, phonenumbers: ModuleType, text: str, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` alone is a valid number grouped as its country groups it.
+
+        Stricter than the main scan (``STRICT_GROUPING``): a window cut out of a longer digit
+        run has no surrounding text to vouch for it, so "3414 225263" (an Amex-style group)
+        must not pass as the US number 341-422-5263.
+        """
+        raw = text[start:end]
         for region in self._regions:
             matcher = phonenumbers.PhoneNumberMatcher(
-                text, region, leniency=phonenumbers.Leniency.VALID
+                raw, region, leniency=phonenumbers.Leniency.STRICT_GROUPING
             )
             for match in matcher:
-                if _accept(match.raw_string, region) and (
-                    not match.raw_string.isdigit()
-                    or _CN_MOBILE.fullmatch(match.raw_string) is not None
-                    or preceded_by(text, match.start, _PHONE_CONTEXT, _CONTEXT_WINDOW)
+                if (match.start, match.end) == (0, len(raw)) and _accept(raw, region):
+                    return not raw.isdigit() or _CN_MOBILE.fullmatch(raw) is not None or (
+                        preceded_by(text, start, _PHONE_CONTEXT, _CONTEXT_WINDOW)
+                    )
+        return False
+
+    def _scan(
+        self, phonenumbers: ModuleType, text: str, start: int, end: int
+    ) -> Iterator[tuple[int, int]]:
+        segment = text[start:end]
+        for region in self._regions:
+            matcher = phonenumbers.PhoneNumberMatcher(
+                segment, region, leniency=phonenumbers.Leniency.VALID
+            )
+            for match in matcher:
+                raw = match.raw_string
+                if _accept(raw, region) and (
+                    not raw.isdigit()
+                    or _CN_MOBILE.fullmatch(raw) is not None
+                    or preceded_by(text, start + match.start, _PHONE_CONTEXT, _CONTEXT_WINDOW)
                 ):
-                    spans.setdefault((match.start, match.end), None)
-        return [Finding(Kind.PHONE, start, end, "phone") for start, end in spans]
+                    yield start + match.start, start + match.end
+
+
+def _gaps(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    gaps: list[tuple[int, int]] = []
+    position = 0
+    for start, end in spans:
+        if start > position:
+            gaps.append((position, start))
+        position = max(position, end)
+    if position < length:
+        gaps.append((position, length))
+    return gaps
 
 
 def _accept(raw: str, region: str) -> bool:
