@@ -3,8 +3,9 @@
 Three splits, each from its own batch of hand-written templates (``privacy_templates``) and its
 own seed: ``dev`` (the rules were developed against it), ``heldout`` (written separately; its
 first measurement led to three rule fixes, listed in ``privacy_templates``) and ``fresh`` (a
-third batch written after those fixes, measured once, never tuned on). Positive templates are filled twice with fresh generated values; negative
-templates (plain questions and look-alike hard cases) once. Every private value's span is
+third batch written after those fixes, measured once, never tuned on). Positive templates are
+filled twice with fresh generated values; negative templates (plain questions and look-alike
+hard cases) once. Every private value's span is
 recorded. All values come from ``privacy_values``: generated card numbers, IBANs and national
 IDs with valid checksums, random public IPs, random keys; no real person's data.
 
@@ -23,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import privacy_templates as templates  # noqa: E402
-import privacy_values as values  # noqa: E402
+import privacy_templates as templates
+import privacy_values as values
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "semcache" / "data" / "privacy_prompts.jsonl"
@@ -68,7 +69,7 @@ def _literal(segment: str) -> str:
     return segment.replace("{{", "{").replace("}}", "}")
 
 
-def build_split(split: str, positives, negatives) -> list[dict]:  # noqa: ANN001
+def build_split(split: str, positives, negatives) -> list[dict]:
     rng = random.Random(SEEDS[split])
     rows: list[dict] = []
     batches = [(positives, POSITIVE_FILLS), (negatives, 1)]
@@ -91,15 +92,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    rows = build_split(
-        "dev",
-        templates.DEV_POSITIVE + templates.DEV_MULTI,
-        templates.DEV_NEGATIVE_PLAIN + templates.DEV_NEGATIVE_HARD,
-    ) + build_split(
-        "heldout",
-        templates.HELDOUT_POSITIVE + templates.HELDOUT_MULTI,
-        templates.HELDOUT_NEGATIVE_PLAIN + templates.HELDOUT_NEGATIVE_HARD,
-    ) + build_split("fresh", templates.FRESH_POSITIVE, templates.FRESH_NEGATIVE)
+    rows = (
+        build_split(
+            "dev",
+            templates.DEV_POSITIVE + templates.DEV_MULTI,
+            templates.DEV_NEGATIVE_PLAIN + templates.DEV_NEGATIVE_HARD,
+        )
+        + build_split(
+            "heldout",
+            templates.HELDOUT_POSITIVE + templates.HELDOUT_MULTI,
+            templates.HELDOUT_NEGATIVE_PLAIN + templates.HELDOUT_NEGATIVE_HARD,
+        )
+        + build_split("fresh", templates.FRESH_POSITIVE, templates.FRESH_NEGATIVE)
+    )
     keys = ("id", "split", "lang", "text", "kinds", "spans", "hard")
     with args.out.open("w", encoding="utf-8") as out:
         for row in rows:

@@ -8,6 +8,8 @@ values, a negative template's slots are look-alikes (order numbers, hashes, vers
 Each entry: (lang, kinds present, hard-case tag or None, template).
 """
 
+# ruff: noqa: E501 - one template per line reads better than wrapped prose
+
 from __future__ import annotations
 
 Template = tuple[str, tuple[str, ...], str | None, str]

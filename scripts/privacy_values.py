@@ -56,7 +56,7 @@ def email(rng: random.Random) -> str:
 
 
 # -- phone -----------------------------------------------------------------------------------
-def _valid_phone(rng: random.Random, make, region: str) -> str:  # noqa: ANN001
+def _valid_phone(rng: random.Random, make, region: str) -> str:
     while True:
         raw = make()
         number = phonenumbers.parse(raw, region)
@@ -310,7 +310,9 @@ def jwt(rng: random.Random) -> str:
 def pem_key(rng: random.Random) -> str:
     lines = ["MIIEpAIBAAKCAQEA" + _chars(rng, ALNUM + "+/", 48)]
     lines += [_chars(rng, ALNUM + "+/", 64) for _ in range(3)]
-    return "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
+    return (
+        "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines) + "\n-----END RSA PRIVATE KEY-----"
+    )
 
 
 def password(rng: random.Random) -> str:
@@ -352,7 +354,8 @@ def order_number(rng: random.Random) -> str:
         return _digits(rng, 12)
     if style == 2:
         return rng.choice("123456789") + _digits(rng, 17)
-    return f"{rng.randrange(2022, 2026)}{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}{_digits(rng, 6)}"
+    day = f"{rng.randrange(2022, 2026)}{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}"
+    return day + _digits(rng, 6)
 
 
 def version_string(rng: random.Random) -> str:
@@ -380,5 +383,8 @@ def timestamp(rng: random.Random) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-GENERATORS = {name: fn for name, fn in globals().items()
-              if callable(fn) and not name.startswith("_") and fn.__module__ == __name__}  # fmt: skip
+GENERATORS = {
+    name: fn
+    for name, fn in globals().items()
+    if callable(fn) and not name.startswith("_") and fn.__module__ == __name__
+}

@@ -9,8 +9,8 @@ with valid checksums; no real person's data). One prompt per line::
 
 ``split`` is ``dev`` (the part the detector rules were tuned on), ``heldout`` (templates and
 hard cases written separately; its first measurement led to three generic rule fixes) or
-``fresh`` (a third batch written after those fixes and never tuned on). ``kinds`` lists the kinds present
-(empty: no private data); ``spans`` gives each private value's offsets where known; ``hard``
+``fresh`` (a third batch written after those fixes and never tuned on). ``kinds`` lists the
+kinds present (empty: no private data); ``spans`` gives each private value's offsets; ``hard``
 names the hard case a prompt is (``luhn_fail``, ``order_number``, ``version_string``,
 ``phone_in_code``, ``uuid``, ``hash``, ``timestamp``…) or is null.
 """
@@ -40,7 +40,7 @@ class PrivacyExample(TypedDict):
 
 
 def load_privacy_corpus(split: str | None = None) -> list[PrivacyExample]:
-    """All examples in file order, or those of one split (``"dev"``, ``"heldout"`` or ``"fresh"``)."""
+    """All examples in file order, or those of one split (one of :data:`SPLITS`)."""
     if split is not None and split not in SPLITS:
         raise ConfigError(f"unknown split {split!r}; expected one of {SPLITS} or None")
     text = resources.files("semcache").joinpath(*_RESOURCE).read_text(encoding="utf-8")

@@ -34,7 +34,7 @@ _RANK = {kind: rank for rank, kind in enumerate(PRIORITY)}
 
 
 def placeholder(finding: Finding) -> str:
-    """``[EMAIL]``, ``[NATIONAL_ID]``…; a custom pattern's finding uses its name: ``[EMPLOYEE_ID]``."""
+    """``[EMAIL]``, ``[NATIONAL_ID]``…; a custom pattern's finding uses its own name."""
     if finding.kind is Kind.CUSTOM and finding.scheme:
         return f"[{finding.scheme.upper()}]"
     return f"[{finding.kind.name}]"

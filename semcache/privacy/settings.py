@@ -47,9 +47,7 @@ class PrivacySettings(BaseModel):
     ip_public_only: bool = Field(
         True, description="Flag only globally routable IP addresses (not LAN or loopback)."
     )
-    check_answers: bool = Field(
-        True, description="Also scan upstream answers before storing them."
-    )
+    check_answers: bool = Field(True, description="Also scan upstream answers before storing them.")
     allow_request_loosen: bool = Field(
         False,
         description="Let a per-request control choose a looser policy than the namespace's "
@@ -65,7 +63,9 @@ class PrivacySettings(BaseModel):
             raise ValueError(str(exc)) from None
         return value
 
-    def policy_for(self, namespace: str, requested: PrivacyPolicy | str | None = None) -> PrivacyPolicy:
+    def policy_for(
+        self, namespace: str, requested: PrivacyPolicy | str | None = None
+    ) -> PrivacyPolicy:
         """The policy for a request in ``namespace``, with an optional per-request choice.
 
         Strictness: off < redact < no-store. A request may tighten its namespace's policy;

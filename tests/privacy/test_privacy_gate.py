@@ -68,7 +68,7 @@ def test_no_store(gate):
 def test_redact_masks_a_copy_and_keeps_it_out_of_the_semantic_tier(gate):
     before = copy.deepcopy(PRIVATE)
     verdict = gate.inspect(PRIVATE, REDACT)
-    assert PRIVATE == before
+    assert before == PRIVATE
     assert verdict.store and not verdict.store_semantic and not verdict.lookup_semantic
     assert verdict.redacted_request["messages"][0]["content"] == "My card is [CARD], mail [EMAIL]"
     assert verdict.redacted_request["model"] == "m"
@@ -160,9 +160,12 @@ def test_settings_defaults_and_build():
 def test_settings_patterns_and_kinds_reach_the_gate():
     settings = PrivacySettings(kinds={"custom"}, patterns={"employee_id": r"EMP-\d{6}"})
     gate = build_gate(settings)
-    assert gate.inspect(chat("I am EMP-123456, a.b@corp.io"), REDACT).redacted_request[
-        "messages"
-    ][0]["content"] == "I am [EMPLOYEE_ID], a.b@corp.io"
+    assert (
+        gate.inspect(chat("I am EMP-123456, a.b@corp.io"), REDACT).redacted_request["messages"][0][
+            "content"
+        ]
+        == "I am [EMPLOYEE_ID], a.b@corp.io"
+    )
 
 
 @pytest.mark.parametrize(

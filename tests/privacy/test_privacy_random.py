@@ -19,7 +19,6 @@ from semcache.privacy import PrivacyGate, PrivacyPolicy, default_detector, load_
 from semcache.privacy.walk import request_texts
 
 
-
 def _units() -> list[tuple[str, str]]:
     """(text to insert, private value it contains) for every labeled span of the corpus."""
     detector = default_detector()

@@ -85,7 +85,7 @@ def test_replace_texts_copies_and_never_mutates():
     before = copy.deepcopy(REQUEST)
     fields = request_texts(REQUEST)
     new = replace_texts(REQUEST, {fields[1].path: "mail me at [EMAIL]", fields[3].path: "{}"})
-    assert REQUEST == before
+    assert before == REQUEST
     assert new["messages"][1]["content"][0]["text"] == "mail me at [EMAIL]"
     assert new["messages"][2]["tool_calls"][0]["function"]["arguments"] == "{}"
     assert new["messages"][0] is REQUEST["messages"][0]  # untouched branches are shared

@@ -107,7 +107,9 @@ class IbanDetector:
 
 def _longest_valid(iban: ModuleType, text: str, start: int, end: int) -> int | None:
     for stop in range(end, start + 14, -1):
-        if text[stop - 1] == " " or (stop < len(text) and text[stop].isascii() and text[stop].isalnum()):
+        if text[stop - 1] == " " or (
+            stop < len(text) and text[stop].isascii() and text[stop].isalnum()
+        ):
             continue
         if iban.is_valid(text[start:stop].upper()):
             return stop

@@ -121,8 +121,10 @@ class PhoneDetector:
             )
             for match in matcher:
                 if (match.start, match.end) == (0, len(raw)) and _accept(raw, region):
-                    return not raw.isdigit() or _CN_MOBILE.fullmatch(raw) is not None or (
-                        preceded_by(text, start, _PHONE_CONTEXT, _CONTEXT_WINDOW)
+                    return (
+                        not raw.isdigit()
+                        or _CN_MOBILE.fullmatch(raw) is not None
+                        or (preceded_by(text, start, _PHONE_CONTEXT, _CONTEXT_WINDOW))
                     )
         return False
 

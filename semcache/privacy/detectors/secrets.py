@@ -20,6 +20,7 @@ Three rules, each with its own scheme label:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -53,13 +54,22 @@ _DETECT_SECRETS_PLUGINS: tuple[tuple[str, str, str], ...] = (
 
 _OWN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("anthropic_key", re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_\-]{20,}")),
-    ("openai_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    (
+        "openai_key",
+        re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    ),
     ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_\-]{35}")),
     ("huggingface_token", re.compile(r"(?<![A-Za-z0-9_-])hf_[A-Za-z0-9]{30,}")),
     ("github_token", re.compile(r"(?<![A-Za-z0-9_-])github_pat_[A-Za-z0-9_]{50,}")),
     ("stripe_key", re.compile(r"(?<![A-Za-z0-9_-])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}")),
-    ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*")),
-    ("alibaba_access_key", re.compile(r"(?<![A-Za-z0-9_-])LTAI[A-Za-z0-9]{12,20}(?![A-Za-z0-9_-])")),
+    (
+        "jwt",
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_\-]+\.eyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*"),
+    ),
+    (
+        "alibaba_access_key",
+        re.compile(r"(?<![A-Za-z0-9_-])LTAI[A-Za-z0-9]{12,20}(?![A-Za-z0-9_-])"),
+    ),
     (
         "private_key",
         re.compile(
@@ -106,6 +116,8 @@ MIN_NORMALISED_ENTROPY = 0.82
 
 Random base62 tokens of 20-64 characters score 0.84-0.95 (1st-99th percentile, measured over
 2,000 samples per length); dictionary-word identifiers mostly score lower."""
+
+
 def shannon_entropy(token: str) -> float:
     """Bits per character of ``token``'s own character distribution."""
     counts = Counter(token)
@@ -186,7 +198,7 @@ def _switch_rate(token: str) -> float:
     def cls(ch: str) -> int:
         return 0 if ch.isupper() else 1 if ch.islower() else 2 if ch.isdigit() else 3
 
-    return sum(cls(a) != cls(b) for a, b in zip(token, token[1:])) / (len(token) - 1)
+    return sum(cls(a) != cls(b) for a, b in itertools.pairwise(token)) / (len(token) - 1)
 
 
 _VALUE_GROUP_SCHEMES = frozenset({"aws_access_key", "url_password", "npm_token"})
