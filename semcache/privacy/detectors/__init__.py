@@ -1,0 +1,1 @@
+"""Built-in detectors, one module per family of private data."""
