@@ -154,7 +154,8 @@ def nearest_path(model: type[BaseModel], path: Sequence[str]) -> Path_ | None:
     """
     paths = [p for p, _ in setting_fields(model)]
     paths += sorted({p[:i] for p in paths for i in range(1, len(p))})  # sections
-    dotted = {".".join(p): p for p in paths}
+    # a section that encloses ``path`` is no answer: the user already wrote it
+    dotted = {".".join(p): p for p in paths if tuple(path[: len(p)]) != p}
     wanted = ".".join(path)
     close = difflib.get_close_matches(wanted, list(dotted), n=1, cutoff=0.75)
     if close:
