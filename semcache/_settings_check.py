@@ -1,9 +1,8 @@
-"""Which names are settings, the nearest valid one, and one line per bad setting.
+"""Unknown and invalid settings as one line each, named where the user wrote them.
 
-Everything here is derived from a settings model's declared fields, never from a written
-list: a field added to ``CacheSettings`` is a known argument, a known environment variable
-and a known ``.env`` key at once. The functions are pure (the caller passes the environment
-and the ``.env`` contents) so the settings class, the CLI and the proxy share them.
+The functions are pure (the caller passes the environment and the ``.env`` contents) so the
+settings class, the CLI, the proxy and a composition root share them; which names exist
+comes from ``semcache._setting_names``, derived from the model.
 
 A setting is named the way the user spelled it: an argument by its dotted path
 (``semantic.threshold``), an environment variable or ``.env`` key by its name
@@ -12,19 +11,28 @@ A setting is named the way the user spelled it: an argument by its dotted path
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import typing
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, SecretStr, ValidationError
-from pydantic.fields import FieldInfo
 
-Path_ = tuple[str, ...]
+from semcache._setting_names import (
+    Path_,
+    field_at,
+    field_path,
+    is_known_path,
+    is_mapping,
+    is_secret,
+    nearest_path,
+    section_of,
+    variable_name,
+    variable_path,
+)
+
 Origin = Literal["argument", "environment", "dotenv"]
 
 #: pydantic error types whose message reads better as "expected <op> <limit>".
@@ -85,120 +93,6 @@ class SettingProblem:
         return replace(self, name=prefix + self.name, suggestion=suggestion)
 
 
-# -- the shape of a settings model ---------------------------------------------------------
-
-
-def _section(annotation: Any) -> type[BaseModel] | None:
-    """The model a field holds (``X`` or ``X | None``), else None."""
-    candidates = typing.get_args(annotation) if typing.get_origin(annotation) else (annotation,)
-    for candidate in candidates:
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-            return candidate
-    return None
-
-
-def _is_mapping(annotation: Any) -> bool:
-    origin = typing.get_origin(annotation) or annotation
-    return isinstance(origin, type) and issubclass(origin, Mapping)
-
-
-def _is_secret(annotation: Any) -> bool:
-    args = typing.get_args(annotation) or (annotation,)
-    return any(isinstance(arg, type) and issubclass(arg, SecretStr) for arg in args)
-
-
-def setting_fields(model: type[BaseModel], base: Path_ = ()) -> Iterator[tuple[Path_, FieldInfo]]:
-    """Every leaf setting of ``model`` (recursing into sections) with its field."""
-    for name, field in model.model_fields.items():
-        section = _section(field.annotation)
-        if section is None:
-            yield (*base, name), field
-        else:
-            yield from setting_fields(section, (*base, name))
-
-
-def _field_at(model: type[BaseModel], path: Sequence[str]) -> FieldInfo | None:
-    field = None
-    current: type[BaseModel] | None = model
-    for part in path:
-        if current is None:
-            return field  # a key inside a mapping field belongs to that field
-        field = current.model_fields.get(part)
-        if field is None:
-            return None
-        current = _section(field.annotation)
-    return field
-
-
-def is_known_path(model: type[BaseModel], path: Sequence[str]) -> bool:
-    """Whether ``path`` names a section, a setting, or a key inside a mapping setting."""
-    current = model
-    for depth, part in enumerate(path):
-        field = current.model_fields.get(part)
-        if field is None:
-            return False
-        section = _section(field.annotation)
-        if section is not None:
-            current = section
-            continue
-        return depth == len(path) - 1 or _is_mapping(field.annotation)
-    return bool(path)
-
-
-def nearest_path(model: type[BaseModel], path: Sequence[str]) -> Path_ | None:
-    """The declared setting closest to the misspelled ``path``, or None if nothing is close.
-
-    First the whole dotted path (``store_path`` -> ``store.path``), then the last part
-    alone, so a setting given at the wrong level is found (``threshold`` ->
-    ``semantic.threshold``).
-    """
-    paths = [p for p, _ in setting_fields(model)]
-    paths += sorted({p[:i] for p in paths for i in range(1, len(p))})  # sections
-    # a section that encloses ``path`` is no answer: the user already wrote it
-    dotted = {".".join(p): p for p in paths if tuple(path[: len(p)]) != p}
-    wanted = ".".join(path)
-    close = difflib.get_close_matches(wanted, list(dotted), n=1, cutoff=0.75)
-    if close:
-        return dotted[close[0]]
-    by_last: dict[str, list[str]] = {}
-    for text, p in dotted.items():
-        by_last.setdefault(p[-1], []).append(text)
-    names = difflib.get_close_matches(path[-1], list(by_last), n=1, cutoff=0.75)
-    if names:
-        return dotted[difflib.get_close_matches(wanted, by_last[names[0]], n=1, cutoff=0)[0]]
-    close = difflib.get_close_matches(wanted, list(dotted), n=1, cutoff=0.6)
-    return dotted[close[0]] if close else None
-
-
-# -- environment variable names ------------------------------------------------------------
-
-
-def _naming(model: type[BaseModel]) -> tuple[str, str]:
-    config = model.model_config
-    return str(config.get("env_prefix") or ""), str(config.get("env_nested_delimiter") or "__")
-
-
-def variable_name(model: type[BaseModel], path: Sequence[str]) -> str:
-    """The environment variable of a setting: ``SEMCACHE_SEMANTIC__THRESHOLD``."""
-    prefix, delimiter = _naming(model)
-    return (prefix + delimiter.join(path)).upper()
-
-
-def variable_path(model: type[BaseModel], name: str) -> Path_ | None:
-    """The setting path a variable names (case-insensitive), or None without the prefix."""
-    prefix, delimiter = _naming(model)
-    if not prefix or not name.lower().startswith(prefix.lower()):
-        return None
-    rest = name[len(prefix) :].lower()
-    return tuple(rest.split(delimiter)) if rest else ()
-
-
-def is_settings_variable(model: type[BaseModel], name: str) -> bool:
-    """Whether ``name`` carries the prefix and names a known setting (or section)."""
-    path = variable_path(model, name)
-    return path is not None and is_known_path(model, path)
-
-
 def unknown_variables(
     model: type[BaseModel],
     variables: Mapping[str, Any],
@@ -228,6 +122,21 @@ def unknown_variables(
                 file=file,
             )
         )
+    return problems
+
+
+def unknown_settings_variables(
+    model: type[BaseModel],
+    environ: Mapping[str, str],
+    dotenv: Mapping[str, tuple[str, str | None]],
+    *,
+    other: Collection[str] = (),
+) -> list[SettingProblem]:
+    """Unknown prefixed names among the environment's variables and the ``.env`` keys
+    (``dotenv`` as :func:`read_dotenv` returns it)."""
+    problems = unknown_variables(model, environ, origin="environment", other=other)
+    for name, (file, _) in dotenv.items():
+        problems += unknown_variables(model, {name: None}, origin="dotenv", file=file, other=other)
     return problems
 
 
@@ -343,8 +252,8 @@ def _failures(model: type[BaseModel], exc: ValidationError) -> Iterator[_Failure
                 unknown = problem.kind == "unknown"
                 yield _Failure((*loc, *problem.path), unknown, problem.expected, problem.value)
             continue
-        field = _field_at(model, loc)
-        secret = field is not None and _is_secret(field.annotation)
+        field = field_at(model, loc)
+        secret = field is not None and is_secret(field.annotation)
         unknown = error["type"] == "extra_forbidden"
         expected = None if unknown else _expected(error)
         yield _Failure(loc, unknown, expected, _show(error.get("input"), secret))
@@ -382,8 +291,8 @@ def validation_problems(
         if origin == "argument":
             shown = failure.shown
         else:
-            field = _field_at(model, path)
-            shown = _show(raw, field is not None and _is_secret(field.annotation))
+            field = field_at(model, path)
+            shown = _show(raw, field is not None and is_secret(field.annotation))
         problems.append(
             SettingProblem(
                 origin, "invalid", name, path, setting, shown, failure.expected, None, file
@@ -394,28 +303,27 @@ def validation_problems(
 
 def undecodable_variables(
     model: type[BaseModel],
-    field_name: str,
     environ: Mapping[str, str],
     dotenv: Mapping[str, tuple[str, str | None]],
 ) -> list[SettingProblem]:
-    """Variables of top-level field ``field_name`` whose value must be JSON and is not.
+    """Variables whose value must be JSON (a section or a mapping setting) and is not.
 
     pydantic-settings reports these only as "error parsing value for field ..."; this finds
-    the variable behind it.
+    the variables behind it.
     """
     problems = []
     sources: list[tuple[Origin, Mapping[str, Any]]] = [("environment", environ), ("dotenv", dotenv)]
     for origin, variables in sources:
         for name in variables:
             path = variable_path(model, name)
-            if not path or path[0] != field_name.lower() or not is_known_path(model, path):
+            if not path or not is_known_path(model, path):
                 continue
-            field = _field_at(model, path)
+            field = field_at(model, path)
             if field is None:
                 continue
             annotation = field.annotation
-            whole = _section(annotation) is not None or _is_mapping(annotation)
-            if not whole or len(path) != len(_field_path(model, path)):
+            whole = section_of(annotation) is not None or is_mapping(annotation)
+            if not whole or len(path) != len(field_path(model, path)):
                 continue
             raw = environ[name] if origin == "environment" else dotenv[name][1]
             try:
@@ -429,13 +337,3 @@ def undecodable_variables(
                     )
                 )
     return problems
-
-
-def _field_path(model: type[BaseModel], path: Path_) -> Path_:
-    """The prefix of ``path`` that names declared fields (keys of a mapping dropped)."""
-    current: type[BaseModel] | None = model
-    for depth, part in enumerate(path):
-        if current is None or part not in current.model_fields:
-            return path[:depth]
-        current = _section(current.model_fields[part].annotation)
-    return path

@@ -34,6 +34,9 @@ class SettingsError(ConfigError):
         self.problems = tuple(problems)
         super().__init__("\n".join(problem.line() for problem in self.problems))
 
+    def __reduce__(self) -> tuple[type[SettingsError], tuple[tuple[SettingProblem, ...]]]:
+        return type(self), (self.problems,)
+
 
 class UnknownSettingWarning(UserWarning):
     """A ``SEMCACHE_*`` environment variable or ``.env`` key names no setting.

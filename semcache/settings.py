@@ -16,8 +16,8 @@ store path after a typo is a correctness problem:
 - an invalid value names the argument, variable or ``.env`` key it came from, the value and
   what was expected.
 
-The names come from the declared fields (see ``semcache/_settings_check.py``), so a new field
-is known everywhere at once.
+The names come from the declared fields (``semcache/_setting_names.py``), so a new field is
+known everywhere at once; ``semcache/_settings_check.py`` turns problems into lines.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from semcache._setting_names import is_settings_variable
 from semcache._settings_check import (
     SettingProblem,
-    is_settings_variable,
     read_dotenv,
     undecodable_variables,
-    unknown_variables,
+    unknown_settings_variables,
     validation_problems,
 )
 from semcache.errors import SettingsError, UnknownSettingWarning
@@ -229,11 +229,7 @@ class CacheSettings(BaseSettings):
         )
         arguments = {key: value for key, value in values.items() if not key.startswith("_")}
         other = OTHER_VARIABLES | set(_other_variables)
-        unknown = unknown_variables(model, environ, origin="environment", other=other)
-        for name, (file, _) in dotenv.items():
-            unknown += unknown_variables(
-                model, {name: None}, origin="dotenv", file=file, other=other
-            )
+        unknown = unknown_settings_variables(model, environ, dotenv, other=other)
         try:
             super().__init__(**values)
         except ValidationError as exc:
@@ -242,10 +238,9 @@ class CacheSettings(BaseSettings):
             )
             _warn(unknown)
             raise SettingsError(problems) from None
-        except pydantic_settings.SettingsError as exc:
+        except pydantic_settings.SettingsError:
             # a variable that must hold JSON does not; pydantic-settings names only the field
-            field = str(exc).split('"')[1] if str(exc).count('"') >= 2 else ""
-            problems = undecodable_variables(model, field, environ, dotenv)
+            problems = undecodable_variables(model, environ, dotenv)
             _warn(unknown)
             if not problems:
                 raise

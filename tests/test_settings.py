@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel, Field, SecretStr
 
 from semcache import CacheSettings, ConfigError
-from semcache._settings_check import (
+from semcache._setting_names import (
     is_settings_variable,
     nearest_path,
     setting_fields,
@@ -358,3 +358,12 @@ def test_every_readme_setting_is_accepted_under_its_readme_name(monkeypatch, nam
     for part in path:
         got = getattr(got, part)
     assert got == (value if isinstance(default, str) else json.loads(value))
+
+
+def test_settings_error_survives_pickling():
+    import pickle
+
+    with pytest.raises(SettingsError) as info:
+        CacheSettings(store_path="/data")
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert (str(copy), copy.problems) == (str(info.value), info.value.problems)
