@@ -256,20 +256,49 @@ def print_report(report: DemoReport) -> None:
     )
 
 
-def demo_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="semcache demo", description=__doc__.split("\n\n")[0])
+def _parser() -> argparse.ArgumentParser:
+    from semcache.cli import OneLineParser, cosine_threshold
+
+    parser = OneLineParser(prog="semcache demo", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--threshold",
-        type=float,
+        type=cosine_threshold,
         default=None,
-        help="cosine similarity for a semantic hit (default: settings)",
+        help="cosine similarity in [-1, 1] for a semantic hit (default: the settings')",
     )
-    parser.add_argument("--verifier", choices=("auto", "none", "details"), default="auto")
+    parser.add_argument(
+        "--verifier",
+        choices=("auto", "none", "details"),
+        default="auto",
+        help="answer guard on semantic candidates (default: %(default)s)",
+    )
     parser.add_argument(
         "--store-path", default=None, help="embedded store directory (default: a temporary one)"
     )
-    parser.add_argument("--delay", type=float, default=0.03, help="simulated upstream latency, s")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--delay",
+        type=_seconds,
+        default=0.03,
+        help="simulated upstream latency, seconds (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=7, help="seed of the request stream (default: %(default)s)"
+    )
+    return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
+    return value
+
+
+def demo_main(argv: Sequence[str]) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     threshold = args.threshold
     if threshold is None:

@@ -7,6 +7,12 @@ LiteLLM's own validation keeps working.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from semcache._settings_check import SettingProblem
+
 
 class SemcacheError(Exception):
     """Root of every error semcache raises itself (never of upstream LLM errors)."""
@@ -14,6 +20,30 @@ class SemcacheError(Exception):
 
 class ConfigError(SemcacheError, ValueError):
     """A setting or constructor argument is invalid."""
+
+
+class SettingsError(ConfigError):
+    """Settings are unknown or invalid; ``problems`` holds one entry per bad setting.
+
+    Each problem names the setting as the user spelled it (an argument's dotted path, an
+    environment variable or a ``.env`` key), the value given and what was expected; ``str()``
+    of the error is one line per problem.
+    """
+
+    def __init__(self, problems: Sequence[SettingProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("\n".join(problem.line() for problem in self.problems))
+
+    def __reduce__(self) -> tuple[type[SettingsError], tuple[tuple[SettingProblem, ...]]]:
+        return type(self), (self.problems,)
+
+
+class UnknownSettingWarning(UserWarning):
+    """A ``SEMCACHE_*`` environment variable or ``.env`` key names no setting.
+
+    A warning rather than an error because other tools may share the prefix; under
+    ``CacheSettings(strict=True)`` (``SEMCACHE_STRICT=1``) it is a :class:`SettingsError`.
+    """
 
 
 class InvalidRequest(SemcacheError, ValueError):

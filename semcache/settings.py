@@ -3,17 +3,68 @@
 Read from the environment (prefix ``SEMCACHE_``, nested fields with ``__``, e.g.
 ``SEMCACHE_SEMANTIC__THRESHOLD=0.93``), from a ``.env`` file, or passed explicitly.
 Only the facade, the CLI and the server read settings; library classes take arguments.
+
+Nothing is silently ignored, because a cache that quietly keeps its default threshold or
+store path after a typo is a correctness problem:
+
+- an unknown argument or nested key is a :class:`~semcache.errors.SettingsError` naming it
+  and the nearest valid name (``CacheSettings(store_path=...)``: did you mean
+  ``store.path``?);
+- an unknown ``SEMCACHE_*`` environment variable or ``.env`` key is a
+  :class:`~semcache.errors.UnknownSettingWarning` (other tools may share the prefix), or a
+  :class:`~semcache.errors.SettingsError` when ``strict`` is set (``SEMCACHE_STRICT=1``);
+- an invalid value names the argument, variable or ``.env`` key it came from, the value and
+  what was expected.
+
+The names come from the declared fields (``semcache/_setting_names.py``), so a new field is
+known everywhere at once; ``semcache/_settings_check.py`` turns problems into lines.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+import warnings
+from collections.abc import Collection
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+import pydantic_settings
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from semcache._setting_names import is_settings_variable
+from semcache._settings_check import (
+    SettingProblem,
+    read_dotenv,
+    undecodable_variables,
+    unknown_settings_variables,
+    validation_problems,
+)
+from semcache.errors import SettingsError, UnknownSettingWarning
+
+#: ``SEMCACHE_*`` variables semcache reads that are not deployment settings, so they are
+#: not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX models are kept
+#: (read by ``semcache.embedders.onnx_runtime``).
+OTHER_VARIABLES: frozenset[str] = frozenset({"SEMCACHE_ONNX_CACHE"})
 
 
-class PolicySettings(BaseModel):
+class _Section(BaseModel):
+    """A group of settings: unknown keys are refused, errors are :class:`SettingsError`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise SettingsError(validation_problems(type(self), exc, arguments=data)) from None
+
+
+class PolicySettings(_Section):
     """What may be shared at all."""
 
     max_shared_temperature: float = Field(
@@ -30,7 +81,7 @@ class PolicySettings(BaseModel):
     )
 
 
-class ExactSettings(BaseModel):
+class ExactSettings(_Section):
     """In-process LRU in front of everything."""
 
     max_entries: int = Field(10_000, ge=0, description="Entries kept in memory (0 disables).")
@@ -39,7 +90,7 @@ class ExactSettings(BaseModel):
     )
 
 
-class CoalesceSettings(BaseModel):
+class CoalesceSettings(_Section):
     """Single-flight of concurrent identical requests."""
 
     enabled: bool = Field(True, description="Share one upstream call among identical requests.")
@@ -51,7 +102,7 @@ class CoalesceSettings(BaseModel):
     )
 
 
-class SemanticSettings(BaseModel):
+class SemanticSettings(_Section):
     """Similarity lookup of paraphrased questions."""
 
     enabled: bool = Field(True, description="Look up and store by meaning, not just exactly.")
@@ -102,12 +153,13 @@ class SemanticSettings(BaseModel):
         for namespace, threshold in value.items():
             if not -1 <= threshold <= 1:
                 raise ValueError(
-                    f"namespace_thresholds[{namespace!r}] = {threshold}: expected cosine in [-1, 1]"
+                    f"expected cosine similarities in [-1, 1]; namespace {namespace!r} has "
+                    f"{threshold}"
                 )
         return value
 
 
-class StoreSettings(BaseModel):
+class StoreSettings(_Section):
     """Where entries live."""
 
     backend: Literal["edge", "qdrant", "none"] = Field(
@@ -135,13 +187,19 @@ class StoreSettings(BaseModel):
 
 
 class CacheSettings(BaseSettings):
-    """Every setting of a semcache deployment."""
+    """Every setting of a semcache deployment.
+
+    ``CacheSettings(...)`` raises :class:`~semcache.errors.SettingsError` (a ``ConfigError``
+    and ``ValueError``) for unknown or invalid settings from any source, and warns with
+    :class:`~semcache.errors.UnknownSettingWarning` for each unknown ``SEMCACHE_*``
+    environment variable or ``.env`` key (an error when ``strict``).
+    """
 
     model_config = SettingsConfigDict(
         env_prefix="SEMCACHE_",
         env_nested_delimiter="__",
         env_file=".env",
-        extra="ignore",
+        extra="forbid",
     )
 
     policy: PolicySettings = Field(default_factory=PolicySettings)
@@ -149,3 +207,75 @@ class CacheSettings(BaseSettings):
     coalesce: CoalesceSettings = Field(default_factory=CoalesceSettings)
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    strict: bool = Field(
+        False,
+        description="Unknown SEMCACHE_* environment variables and .env keys are errors, not "
+        "warnings (they are only warnings by default because other tools may share the prefix).",
+    )
+
+    def __init__(self, *, _other_variables: Collection[str] = (), **values: Any) -> None:
+        """Read arguments, then ``SEMCACHE_*`` variables, then ``.env`` (first wins).
+
+        ``_other_variables`` names ``SEMCACHE_*`` variables the caller reads for another
+        purpose (the proxy passes the ones its config file references), so they are not
+        reported as unknown. Other ``_``-prefixed arguments are pydantic-settings' own
+        (``_env_file=...``).
+        """
+        model = type(self)
+        environ = dict(os.environ)
+        dotenv = read_dotenv(
+            values.get("_env_file", self.model_config.get("env_file")),
+            values.get("_env_file_encoding", self.model_config.get("env_file_encoding")),
+        )
+        arguments = {key: value for key, value in values.items() if not key.startswith("_")}
+        other = OTHER_VARIABLES | set(_other_variables)
+        unknown = unknown_settings_variables(model, environ, dotenv, other=other)
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            problems = validation_problems(
+                model, exc, arguments=arguments, environ=environ, dotenv=dotenv
+            )
+            _warn(unknown)
+            raise SettingsError(problems) from None
+        except pydantic_settings.SettingsError:
+            # a variable that must hold JSON does not; pydantic-settings names only the field
+            problems = undecodable_variables(model, environ, dotenv)
+            _warn(unknown)
+            if not problems:
+                raise
+            raise SettingsError(problems) from None
+        if unknown and self.strict:
+            raise SettingsError(unknown)
+        _warn(unknown)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The usual sources, each seeing only ``SEMCACHE_*`` names of real settings.
+
+        Unknown names are reported by ``__init__`` (a warning unless strict); without this
+        filter a nested typo (``SEMCACHE_SEMANTIC__THRESHOLDD``) would fail validation
+        against a section that forbids extras, and another tool's key in ``.env`` would be
+        refused outright.
+        """
+        for source in (env_settings, dotenv_settings):
+            if isinstance(source, EnvSettingsSource):
+                source.env_vars = {
+                    name: value
+                    for name, value in source.env_vars.items()
+                    if is_settings_variable(settings_cls, name)
+                }
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
+
+
+def _warn(problems: list[SettingProblem]) -> None:
+    for problem in problems:
+        # stacklevel 3: the code that constructed CacheSettings
+        warnings.warn(problem.line(), UnknownSettingWarning, stacklevel=3)

@@ -81,12 +81,10 @@ def test_settings_read_dotenv(tmp_path, monkeypatch):
     ],
 )
 def test_bad_settings_are_clear_errors(monkeypatch, env, value):
-    from pydantic import ValidationError
-
     monkeypatch.setenv(env, value)
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(ConfigError) as info:
         CacheSettings()
-    assert env.removeprefix("SEMCACHE_").split("__")[-1].lower() in str(info.value)
+    assert str(info.value).startswith(f"environment variable `{env}`={value!r}: expected ")
 
 
 def test_every_setting_is_documented():
@@ -103,9 +101,7 @@ def test_every_setting_is_documented():
 
 
 def test_namespace_threshold_out_of_range_is_rejected():
-    from pydantic import ValidationError
-
-    with pytest.raises(ValidationError, match="namespace_thresholds"):
+    with pytest.raises(ConfigError, match="namespace_thresholds"):
         CacheSettings(semantic={"namespace_thresholds": {"faq": 2.0}})
     assert issubclass(ConfigError, ValueError)
 

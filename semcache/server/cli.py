@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from semcache.cli import OneLineParser, report_config_error
 from semcache.errors import ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="semcache serve", description="Run the OpenAI-compatible caching proxy."
     )
     parser.add_argument(
@@ -34,8 +35,8 @@ def serve_main(argv: list[str]) -> int:
     try:
         config = load_config(args.config)
         app = create_app(config)
-    except ConfigError as exc:
-        sys.stderr.write(f"semcache serve: {exc}\n")
+    except ConfigError as exc:  # also bad SEMCACHE_* values: the config layers over them
+        report_config_error("semcache serve", exc, sys.stderr)
         return 2
 
     import litellm

@@ -23,6 +23,11 @@ copied over::
 Secrets are never literal where they would leak furthest: an upstream ``api_key`` and the
 admin key must name an environment variable (``os.environ/NAME``); they are read once by
 :func:`resolve_secret` when the app is built, so a missing variable fails at startup.
+
+The ``[cache]`` table is read like ``CacheSettings(**table)``: its values win over
+``SEMCACHE_*`` variables, which win over ``.env``; an unknown key or a bad value from any of
+them is an error naming it. ``SEMCACHE_*`` variables the file references (an admin key) are
+not reported as unknown settings.
 """
 
 from __future__ import annotations
@@ -33,9 +38,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
-from semcache.errors import ConfigError
+from semcache.errors import ConfigError, SettingsError
 from semcache.settings import CacheSettings
 
 #: LiteLLM's spelling of "read this value from the environment variable NAME".
@@ -136,43 +149,32 @@ class ServerOptions(BaseModel):
     _env_only = field_validator("admin_key")(_require_env_reference)
 
 
-def _unknown_keys(model: type[BaseModel], data: Any, path: str) -> list[str]:
-    """Dotted paths of keys in ``data`` that ``model`` (recursively) does not declare.
-
-    CacheSettings ignores unknown keys so environments may carry unrelated variables; in a
-    config file an unknown key is a typo and must be reported.
-    """
-    if not isinstance(data, Mapping):
-        return []
-    unknown = []
-    for key, value in data.items():
-        field = model.model_fields.get(key)
-        if field is None:
-            unknown.append(f"{path}.{key}")
-            continue
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            unknown.extend(_unknown_keys(annotation, value, f"{path}.{key}"))
-    return unknown
-
-
 class ProxyConfig(BaseModel):
     """Everything ``semcache serve`` reads from its config file."""
 
     model_config = ConfigDict(extra="forbid")
 
-    cache: CacheSettings = Field(default_factory=CacheSettings)
     model_list: list[ModelRoute] = Field(min_length=1)
     clients: list[ClientKey] = Field(min_length=1)
     server: ServerOptions = Field(default_factory=ServerOptions)
+    # last, so its validator sees which variables the sections above reference
+    cache: CacheSettings = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
 
     @field_validator("cache", mode="before")
     @classmethod
-    def _no_unknown_cache_keys(cls, value: Any) -> Any:
-        unknown = _unknown_keys(CacheSettings, value, "cache")
-        if unknown:
-            raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
-        return value
+    def _cache_settings(cls, value: Any, info: ValidationInfo) -> Any:
+        """The file's ``[cache]`` over ``SEMCACHE_*`` variables over ``.env``, as in the library.
+
+        Unknown keys and bad values (from the file or the environment) are a
+        :class:`SettingsError` naming each; variables the config references
+        (``os.environ/SEMCACHE_ADMIN_KEY``) are not reported as unknown settings.
+        """
+        if isinstance(value, CacheSettings) or not isinstance(value, Mapping):
+            return value
+        try:
+            return CacheSettings(**value, _other_variables=_referenced_variables(info.data))
+        except SettingsError as exc:
+            raise SettingsError([problem.under("cache.") for problem in exc.problems]) from None
 
     @field_validator("model_list")
     @classmethod
@@ -192,9 +194,26 @@ class ProxyConfig(BaseModel):
         return clients
 
 
+def _referenced_variables(sections: Mapping[str, Any]) -> set[str]:
+    """Names of the environment variables the validated sections read (``os.environ/NAME``)."""
+    references: list[str | None] = []
+    for route in sections.get("model_list", []):
+        references.append(route.litellm_params.api_key)
+    for client in sections.get("clients", []):
+        references.append(client.key.get_secret_value())
+    server = sections.get("server")
+    if server is not None:
+        references.append(server.admin_key)
+    return {name for ref in references if ref is not None and (name := _env_name(ref))}
+
+
 def _format_validation_error(exc: ValidationError) -> str:
     lines = []
     for error in exc.errors(include_url=False, include_input=False):
+        nested = (error.get("ctx") or {}).get("error")
+        if isinstance(nested, SettingsError):
+            lines += [f"  {problem.line()}" for problem in nested.problems]
+            continue
         where = ".".join(str(part) for part in error["loc"]) or "(top level)"
         lines.append(f"  {where}: {error['msg']}")
     return "invalid proxy config:\n" + "\n".join(lines)

@@ -244,3 +244,65 @@ def test_public_names_of_the_server_package() -> None:
         "parse_config",
         "serve_main",
     ]
+
+
+# -- the [cache] table layers over SEMCACHE_* variables (issue 17) ---------------------------
+
+
+@pytest.fixture
+def no_semcache_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    import os
+
+    for name in list(os.environ):
+        if name.upper().startswith("SEMCACHE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no .env
+    return monkeypatch
+
+
+def test_cache_table_wins_over_environment_which_fills_the_rest(no_semcache_env) -> None:
+    no_semcache_env.setenv("SEMCACHE_SEMANTIC__THRESHOLD", "0.5")
+    no_semcache_env.setenv("SEMCACHE_SEMANTIC__EMBEDDER", "use-multilingual")
+    config = parse_config(_minimal(cache={"semantic": {"threshold": 0.9}}))
+    assert config.cache.semantic.threshold == 0.9
+    assert config.cache.semantic.embedder == "use-multilingual"
+    assert parse_config(_minimal()).cache.semantic.threshold == 0.5
+
+
+def test_bad_environment_value_is_a_config_error_naming_the_variable(no_semcache_env) -> None:
+    no_semcache_env.setenv("SEMCACHE_STORE__BACKEND", "redis")
+    with pytest.raises(ConfigError) as caught:
+        parse_config(_minimal())
+    assert str(caught.value) == (
+        "invalid proxy config:\n"
+        "  environment variable `SEMCACHE_STORE__BACKEND`='redis': "
+        "expected 'edge', 'qdrant' or 'none'"
+    )
+
+
+def test_unknown_cache_key_names_the_nearest_with_the_file_path(no_semcache_env) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(_minimal(cache={"store_path": "/data"}))
+    assert "unknown setting `cache.store_path`; did you mean `cache.store.path`?" in str(
+        caught.value
+    )
+
+
+def test_variables_the_config_references_are_not_unknown_settings(no_semcache_env) -> None:
+    import warnings
+
+    from semcache.errors import UnknownSettingWarning
+
+    no_semcache_env.setenv("SEMCACHE_ADMIN_KEY", "adm")
+    no_semcache_env.setenv("SEMCACHE_TEAM_KEY", "k")
+    no_semcache_env.setenv("SEMCACHE_STOER__PATH", "/x")
+    data = _minimal(
+        server={"admin_key": "os.environ/SEMCACHE_ADMIN_KEY"},
+        clients=[{"key": "os.environ/SEMCACHE_TEAM_KEY", "tenant": "t"}],
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse_config(data)
+    assert [str(w.message) for w in caught if w.category is UnknownSettingWarning] == [
+        "unknown environment variable `SEMCACHE_STOER__PATH`; did you mean `SEMCACHE_STORE__PATH`?"
+    ]

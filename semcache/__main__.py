@@ -1,0 +1,5 @@
+"""``python -m semcache``: the same command line as ``semcache``."""
+
+from semcache.cli import main
+
+raise SystemExit(main())
