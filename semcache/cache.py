@@ -32,13 +32,14 @@ from semcache._memory import MemoryTier
 from semcache._streams import AsyncCacheStream, SyncCacheStream
 from semcache._upstream import LiteLLMUpstream, Upstream, stream_and_assemble
 from semcache.embedders.base import Embedder
+from semcache.errors import StoreError
 from semcache.fingerprint import RequestKeys, request_keys
 from semcache.guard import HitVerifier
 from semcache.policy import CacheControl, Decision, decide, validate_sampling, validate_tenant
 from semcache.semantic import EXACT_ONLY_SCOPE, SemanticTier
 from semcache.settings import CacheSettings
 from semcache.stats import CacheInfo, HitAudit, Stats, Tier
-from semcache.stores.base import NEVER_EXPIRES, Entry, VectorStore
+from semcache.stores.base import NEVER_EXPIRES, Entry, StoreAdmin, VectorStore
 
 #: Seconds a first model load and store open may take before setup counts as failed.
 SETUP_TIMEOUT_S = 120.0
@@ -132,7 +133,16 @@ class SemanticCache:
     def _open_store(self) -> VectorStore:
         from semcache.stores import open_store
 
-        store = open_store(self.settings.store)
+        s = self.settings.store
+        store = open_store(
+            s.backend,
+            path=s.path,
+            url=s.url,
+            api_key=s.api_key.get_secret_value() if s.api_key is not None else None,
+            prefer_grpc=s.prefer_grpc,
+            collection=s.collection,
+            timeout_s=s.timeout_s,
+        )
         assert store is not None  # backend "none" never builds a semantic tier
         return store
 
@@ -208,7 +218,7 @@ class SemanticCache:
         snapshot["in_flight"] = self._coalescer.in_flight()
         store = self._semantic.store if self._semantic is not None else None
         snapshot["store_entries"] = None
-        if store is not None:
+        if isinstance(store, StoreAdmin):
             try:
                 snapshot["store_entries"] = store.count()
             except Exception as exc:
@@ -261,10 +271,12 @@ class SemanticCache:
             from semcache.fingerprint import resolve_model
 
             model = resolve_model(model)
+        store = None if self._semantic is None else await self._semantic.setup()
+        if store is not None and not isinstance(store, StoreAdmin):
+            raise StoreError(f"{type(store).__name__} cannot purge (no StoreAdmin operations)")
         removed = self._memory.purge(tenant=tenant, namespace=namespace, model=model)
-        if self._semantic is None:
+        if store is None:
             return removed
-        store = await self._semantic.setup()
         stored = await asyncio.to_thread(
             store.purge, tenant=tenant, namespace=namespace, model=model
         )
@@ -274,6 +286,8 @@ class SemanticCache:
         if self._semantic is None:
             return []
         store = await self._semantic.setup()
+        if not isinstance(store, StoreAdmin):
+            return []
         entries = await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
         out = []
         for entry in entries:
@@ -299,9 +313,12 @@ class SemanticCache:
             return True
 
         async def check() -> bool:
-            store = await semantic.setup()
+            await semantic.setup()
             await semantic.embed("readiness probe")
-            await asyncio.to_thread(store.count)
+            # a read the store must answer (a key no request has)
+            await semantic.retrieve(
+                "readiness probe", tenant="", namespace="", scope=EXACT_ONLY_SCOPE, now=0.0
+            )
             return True
 
         return await self._failopen.call("readiness", check, False, timeout_s=SETUP_TIMEOUT_S)
@@ -457,6 +474,7 @@ class SemanticCache:
                 request.keys.exact,
                 tenant=request.tenant,
                 namespace=request.control.namespace,
+                scope=EXACT_ONLY_SCOPE if request.keys.scope is None else request.keys.scope,
                 now=self._clock(),
             ),
             None,

@@ -14,9 +14,11 @@ from semcache.testing._openai_server import (
     echo_responder,
     hash_embedding,
 )
+from semcache.testing._store import InMemoryStore
 
 __all__ = [
     "FakeOpenAIServer",
+    "InMemoryStore",
     "Responder",
     "count_tokens",
     "echo_responder",
