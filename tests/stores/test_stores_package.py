@@ -96,7 +96,7 @@ def test_open_store_needs_a_url_for_the_server_backend() -> None:
 
 
 def test_open_store_names_an_unknown_backend() -> None:
-    with pytest.raises(ConfigError, match="backend.*'redis'"):
+    with pytest.raises(ConfigError, match=r"backend.*'redis'"):
         stores.open_store("redis", path="x")
 
 
@@ -106,7 +106,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
     seen: list[tuple[str, str, str | None]]
     delay_s = 0.0
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         self.seen.append((self.command, self.path, self.headers.get("api-key")))
         time.sleep(self.delay_s)
         body = b'{"status": {"error": "recorded"}}'

@@ -55,13 +55,13 @@ def test_retrieved_checks_the_key_and_the_partition() -> None:
 
 @pytest.mark.parametrize("field", PARTITION_FIELDS)
 def test_a_partition_field_must_be_a_string(field: str) -> None:
-    with pytest.raises(ConfigError, match=f"Where.{field}"):
+    with pytest.raises(ConfigError, match=rf"Where\.{field}"):
         where(**{field: None})
 
 
 @pytest.mark.parametrize("now", [math.nan, math.inf, "1", None, True])
 def test_now_must_be_finite_seconds(now: object) -> None:
-    with pytest.raises(ConfigError, match="Where.now"):
+    with pytest.raises(ConfigError, match=r"Where\.now"):
         where(now=now)
 
 
