@@ -105,7 +105,8 @@ class VectorStore(Protocol):
       same pair is harmless. Every other method raises :class:`StoreError` before ``setup``.
     * Lookups see only what ``where`` admits (:meth:`Where.admits`: tenant, namespace, scope
       and embedder equal, ``now < expires_at``). Backends filter in their engine and re-check
-      the result, so no lookup ever answers across a partition or serves an expired entry.
+      the result (``Where.retrieved``, ``Where.verified``), so no lookup ever answers across
+      a partition or serves an expired entry.
     * Any failure of the backend or its library is raised as :class:`StoreError` (the cache
       degrades it to a counted miss); nothing else escapes but programming errors.
     * Safe to call from several threads.

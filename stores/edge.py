@@ -204,7 +204,7 @@ class QdrantEdgeStore:
         if not points:
             return None
         match = Match(Entry.from_payload(points[0].payload), similarity=float(points[0].score))
-        return match if where.admits(match.entry) else None
+        return where.verified(match)
 
     def retrieve(self, key: str, where: Where) -> Entry | None:
         with self._io_lock, engine_errors("retrieve"):

@@ -244,7 +244,7 @@ class QdrantStore:
         if not points:
             return None
         match = Match(Entry.from_payload(points[0].payload), similarity=float(points[0].score))
-        return match if where.admits(match.entry) else None
+        return where.verified(match)
 
     def retrieve(self, key: str, where: Where) -> Entry | None:
         with self._guard, _client_errors("retrieve"):

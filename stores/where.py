@@ -1,8 +1,9 @@
 """The rules that decide which stored entries a lookup may see, written once.
 
 Every backend translates these records into its own filter language (Qdrant ``Filter``s,
-a Python predicate) and re-checks what its engine returned with :meth:`Where.admits`, so a
-filter that lost a condition cannot serve another tenant's entry. Nothing here does I/O.
+a Python predicate) and re-checks what its engine returned (:meth:`Where.retrieved`,
+:meth:`Where.verified`), so a filter that lost a condition cannot serve another tenant's
+entry. Nothing here does I/O.
 
 The expiry rule: an entry is live while ``now < expires_at``; at ``expires_at`` itself it
 has expired. A lookup serves only live entries; ``purge_expired(now)`` deletes exactly the
@@ -15,10 +16,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from semcache.errors import ConfigError
+from semcache.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
-    from .base import Entry
+    from .base import Entry, Match
 
 #: Payload fields that partition every lookup (keyword equality, all AND-ed).
 PARTITION_FIELDS = ("tenant", "namespace", "scope", "embedder")
@@ -87,6 +88,20 @@ class Where:
         if entry is None or entry.key != key or not self.admits(entry):
             return None
         return entry
+
+    def verified(self, match: Match | None) -> Match | None:
+        """The post-check of ``nearest``: ``match`` if this record admits its entry.
+
+        The engine searched with this record as its filter, so an entry it does not admit is
+        a backend bug; it is raised as :class:`StoreError` (which the cache counts) instead
+        of being served or silently dropped.
+        """
+        if match is not None and not self.admits(match.entry):
+            raise StoreError(
+                f"the store returned entry {match.entry.key!r} outside the lookup's partition "
+                "or expired; its filter does not match semcache.stores.Where"
+            )
+        return match
 
 
 @dataclass(frozen=True, slots=True)

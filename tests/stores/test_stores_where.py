@@ -81,3 +81,16 @@ def test_selection_matches_every_given_field() -> None:
         assert not Selection(**{field: "other"}).selects(entry)
     with pytest.raises(ConfigError, match="model"):
         Selection(model=3)  # type: ignore[arg-type]
+
+
+def test_verified_passes_an_admitted_match_and_raises_on_a_filter_bug() -> None:
+    from semcache.errors import StoreError
+    from semcache.stores import Match
+
+    match = Match(make_entry("k1"), similarity=0.9)
+    assert where().verified(match) is match
+    assert where().verified(None) is None
+    with pytest.raises(StoreError, match="outside the lookup's partition"):
+        where(scope="s2").verified(match)
+    with pytest.raises(StoreError, match="expired"):
+        where(now=NEVER_EXPIRES).verified(match)
