@@ -51,7 +51,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np
 
-from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore
+from semcache.stores import NEVER_EXPIRES, Entry, Match, QdrantEdgeStore, QdrantStore, Where
 
 DEFAULT_PAIRS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "dev" / "en_qqp_gptcache_sample.jsonl"
@@ -196,13 +196,8 @@ def lookup_latencies(store: Any, queries: np.ndarray) -> list[float]:
     seconds = []
     for i, vector in enumerate(queries):
         elapsed, _ = timed(
-            lambda v=vector, i=i: store.search(
-                v,
-                tenant=f"t{i % TENANTS}",
-                namespace="default",
-                scope=f"s{i % SCOPES}",
-                now=NOW,
-                threshold=-1.0,  # always return the nearest: the full cost of a hit
+            lambda v=vector, i=i: store.nearest(  # the nearest, always: the full cost of a hit
+                v, Where(f"t{i % TENANTS}", "default", f"s{i % SCOPES}", "random", NOW)
             )
         )
         seconds.append(elapsed)
@@ -346,6 +341,16 @@ def filled_store(corpus: Corpus, count: int) -> QdrantEdgeStore:
     return store
 
 
+def corpus_where(corpus: Corpus) -> Where:
+    """The partition ``filled_store`` puts every entry in."""
+    return Where("t1", "default", "s1", corpus.embedder.name, NOW)
+
+
+def hit_rule(threshold: float) -> Callable[[Match | None], bool]:
+    """The semantic tier's rule: a hit when the nearest is at least ``threshold`` similar."""
+    return lambda match: match is not None and match.similarity >= threshold
+
+
 # -- part 2: end-to-end semantic hit vs GPTCache -------------------------------------------
 
 
@@ -398,6 +403,8 @@ def bench_end_to_end(args: argparse.Namespace, report: Report, corpus: Corpus) -
         f"threshold {args.threshold})"
     )
     store = filled_store(corpus, n)
+    where = corpus_where(corpus)
+    is_hit = hit_rule(args.threshold)
     query_vectors = embedder.embed(asked)
     precomputed = {text: vector for text, vector in zip(asked, query_vectors, strict=True)}
 
@@ -405,10 +412,8 @@ def bench_end_to_end(args: argparse.Namespace, report: Report, corpus: Corpus) -
         return embedder.embed([text])[0]
 
     def semcache_lookup(vector: np.ndarray) -> dict | None:
-        matches = store.search(
-            vector, tenant="t1", namespace="default", scope="s1", now=NOW, threshold=args.threshold
-        )
-        return json.loads(matches[0].entry.response) if matches else None
+        match = store.nearest(vector, where)
+        return json.loads(match.entry.response) if is_hit(match) else None
 
     live_dir, pre_dir = tempfile.mkdtemp(), tempfile.mkdtemp()
     for directory in (live_dir, pre_dir):  # after GPTCache's own exit hook flushes into it
@@ -483,13 +488,13 @@ def bench_concurrency(args: argparse.Namespace, report: Report, corpus: Corpus) 
         f"callers (micro-batched), then {len(one_by_one)} lookups one at a time"
     )
     store = filled_store(corpus, min(len(corpus.questions), 2000))
+    where = corpus_where(corpus)
+    is_hit = hit_rule(args.threshold)
 
     def finish(vector: np.ndarray) -> None:
-        matches = store.search(
-            vector, tenant="t1", namespace="default", scope="s1", now=NOW, threshold=args.threshold
-        )
-        if matches:
-            json.loads(matches[0].entry.response)
+        match = store.nearest(vector, where)
+        if is_hit(match):
+            json.loads(match.entry.response)
 
     def sequential() -> float:
         started = time.perf_counter()

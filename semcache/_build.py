@@ -150,7 +150,16 @@ def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
     def open_() -> VectorStore:
         from semcache.stores import open_store
 
-        store = open_store(s)
+        api_key = s.api_key.get_secret_value() if s.api_key is not None else None
+        store = open_store(
+            s.backend,
+            path=s.path,
+            url=s.url,
+            api_key=api_key,
+            prefer_grpc=s.prefer_grpc,
+            collection=s.collection,
+            timeout_s=s.timeout_s,
+        )
         if store is None:  # pragma: no cover - backend "none" never builds a semantic tier
             raise RuntimeError("store backend 'none' has no store to open")
         return store

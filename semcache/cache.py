@@ -29,7 +29,7 @@ from semcache.pipeline.base import Request
 from semcache.pipeline.fence import PurgeFilter
 from semcache.settings import CacheSettings
 from semcache.stats import CacheStats, StoredEntry
-from semcache.stores.base import VectorStore
+from semcache.stores.base import StoreAdmin, VectorStore
 
 #: Seconds the readiness probe (model load, store open) may take.
 READY_TIMEOUT_S = 120.0
@@ -207,9 +207,10 @@ class SemanticCache:
         p = self._parts
         entries = None
         tier = p.backend.started
-        if tier is not None and tier.store is not None:
+        store = tier.store if tier is not None else None
+        if isinstance(store, StoreAdmin):
             entries = await p.failopen.call(
-                "store_count", lambda: asyncio.to_thread(tier.store.count), None
+                "store_count", lambda: asyncio.to_thread(store.count), None
             )
         return p.stats.snapshot(
             memory_entries=len(p.memory),
@@ -224,9 +225,10 @@ class SemanticCache:
 
     async def _recent(self, tenant: str | None, limit: int) -> list[StoredEntry]:
         tier = await self._parts.backend.ready()
-        if tier is None or tier.store is None:
+        store = tier.store if tier is not None else None
+        if not isinstance(store, StoreAdmin):
             return []
-        entries = await asyncio.to_thread(tier.store.recent, tenant=tenant, limit=limit)
+        entries = await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
         audit = self._parts.audit
         return [
             StoredEntry(e.key, e.tenant, e.namespace, e.model, e.question,
@@ -242,8 +244,9 @@ class SemanticCache:
             if tier is None:
                 return backend.tier is None
             await tier.embed("readiness probe")
-            if tier.store is not None:
-                await asyncio.to_thread(tier.store.count)
+            await tier.retrieve(
+                "readiness probe", tenant="-", namespace="-", scope="-", now=self._parts.clock()
+            )
             return True
 
         return await self._parts.failopen.call("readiness", check, False, timeout_s=READY_TIMEOUT_S)

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from semcache.embedders.base import Embedder
+from semcache.errors import StoreError
 from semcache.guard import HitVerifier
 from semcache.stores.base import Entry, Match, VectorStore
+from semcache.stores.where import Where
 
 #: ``scope`` of entries that only answer exact lookups (requests with no user question
 #: last). Real scopes are SHA-256 hex digests, so a semantic search never matches it.
@@ -94,11 +96,20 @@ class SemanticTier:
         assert self._batcher is not None
         return await self._batcher.embed_one(text)
 
-    async def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
+    def _where(self, tenant: str, namespace: str, scope: str, now: float) -> Where:
+        embedder = self._embedder
+        if embedder is None:
+            raise StoreError("the semantic tier is not set up")
+        return Where(tenant, namespace, scope, embedder.name, now)
+
+    async def retrieve(
+        self, key: str, *, tenant: str, namespace: str, scope: str, now: float
+    ) -> Entry | None:
+        """The live entry stored under exact ``key`` in this partition (``scope``: the one
+        the entry was stored with, ``EXACT_ONLY_SCOPE`` for exact-only entries)."""
         store = await self.setup()
-        return await asyncio.to_thread(
-            store.retrieve, key, tenant=tenant, namespace=namespace, now=now
-        )
+        where = self._where(tenant, namespace, scope, now)
+        return await asyncio.to_thread(store.retrieve, key, where)
 
     async def lookup(
         self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
@@ -107,20 +118,12 @@ class SemanticTier:
         store = await self.setup()
         vector = await self.embed(prompt)
         threshold = self.threshold_for(namespace)
-        # Fetch the nearest regardless of the threshold, so misses report how close they came.
-        matches = await asyncio.to_thread(
-            store.search,
-            vector,
-            tenant=tenant,
-            namespace=namespace,
-            scope=scope,
-            now=now,
-            threshold=-1.0,
-            limit=1,
-        )
-        if not matches:
+        # The store returns the nearest regardless of the threshold, so misses report how
+        # close they came.
+        where = self._where(tenant, namespace, scope, now)
+        best = await asyncio.to_thread(store.nearest, vector, where)
+        if best is None:
             return Lookup(vector=vector, match=None, nearest=None)
-        best = matches[0]
         if best.similarity < threshold:
             return Lookup(vector=vector, match=None, nearest=best.similarity)
         question = best.entry.question

@@ -2,21 +2,23 @@
 
 ``QdrantEdgeStore`` (the default) runs Qdrant's engine inside this process; ``QdrantStore``
 talks to a Qdrant server or cluster (or qdrant-client's local mode). Both implement
-:class:`VectorStore` with the same behaviour. The backends are imported on first use, so
-``import semcache.stores`` loads neither qdrant-edge nor qdrant-client.
+:class:`VectorStore` (the request path) and :class:`StoreAdmin` (operators' operations)
+with the same behaviour; :class:`Where` decides what a lookup may see, for all of them.
+``semcache.testing.InMemoryStore`` is the in-process double. The backends are imported on
+first use, so ``import semcache.stores`` loads neither qdrant-edge nor qdrant-client.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from semcache.errors import ConfigError
 
-from .base import NEVER_EXPIRES, Entry, Match, VectorStore, point_id
+from .base import NEVER_EXPIRES, Entry, Match, StoreAdmin, VectorStore, point_id
+from .where import Selection, Where, is_live
 
 if TYPE_CHECKING:
-    from semcache.settings import StoreSettings
-
     from .edge import QdrantEdgeStore
     from .qdrant import QdrantStore
 
@@ -26,12 +28,17 @@ __all__ = [
     "Match",
     "QdrantEdgeStore",
     "QdrantStore",
+    "Selection",
+    "StoreAdmin",
     "VectorStore",
+    "Where",
+    "is_live",
     "open_store",
     "point_id",
 ]
 
 _LAZY = {"QdrantEdgeStore": ".edge", "QdrantStore": ".qdrant"}
+BACKENDS = ("edge", "qdrant", "none")
 
 
 def __getattr__(name: str) -> Any:
@@ -42,23 +49,39 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_store(settings: StoreSettings) -> VectorStore | None:
-    """The store the settings describe, not yet set up (``backend="none"``: None)."""
-    if settings.backend == "none":
+def open_store(
+    backend: str,
+    *,
+    path: str | Path,
+    url: str | None = None,
+    api_key: str | None = None,
+    prefer_grpc: bool = True,
+    collection: str = "semcache",
+    timeout_s: float = 2.0,
+) -> VectorStore | None:
+    """The store these arguments describe, not yet set up (``backend="none"``: None).
+
+    ``"edge"``: the embedded store in directory ``path`` (``":memory:"`` for a temporary
+    one). ``"qdrant"``: the server at ``url`` (required) with ``api_key``, ``collection``,
+    gRPC when ``prefer_grpc``, and ``timeout_s`` seconds per call. The other arguments of
+    one backend are ignored by the other. Raises :class:`ConfigError` naming the argument.
+    """
+    if backend == "none":
         return None
-    if settings.backend == "edge":
+    if backend == "edge":
         from .edge import QdrantEdgeStore
 
-        return QdrantEdgeStore(settings.path)
-    if settings.url is None:
-        raise ConfigError('store backend "qdrant" needs a server url (SEMCACHE_STORE__URL)')
-    from .qdrant import QdrantStore
+        return QdrantEdgeStore(path)
+    if backend == "qdrant":
+        if url is None:
+            raise ConfigError('store backend "qdrant" needs a server url (SEMCACHE_STORE__URL)')
+        from .qdrant import QdrantStore
 
-    api_key = settings.api_key.get_secret_value() if settings.api_key is not None else None
-    return QdrantStore(
-        settings.url,
-        api_key=api_key,
-        collection=settings.collection,
-        prefer_grpc=settings.prefer_grpc,
-        timeout=settings.timeout_s,
-    )
+        return QdrantStore(
+            url,
+            api_key=api_key,
+            collection=collection,
+            prefer_grpc=prefer_grpc,
+            timeout=timeout_s,
+        )
+    raise ConfigError(f"store backend must be one of {', '.join(BACKENDS)}; got {backend!r}")

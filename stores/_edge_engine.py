@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from semcache.errors import SemcacheError, StoreError, StoreLockedError
 
 from ._dirlock import locked_message
+from .where import EXPIRES_AT, KEYWORD_FIELDS, Selection, Where
 
 if TYPE_CHECKING:
     import qdrant_edge
 
-_KEYWORD_FIELDS = ("namespace", "scope", "model")
-_FLOAT_FIELDS = ("expires_at", "created_at")
+_FLOAT_FIELDS = (EXPIRES_AT, "created_at")
 
 
 @contextlib.contextmanager
@@ -47,14 +47,26 @@ def edge() -> Any:
     return qdrant_edge
 
 
-def _match(field: str, value: str) -> qdrant_edge.FieldCondition:
+def _equalities(pairs: tuple[tuple[str, str], ...]) -> list[qdrant_edge.FieldCondition]:
     q = edge()
-    return q.FieldCondition(key=field, match=q.MatchValue(value))
+    return [q.FieldCondition(key=name, match=q.MatchValue(value)) for name, value in pairs]
 
 
-def equalities(**fields: str | None) -> list[qdrant_edge.FieldCondition]:
-    """Keyword equalities over the fields that are not None (AND-ed in a ``Filter``)."""
-    return [_match(name, value) for name, value in fields.items() if value is not None]
+def live_filter(where: Where) -> qdrant_edge.Filter:
+    """``where`` in qdrant-edge's terms: its partition equalities AND ``expires_at > now``."""
+    q = edge()
+    live = q.FieldCondition(key=EXPIRES_AT, range=q.RangeFloat(gt=where.now))
+    return q.Filter(must=[*_equalities(where.equalities()), live])
+
+
+def expired_filter(now: float) -> qdrant_edge.Filter:
+    """Entries that are not live at ``now`` (``expires_at <= now``)."""
+    q = edge()
+    return q.Filter(must=[q.FieldCondition(key=EXPIRES_AT, range=q.RangeFloat(lte=now))])
+
+
+def selection_filter(selection: Selection) -> qdrant_edge.Filter:
+    return edge().Filter(must=_equalities(selection.equalities()))
 
 
 def create_shard(directory: Path, dim: int, hnsw_threshold: int) -> Any:
@@ -71,13 +83,28 @@ def create_shard(directory: Path, dim: int, hnsw_threshold: int) -> Any:
     )
     with engine_errors(f"create {directory}"):
         shard = q.EdgeShard.create(str(directory), config)
-        # Extra HNSW links per tenant only: every lookup filters by tenant, while the
-        # narrower namespace/scope filters are answered from their payload index, and
-        # links for every field would multiply the graph build time.
-        indexes = [("tenant", q.KeywordIndexParams(is_tenant=True))]
-        indexes += [(f, q.KeywordIndexParams(enable_hnsw=False)) for f in _KEYWORD_FIELDS]
-        indexes += [(f, q.FloatIndexParams(enable_hnsw=False)) for f in _FLOAT_FIELDS]
-        for name, schema in indexes:
-            shard.update(q.UpdateOperation.create_field_index(name, schema))
+        ensure_indexes(shard)
         shard.flush()
     return shard
+
+
+def ensure_indexes(shard: Any) -> bool:
+    """Create the payload indexes lookups use that ``shard`` lacks; True if any was missing.
+
+    Run on new shards and on every load, so a store made before a field joined the filter
+    (``embedder``) gets its index once instead of filtering that field unindexed.
+    """
+    q = edge()
+    # Extra HNSW links per tenant only: every lookup filters by tenant, while the
+    # narrower fields are answered from their payload index, and links for every field
+    # would multiply the graph build time.
+    wanted = [("tenant", q.KeywordIndexParams(is_tenant=True))]
+    wanted += [
+        (f, q.KeywordIndexParams(enable_hnsw=False)) for f in KEYWORD_FIELDS if f != "tenant"
+    ]
+    wanted += [(f, q.FloatIndexParams(enable_hnsw=False)) for f in _FLOAT_FIELDS]
+    present = set(shard.info().payload_schema)
+    missing = [(name, schema) for name, schema in wanted if name not in present]
+    for name, schema in missing:
+        shard.update(q.UpdateOperation.create_field_index(name, schema))
+    return bool(missing)

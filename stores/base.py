@@ -1,9 +1,10 @@
 """The vector-store interface and the one payload schema every backend stores.
 
 A store holds :class:`Entry` records keyed by the exact request key. Point ids are derived
-from that key, so re-storing overwrites, and an exact lookup is a retrieve by id. Semantic
-search is always filtered by tenant AND namespace AND scope AND ``expires_at > now``: no
-backend may answer across those partitions.
+from that key, so re-storing overwrites, and an exact lookup is a retrieve by id. Which
+entries a lookup may see is decided by :class:`~semcache.stores.where.Where`, in one place;
+a backend only translates it into its own filter language. The request path needs
+:class:`VectorStore`; operators' operations are the optional :class:`StoreAdmin`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from .where import Where
 
 #: ``expires_at`` of an entry that never expires (9999-12-31, epoch seconds). Qdrant range
 #: filters need a finite number, so "forever" is a far-future timestamp, not infinity.
@@ -92,54 +95,74 @@ class Match:
 
 @runtime_checkable
 class VectorStore(Protocol):
-    """Where entries live. Every method may raise :class:`semcache.errors.StoreError`.
+    """Where entries live, and how they are found: by exact key, or by meaning.
 
-    ``setup`` is the only method that creates or opens anything (constructors do no I/O).
-    It records ``embedder``/``dim`` in the collection and raises
-    :class:`semcache.errors.EmbedderMismatchError` when an existing collection was made
-    with another embedder or dimension.
+    Contracts every backend keeps (the conformance suite checks each one):
+
+    * Constructors do no I/O. ``setup`` opens or creates the store and records
+      ``embedder``/``dim``; it raises :class:`semcache.errors.EmbedderMismatchError` when an
+      existing store was made with another embedder or dimension. Calling it again with the
+      same pair is harmless. Every other method raises :class:`StoreError` before ``setup``.
+    * Lookups see only what ``where`` admits (:meth:`Where.admits`: tenant, namespace, scope
+      and embedder equal, ``now < expires_at``). Backends filter in their engine and re-check
+      the result (``Where.retrieved``, ``Where.verified``), so no lookup ever answers across
+      a partition or serves an expired entry.
+    * Any failure of the backend or its library is raised as :class:`StoreError` (the cache
+      degrades it to a counted miss); nothing else escapes but programming errors.
+    * Safe to call from several threads.
     """
 
-    def setup(self, embedder: str, dim: int) -> None: ...
+    def setup(self, embedder: str, dim: int) -> None:
+        """Open or create the store for vectors of ``embedder`` with ``dim`` components."""
+        ...
+
+    def close(self) -> None:
+        """Flush and release everything ``setup`` opened; closing twice is harmless."""
+        ...
+
+    def retrieve(self, key: str, where: Where) -> Entry | None:
+        """The entry stored under exact ``key`` if ``where`` admits it, else None."""
+        ...
+
+    def nearest(self, vector: np.ndarray, where: Where) -> Match | None:
+        """The entry ``where`` admits whose vector is closest to ``vector`` (cosine), or None.
+
+        No threshold: the semantic tier decides whether the similarity is close enough, and
+        reports how close a miss came. ``Match.entry.vector`` is None (vectors are not read
+        back). A ``vector`` of the wrong dimension raises :class:`StoreError`.
+        """
+        ...
 
     def upsert(self, entries: Sequence[Entry]) -> None:
-        """Insert or overwrite entries (each must carry a vector)."""
+        """Insert or overwrite entries by key. Each must carry a vector of the set-up ``dim``,
+        else :class:`StoreError` (entries of a failed batch may or may not be stored)."""
         ...
 
-    def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
-        """The live entry stored under ``key`` in this tenant and namespace, else None."""
+    def purge_expired(self, now: float) -> int:
+        """Delete every entry with ``expires_at <= now``; return how many were deleted."""
         ...
 
-    def search(
-        self,
-        vector: np.ndarray,
-        *,
-        tenant: str,
-        namespace: str,
-        scope: str,
-        now: float,
-        threshold: float,
-        limit: int = 1,
-    ) -> list[Match]:
-        """Nearest live entries in the partition with cosine similarity >= threshold, best first."""
-        ...
 
-    def delete(self, keys: Sequence[str]) -> None: ...
+@runtime_checkable
+class StoreAdmin(Protocol):
+    """Operators' operations, optional: a store that lacks them still serves the cache.
+
+    Every method may raise :class:`StoreError`. ``purge`` is what makes "a purge always wins"
+    true for stored entries, so a cache refuses to purge a store without it.
+    """
 
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
-        """Delete every entry matching all given fields (all entries if none); return the count."""
+        """Delete every entry matching all given fields (every entry if none is given);
+        return how many were deleted."""
         ...
 
-    def purge_expired(self, now: float) -> int:
-        """Delete entries with ``expires_at <= now``; return the count."""
+    def count(self) -> int:
+        """Entries stored, expired ones included until they are purged."""
         ...
-
-    def count(self) -> int: ...
 
     def recent(self, *, tenant: str | None = None, limit: int = 50) -> list[Entry]:
-        """Most recently created entries (newest first), for operators' audits."""
+        """At most ``limit`` entries, newest ``created_at`` first (vectors not read back),
+        of one tenant or of all; for operators' audits of what is served."""
         ...
-
-    def close(self) -> None: ...

@@ -49,8 +49,17 @@ from semcache.errors import EmbedderMismatchError, StoreError
 
 from . import _edge_files as files
 from ._dirlock import DirectoryLock
-from ._edge_engine import create_shard, edge, engine_errors, equalities
+from ._edge_engine import (
+    create_shard,
+    edge,
+    engine_errors,
+    ensure_indexes,
+    expired_filter,
+    live_filter,
+    selection_filter,
+)
 from .base import Entry, Match, point_id
+from .where import Selection, Where
 
 if TYPE_CHECKING:
     import qdrant_edge
@@ -58,11 +67,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MEMORY = ":memory:"
-_OPTIMIZE_SCRIPT = Path(__file__).with_name("_edge_optimize.py")
+#: The command that optimises a shard copy (its directory is appended): this interpreter
+#: running ``_edge_optimize.py``, which imports qdrant-edge and nothing of semcache.
+DEFAULT_OPTIMIZER = (sys.executable, str(Path(__file__).with_name("_edge_optimize.py")))
 
 
 class QdrantEdgeStore:
-    """:class:`~semcache.stores.base.VectorStore` on an embedded Qdrant shard.
+    """:class:`~semcache.stores.base.VectorStore` and ``StoreAdmin`` on an embedded Qdrant shard.
 
     ``path``: store directory, or ``":memory:"`` for a temporary one (in RAM when /dev/shm
     has room) removed on ``close``.
@@ -72,6 +83,10 @@ class QdrantEdgeStore:
     ``optimize_every``: points written since the last optimisation that start a background
     cycle (see the module docstring); None never starts one (call :meth:`optimize`). Keep it
     at least ``hnsw_threshold``: a cycle indexes only segments that reached that size.
+    ``optimizer``: the command a cycle runs on the shard copy (the copy's directory is
+    appended as its last argument); it must optimise the shard in place and print
+    ``optimized`` or ``unchanged``. The default is :data:`DEFAULT_OPTIMIZER`; a wrapper can
+    add ``nice``/``ionice`` or a container, as long as it ends by running that command.
     Safe to call from several threads.
     """
 
@@ -82,8 +97,10 @@ class QdrantEdgeStore:
         hnsw_threshold: int = 10_000,
         optimize_every: int | None = 10_000,
         optimize_timeout_s: float = 3600.0,
+        optimizer: Sequence[str] = DEFAULT_OPTIMIZER,
     ) -> None:
         self._requested_path = str(path)
+        self._optimizer_command = tuple(optimizer)
         self._hnsw_threshold = hnsw_threshold
         self._optimize_every = optimize_every
         self._optimize_timeout_s = optimize_timeout_s
@@ -131,6 +148,7 @@ class QdrantEdgeStore:
                 files.remove_generations(root, keep=meta["shard"])
                 with engine_errors("load", root):
                     shard = edge().EdgeShard.load(str(root / meta["shard"]))
+                    ensure_indexes(shard)
                     info = shard.info()
                 self._unoptimized = info.points_count - info.indexed_vectors_count
         except BaseException:
@@ -166,42 +184,32 @@ class QdrantEdgeStore:
             shutil.rmtree(self._root, ignore_errors=True)
         self._root = None
 
+    @property
+    def directory(self) -> Path | None:
+        """The store's directory while it is open (for ``":memory:"`` the temporary one)."""
+        return self._root
+
     # -- reads --------------------------------------------------------------------------
 
-    def search(
-        self,
-        vector: np.ndarray,
-        *,
-        tenant: str,
-        namespace: str,
-        scope: str,
-        now: float,
-        threshold: float,
-        limit: int = 1,
-    ) -> list[Match]:
+    def nearest(self, vector: np.ndarray, where: Where) -> Match | None:
         q = edge()
-        live = equalities(tenant=tenant, namespace=namespace, scope=scope)
-        live.append(q.FieldCondition(key="expires_at", range=q.RangeFloat(gt=now)))
         request = q.QueryRequest(
-            limit=limit,
+            limit=1,
             query=q.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist()),
-            filter=q.Filter(must=live),
-            score_threshold=threshold,
+            filter=live_filter(where),
             with_payload=True,
         )
         with self._io_lock, engine_errors("search"):
             points = self._open().query(request)
-        return [Match(Entry.from_payload(p.payload), similarity=float(p.score)) for p in points]
+        if not points:
+            return None
+        match = Match(Entry.from_payload(points[0].payload), similarity=float(points[0].score))
+        return where.verified(match)
 
-    def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
+    def retrieve(self, key: str, where: Where) -> Entry | None:
         with self._io_lock, engine_errors("retrieve"):
             records = self._open().retrieve([point_id(key)], with_payload=True, with_vector=False)
-        if not records:
-            return None
-        entry = Entry.from_payload(records[0].payload)
-        if (entry.key, entry.tenant, entry.namespace) != (key, tenant, namespace):
-            return None
-        return entry if entry.expires_at > now else None
+        return where.retrieved(key, Entry.from_payload(records[0].payload) if records else None)
 
     def count(self) -> int:
         with self._io_lock, engine_errors("count"):
@@ -211,13 +219,18 @@ class QdrantEdgeStore:
         q = edge()
         request = q.ScrollRequest(
             limit=limit,
-            filter=q.Filter(must=equalities(tenant=tenant)),
+            filter=selection_filter(Selection(tenant=tenant)),
             with_payload=True,
             order_by=q.OrderBy("created_at", q.Direction.Desc),
         )
         with self._io_lock, engine_errors("recent"):
             records, _ = self._open().scroll(request)
         return [Entry.from_payload(r.payload) for r in records]
+
+    def indexed_vectors(self) -> int:
+        """Vectors in HNSW-indexed segments (the others are searched by brute force)."""
+        with self._io_lock, engine_errors("info"):
+            return self._open().info().indexed_vectors_count
 
     # -- writes -------------------------------------------------------------------------
 
@@ -232,21 +245,14 @@ class QdrantEdgeStore:
         if points:
             self._write(q.UpdateOperation.upsert_points(points), "upsert", written=len(points))
 
-    def delete(self, keys: Sequence[str]) -> None:
-        if keys:
-            operation = edge().UpdateOperation.delete_points([point_id(k) for k in keys])
-            self._write(operation, "delete")
-
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
-        selection = equalities(tenant=tenant, namespace=namespace, model=model)
-        return self._delete_matching(edge().Filter(must=selection))
+        selection = Selection(tenant=tenant, namespace=namespace, model=model)
+        return self._delete_matching(selection_filter(selection))
 
     def purge_expired(self, now: float) -> int:
-        q = edge()
-        expired = q.Filter(must=[q.FieldCondition(key="expires_at", range=q.RangeFloat(lte=now))])
-        return self._delete_matching(expired)
+        return self._delete_matching(expired_filter(now))
 
     def _delete_matching(self, selection: qdrant_edge.Filter) -> int:
         q = edge()
@@ -353,7 +359,7 @@ class QdrantEdgeStore:
 
     def _optimize_copy(self, copy: Path) -> bool:
         """Optimise ``copy`` in a child process; True when the engine changed something."""
-        command = [sys.executable, str(_OPTIMIZE_SCRIPT), str(copy)]
+        command = [*self._optimizer_command, str(copy)]
         try:
             child = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -31,6 +31,7 @@ from semcache.errors import (
 
 from ._dirlock import locked_message
 from .base import Entry, Match, point_id
+from .where import EXPIRES_AT, KEYWORD_FIELDS, Selection, Where
 
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient, models
@@ -38,8 +39,7 @@ if TYPE_CHECKING:
 MEMORY = ":memory:"
 META_KEY = "semcache"
 META_FORMAT = 1
-_KEYWORD_FIELDS = ("namespace", "scope", "model")
-_FLOAT_FIELDS = ("expires_at", "created_at")
+_FLOAT_FIELDS = (EXPIRES_AT, "created_at")
 
 
 def _library_errors() -> tuple[type[BaseException], ...]:
@@ -69,18 +69,41 @@ def _models() -> Any:
     return models
 
 
-def _equalities(**fields: str | None) -> list[models.FieldCondition]:
-    """Keyword equalities over the fields that are not None (AND-ed in a ``Filter``)."""
+def _equalities(pairs: tuple[tuple[str, str], ...]) -> list[models.FieldCondition]:
     m = _models()
-    return [
-        m.FieldCondition(key=name, match=m.MatchValue(value=value))
-        for name, value in fields.items()
-        if value is not None
-    ]
+    return [m.FieldCondition(key=name, match=m.MatchValue(value=value)) for name, value in pairs]
+
+
+def _live_filter(where: Where) -> models.Filter:
+    """``where`` in Qdrant's terms: its partition equalities AND ``expires_at > now``."""
+    m = _models()
+    live = m.FieldCondition(key=EXPIRES_AT, range=m.Range(gt=where.now))
+    return m.Filter(must=[*_equalities(where.equalities()), live])
+
+
+def _expired_filter(now: float) -> models.Filter:
+    """Entries that are not live at ``now`` (``expires_at <= now``)."""
+    m = _models()
+    return m.Filter(must=[m.FieldCondition(key=EXPIRES_AT, range=m.Range(lte=now))])
+
+
+def _selection_filter(selection: Selection) -> models.Filter:
+    return _models().Filter(must=_equalities(selection.equalities()))
+
+
+def _index_schemas() -> list[tuple[str, Any]]:
+    """The payload indexes lookups and purges use (created at setup when missing)."""
+    m = _models()
+    tenant = m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD, is_tenant=True)
+    schemas: list[tuple[str, Any]] = [("tenant", tenant)]
+    schemas += [(f, m.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS if f != "tenant"]
+    schemas += [(name, m.PayloadSchemaType.FLOAT) for name in _FLOAT_FIELDS]
+    return schemas
 
 
 class QdrantStore:
-    """:class:`~semcache.stores.base.VectorStore` on a Qdrant collection (cosine distance).
+    """:class:`~semcache.stores.base.VectorStore` and ``StoreAdmin`` on a Qdrant collection
+    (cosine distance).
 
     Give exactly one of ``url`` (server), ``location`` (``":memory:"`` or a URL) or ``path``
     (local mode on disk, one process). ``timeout`` is in seconds (qdrant-client rounds it up
@@ -150,6 +173,12 @@ class QdrantStore:
                 f"{meta.get('embedder')!r} (dim {meta.get('dim')}), not {embedder!r} (dim {dim}); "
                 "vectors of two models cannot be compared: use another collection or purge it"
             )
+        if not self._local:  # local mode ignores payload indexes (and warns about them)
+            present = set(info.payload_schema or {})
+            with _client_errors("setup"):
+                for name, schema in _index_schemas():
+                    if name not in present:
+                        client.create_payload_index(self._collection, name, field_schema=schema)
 
     def _connect(self, factory: type[QdrantClient]) -> QdrantClient:
         try:
@@ -184,14 +213,6 @@ class QdrantStore:
             if client.collection_exists(self._collection):
                 return  # another process created it first; setup() validates its metadata
             raise
-        if self._local:
-            return  # local mode ignores payload indexes (and warns about them)
-        tenant = m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD, is_tenant=True)
-        schemas: list[tuple[str, Any]] = [("tenant", tenant)]
-        schemas += [(name, m.PayloadSchemaType.KEYWORD) for name in _KEYWORD_FIELDS]
-        schemas += [(name, m.PayloadSchemaType.FLOAT) for name in _FLOAT_FIELDS]
-        for name, schema in schemas:
-            client.create_payload_index(self._collection, name, field_schema=schema)
 
     def close(self) -> None:
         with self._guard:
@@ -207,44 +228,28 @@ class QdrantStore:
 
     # -- reads --------------------------------------------------------------------------
 
-    def search(
-        self,
-        vector: np.ndarray,
-        *,
-        tenant: str,
-        namespace: str,
-        scope: str,
-        now: float,
-        threshold: float,
-        limit: int = 1,
-    ) -> list[Match]:
-        m = _models()
-        live = _equalities(tenant=tenant, namespace=namespace, scope=scope)
-        live.append(m.FieldCondition(key="expires_at", range=m.Range(gt=now)))
+    def nearest(self, vector: np.ndarray, where: Where) -> Match | None:
         with self._guard, _client_errors("search"):
             points = (
                 self._open()
                 .query_points(
                     self._collection,
                     query=np.asarray(vector, dtype=np.float32).tolist(),
-                    query_filter=m.Filter(must=live),
-                    limit=limit,
-                    score_threshold=threshold,
+                    query_filter=_live_filter(where),
+                    limit=1,
                     with_payload=True,
                 )
                 .points
             )
-        return [Match(Entry.from_payload(p.payload), similarity=float(p.score)) for p in points]
+        if not points:
+            return None
+        match = Match(Entry.from_payload(points[0].payload), similarity=float(points[0].score))
+        return where.verified(match)
 
-    def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
+    def retrieve(self, key: str, where: Where) -> Entry | None:
         with self._guard, _client_errors("retrieve"):
             records = self._open().retrieve(self._collection, [point_id(key)], with_payload=True)
-        if not records:
-            return None
-        entry = Entry.from_payload(records[0].payload)
-        if (entry.key, entry.tenant, entry.namespace) != (key, tenant, namespace):
-            return None
-        return entry if entry.expires_at > now else None
+        return where.retrieved(key, Entry.from_payload(records[0].payload) if records else None)
 
     def count(self) -> int:
         with self._guard, _client_errors("count"):
@@ -255,7 +260,7 @@ class QdrantStore:
         with self._guard, _client_errors("recent"):
             records, _ = self._open().scroll(
                 self._collection,
-                scroll_filter=m.Filter(must=_equalities(tenant=tenant)),
+                scroll_filter=_selection_filter(Selection(tenant=tenant)),
                 limit=limit,
                 order_by=m.OrderBy(key="created_at", direction=m.Direction.DESC),
                 with_payload=True,
@@ -278,22 +283,14 @@ class QdrantStore:
             with self._guard, _client_errors("upsert"):
                 self._open().upsert(self._collection, points=points, wait=True)
 
-    def delete(self, keys: Sequence[str]) -> None:
-        if keys:
-            selector = _models().PointIdsList(points=[point_id(k) for k in keys])
-            with self._guard, _client_errors("delete"):
-                self._open().delete(self._collection, points_selector=selector, wait=True)
-
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
-        selection = _equalities(tenant=tenant, namespace=namespace, model=model)
-        return self._delete_matching(_models().Filter(must=selection))
+        selection = Selection(tenant=tenant, namespace=namespace, model=model)
+        return self._delete_matching(_selection_filter(selection))
 
     def purge_expired(self, now: float) -> int:
-        m = _models()
-        expired = m.FieldCondition(key="expires_at", range=m.Range(lte=now))
-        return self._delete_matching(m.Filter(must=[expired]))
+        return self._delete_matching(_expired_filter(now))
 
     def _delete_matching(self, selection: models.Filter) -> int:
         """Count, then delete. Against a server, writes of other clients between the two

@@ -10,6 +10,7 @@ import pytest
 
 from semcache import CacheSettings, SemanticCache, StoreError, cache_info
 from semcache.stores import QdrantEdgeStore
+from semcache.testing import InMemoryStore, hash_embedding
 
 QUESTION = "What is the capital of France?"
 PARAPHRASE = "Tell me the capital city of France."
@@ -240,7 +241,7 @@ class BrokenStore(QdrantEdgeStore):
     def retrieve(self, *args, **kwargs):
         raise StoreError("store down")
 
-    def search(self, *args, **kwargs):
+    def nearest(self, *args, **kwargs):
         raise StoreError("store down")
 
     def upsert(self, entries):
@@ -308,15 +309,17 @@ def test_embedder_vectors_are_reused_not_recomputed(make_cache, upstream, req, e
 
 
 class SlowSecondRetrieve(QdrantEdgeStore):
-    """The second retrieve takes long enough for the first request's flight to finish."""
+    """Once armed, the second retrieve takes long enough for the first request's flight to
+    finish (arm it after readiness, whose probe is a retrieve too)."""
 
-    calls = 0
+    armed_calls: int | None = None
 
-    def retrieve(self, *args, **kwargs):
-        type(self).calls += 1
-        found = super().retrieve(*args, **kwargs)  # read before the first answer is written
-        if type(self).calls == 2:
-            time.sleep(0.4)
+    def retrieve(self, key, where):
+        found = super().retrieve(key, where)  # read before the first answer is written
+        if self.armed_calls is not None:
+            self.armed_calls += 1
+            if self.armed_calls == 2:
+                time.sleep(0.4)
         return found
 
 
@@ -330,6 +333,7 @@ async def test_request_finishing_its_store_lookup_after_the_flight_does_not_call
     cache = SemanticCache(settings(tmp_path / "x"), embedder=embedder, store=store, clock=clock)
     try:
         await cache.aready()
+        store.armed_calls = 0
         first = asyncio.ensure_future(cache.acompletion(**req()))
         await asyncio.sleep(0.03)
         second = await cache.acompletion(**req())  # misses memory, then waits on the store
@@ -364,7 +368,7 @@ def test_the_guard_judges_every_candidate_above_the_threshold(
         cache.completion(**req())
         settle(cache)
         info = cache_info(cache.completion(**req(PARAPHRASE)))
-        rejections = cache.stats()["verifier_rejections"]
+        rejections = cache.stats().verifier_rejections
     assert verifier.asked == [(PARAPHRASE, QUESTION)]  # (new question, stored question)
     assert info.tier == ("semantic" if accept else "miss")
     assert upstream.chat_calls == (1 if accept else 2)
@@ -387,3 +391,76 @@ def test_the_configured_guard_decides_a_near_duplicate(
     assert info.tier == tier
     closeness = info.similarity if tier == "semantic" else info.nearest_similarity
     assert closeness is not None and closeness >= 0.8  # the guard, not the threshold, decided
+
+
+class HashEmbedder:
+    """Bag-of-words vectors: instant, and texts with the same words are identical."""
+
+    name = "hash-64"
+    dim = 64
+
+    def embed(self, texts):
+        return np.array([hash_embedding(t, self.dim) for t in texts], dtype=np.float32)
+
+
+class RequestPathOnly:
+    """A VectorStore without the optional StoreAdmin operations."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryStore()
+
+    def setup(self, embedder, dim):
+        self.inner.setup(embedder, dim)
+
+    def close(self):
+        self.inner.close()
+
+    def retrieve(self, key, where):
+        return self.inner.retrieve(key, where)
+
+    def nearest(self, vector, where):
+        return self.inner.nearest(vector, where)
+
+    def upsert(self, entries):
+        self.inner.upsert(entries)
+
+    def purge_expired(self, now):
+        return self.inner.purge_expired(now)
+
+
+def test_the_in_memory_store_serves_the_cache(tmp_path, clock, upstream, req):
+    store = InMemoryStore()
+    with SemanticCache(
+        settings(tmp_path / "unused"), embedder=HashEmbedder(), store=store, clock=clock
+    ) as cache:
+        cache.completion(**req(tenant="a"))
+        settle(cache)
+        [stored] = store.upserted
+        assert (stored.tenant, stored.embedder) == ("a", "hash-64")
+        reordered = "The capital of France is what?"  # the same words: cosine 1
+        assert cache_info(cache.completion(**req(reordered, tenant="a"))).tier == "semantic"
+        assert cache_info(cache.completion(**req(reordered, tenant="b"))).tier == "miss"
+        settle(cache)
+        assert cache.stats().store_entries == store.count() == 2
+        assert [e["tenant"] for e in cache.recent_entries(tenant="b")] == ["b"]
+        assert cache.purge(tenant="a") == 1
+        assert store.count() == 1
+        assert cache_info(cache.completion(**req(tenant="a"))).tier == "miss"
+    assert upstream.chat_calls == 3
+
+
+def test_a_store_without_admin_operations_serves_but_refuses_to_purge(
+    tmp_path, clock, upstream, req
+):
+    store = RequestPathOnly()
+    with SemanticCache(
+        settings(tmp_path / "unused"), embedder=HashEmbedder(), store=store, clock=clock
+    ) as cache:
+        cache.completion(**req())
+        settle(cache)
+        assert cache.stats().store_entries is None
+        assert cache.recent_entries() == []
+        with pytest.raises(StoreError, match="cannot purge"):
+            cache.purge()
+        assert cache_info(cache.completion(**req())).tier == "exact"  # nothing was purged
+        assert store.inner.count() == 1

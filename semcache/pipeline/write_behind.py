@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING
 from semcache._answer import Answer, is_complete
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
+from semcache.errors import StoreError
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence, PurgeFilter
 from semcache.stats import Stats, Tier
+from semcache.stores.base import StoreAdmin
 
 if TYPE_CHECKING:
     import numpy as np
@@ -96,18 +98,22 @@ class WriteBehind:
     async def purge(self, purge: PurgeFilter) -> int:
         """Delete matching entries everywhere, fencing writes that began before; return a count.
 
-        Store errors are raised here: an operator asked for this, and must know it failed.
+        Store errors are raised here: an operator asked for this, and must know it failed. A
+        store without the admin operations cannot purge, so nothing is touched then.
         """
+        tier = await self._backend.ready()
+        store = tier.store if tier is not None else None
+        if store is not None and not isinstance(store, StoreAdmin):
+            raise StoreError(f"{type(store).__name__} cannot purge (no StoreAdmin operations)")
         async with self._lock:
             self.fence.record(purge)
             removed = self._memory.purge(
                 tenant=purge.tenant, namespace=purge.namespace, model=purge.model
             )
-            tier = await self._backend.ready()
-            if tier is None or tier.store is None:
+            if store is None:
                 return removed
             stored = await asyncio.to_thread(
-                tier.store.purge, tenant=purge.tenant, namespace=purge.namespace, model=purge.model
+                store.purge, tenant=purge.tenant, namespace=purge.namespace, model=purge.model
             )
             return max(removed, stored)
 

@@ -15,12 +15,14 @@ from semcache.testing._openai_server import (
     echo_responder,
     hash_embedding,
 )
+from semcache.testing._store import InMemoryStore
 from semcache.testing._upstream import FakeUpstream, echo
 
 __all__ = [
     "FakeEmbedder",
     "FakeOpenAIServer",
     "FakeUpstream",
+    "InMemoryStore",
     "Responder",
     "count_tokens",
     "echo",

@@ -1,20 +1,18 @@
-"""Helpers of the proxy tests: the app on loopback (uvicorn in a thread), a memory store."""
+"""Helpers of the proxy tests: the app on loopback (uvicorn in a thread)."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import openai
 import uvicorn
 from fastapi import FastAPI
 
 from semcache.server.config import ProxyConfig, parse_config
-from semcache.stores.base import Entry, Match
 
 UPSTREAM_KEY = "sk-upstream-7f3a9c2e-do-not-leak"
 ADMIN_KEY = "admin-key-1"
@@ -109,92 +107,3 @@ class Proxy:
         client = openai.OpenAI(base_url=f"{self.base_url}/v1", api_key=key, max_retries=0)
         self.clients.append(client)
         return client
-
-
-class MemoryStore:
-    """A brute-force in-memory VectorStore that keeps every entry it was given.
-
-    It lets the proxy tests run the semantic tier with the real MiniLM embedder and inspect
-    exactly what was stored (for the provider-key leak check).
-    """
-
-    def __init__(self) -> None:
-        self.entries: dict[str, Entry] = {}
-        self.upserted: list[Entry] = []
-        self._lock = threading.Lock()
-
-    def setup(self, embedder: str, dim: int) -> None:
-        return None
-
-    def upsert(self, entries: Sequence[Entry]) -> None:
-        with self._lock:
-            for entry in entries:
-                self.entries[entry.key] = entry
-                self.upserted.append(entry)
-
-    def retrieve(self, key: str, *, tenant: str, namespace: str, now: float) -> Entry | None:
-        entry = self.entries.get(key)
-        if entry is None or entry.tenant != tenant or entry.namespace != namespace:
-            return None
-        return entry if entry.expires_at > now else None
-
-    def search(
-        self,
-        vector: np.ndarray,
-        *,
-        tenant: str,
-        namespace: str,
-        scope: str,
-        now: float,
-        threshold: float,
-        limit: int = 1,
-    ) -> list[Match]:
-        with self._lock:
-            live = [
-                e
-                for e in self.entries.values()
-                if (e.tenant, e.namespace, e.scope) == (tenant, namespace, scope)
-                and e.expires_at > now
-                and e.vector is not None
-            ]
-        matches = [Match(e, float(np.dot(vector, e.vector))) for e in live]
-        matches = [m for m in matches if m.similarity >= threshold]
-        return sorted(matches, key=lambda m: m.similarity, reverse=True)[:limit]
-
-    def delete(self, keys: Sequence[str]) -> None:
-        with self._lock:
-            for key in keys:
-                self.entries.pop(key, None)
-
-    def purge(
-        self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
-    ) -> int:
-        with self._lock:
-            doomed = [
-                k
-                for k, e in self.entries.items()
-                if (tenant is None or e.tenant == tenant)
-                and (namespace is None or e.namespace == namespace)
-                and (model is None or e.model == model)
-            ]
-            for key in doomed:
-                del self.entries[key]
-        return len(doomed)
-
-    def purge_expired(self, now: float) -> int:
-        with self._lock:
-            doomed = [k for k, e in self.entries.items() if e.expires_at <= now]
-            for key in doomed:
-                del self.entries[key]
-        return len(doomed)
-
-    def count(self) -> int:
-        return len(self.entries)
-
-    def recent(self, *, tenant: str | None = None, limit: int = 50) -> list[Entry]:
-        with self._lock:
-            entries = [e for e in self.entries.values() if tenant is None or e.tenant == tenant]
-        return sorted(entries, key=lambda e: e.created_at, reverse=True)[:limit]
-
-    def close(self) -> None:
-        return None

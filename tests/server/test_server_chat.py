@@ -14,13 +14,12 @@ from proxy_harness import (
     ADMIN_KEY,
     CLIENT_KEYS,
     UPSTREAM_KEY,
-    MemoryStore,
     Proxy,
     proxy_config,
     wait_until,
 )
 
-from semcache.testing import FakeOpenAIServer
+from semcache.testing import FakeOpenAIServer, InMemoryStore
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 PARAPHRASE = [{"role": "user", "content": "What's the capital city of France?"}]
@@ -127,7 +126,7 @@ def test_semantic_hit_with_minilm(
     from semcache.cache import SemanticCache
 
     config = proxy_config(upstream.api_base, semantic={"threshold": 0.8})
-    store = MemoryStore()
+    store = InMemoryStore()
     cache = SemanticCache(config.cache, embedder=minilm, store=store, verifier=AcceptAll())
     proxy = start_proxy(cache=cache, config=config)
     assert ask(proxy.client(), QUESTION).headers["x-semcache-tier"] == "miss"

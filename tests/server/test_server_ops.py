@@ -24,7 +24,6 @@ from proxy_harness import (
     ENVIRON,
     UPSTREAM_KEY,
     LiveServer,
-    MemoryStore,
     Proxy,
     proxy_config,
     wait_until,
@@ -32,7 +31,7 @@ from proxy_harness import (
 
 from semcache.server.app import create_app
 from semcache.server.cli import serve_main
-from semcache.testing import FakeOpenAIServer
+from semcache.testing import FakeOpenAIServer, InMemoryStore
 
 QUESTION = [{"role": "user", "content": "How many legs does a spider have?"}]
 OTHER = [{"role": "user", "content": "Name a prime number above 100."}]
@@ -65,11 +64,11 @@ def metric_samples(base_url: str) -> dict[tuple, float]:
 @pytest.fixture
 def semantic_proxy(
     start_proxy: Callable[..., Proxy], upstream: FakeOpenAIServer, minilm: object
-) -> tuple[Proxy, MemoryStore]:
+) -> tuple[Proxy, InMemoryStore]:
     from semcache.cache import SemanticCache
 
     config = proxy_config(upstream.api_base, semantic={"threshold": 0.8})
-    store = MemoryStore()
+    store = InMemoryStore()
     cache = SemanticCache(config.cache, embedder=minilm, store=store, verifier=AcceptAll())
     return start_proxy(cache=cache, config=config), store
 
@@ -109,7 +108,7 @@ def test_metrics_count_what_the_test_did(
 
 
 def test_metrics_of_semantic_tier(
-    semantic_proxy: tuple[Proxy, MemoryStore], upstream: FakeOpenAIServer
+    semantic_proxy: tuple[Proxy, InMemoryStore], upstream: FakeOpenAIServer
 ) -> None:
     proxy, store = semantic_proxy
     client = proxy.client()
@@ -127,7 +126,7 @@ def test_metrics_of_semantic_tier(
 
 # -- admin ----------------------------------------------------------------------------------
 def test_admin_purge_stats_and_entries(
-    semantic_proxy: tuple[Proxy, MemoryStore], upstream: FakeOpenAIServer
+    semantic_proxy: tuple[Proxy, InMemoryStore], upstream: FakeOpenAIServer
 ) -> None:
     proxy, store = semantic_proxy
     a, b = proxy.client(CLIENT_KEYS["team-a"]), proxy.client(CLIENT_KEYS["team-b"])
@@ -256,7 +255,7 @@ def test_client_closing_a_stream_is_logged_as_499(
 
 # -- secrecy of the provider key ------------------------------------------------------------
 def test_provider_key_never_leaves_the_process(
-    semantic_proxy: tuple[Proxy, MemoryStore],
+    semantic_proxy: tuple[Proxy, InMemoryStore],
     upstream: FakeOpenAIServer,
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -1,4 +1,4 @@
-"""Helpers of the store tests: backend variants, hand-made unit vectors, entries."""
+"""Helpers of the store tests: backend variants, hand-made unit vectors, entries, Where."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ from pathlib import Path
 
 import numpy as np
 
-from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore, VectorStore
+from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore, VectorStore, Where
+from semcache.testing import InMemoryStore
 
 DIM = 8
 EMBEDDER = "test-embedder"
 NOW = 1_000_000.0
 
 #: backend variants of the shared suite; "persistent" ones can be closed and reopened
-VARIANTS = ["edge", "client-memory", "client-path"]
+VARIANTS = ["edge", "client-memory", "client-path", "in-memory"]
 PERSISTENT = ["edge", "client-path"]
 
 
@@ -32,6 +33,7 @@ def make_entry(
     namespace: str = "ns",
     scope: str = "s1",
     model: str = "gpt-4o-mini",
+    embedder: str = EMBEDDER,
     created_at: float = NOW - 10,
     expires_at: float = NEVER_EXPIRES,
     response: str | None = None,
@@ -45,10 +47,16 @@ def make_entry(
         response=response if response is not None else f'{{"answer": "{key}"}}',
         created_at=created_at,
         expires_at=expires_at,
-        embedder=EMBEDDER,
+        embedder=embedder,
         question=f"question {key}?",
         vector=unit(1.0) if vector is None else vector,
     )
+
+
+def where(**overrides: str | float) -> Where:
+    """The partition of ``make_entry``'s defaults at NOW, with ``overrides``."""
+    fields = {"tenant": "t1", "namespace": "ns", "scope": "s1", "embedder": EMBEDDER, "now": NOW}
+    return Where(**(fields | overrides))
 
 
 def build(variant: str, directory: Path) -> VectorStore:
@@ -59,4 +67,6 @@ def build(variant: str, directory: Path) -> VectorStore:
         return QdrantStore(location=":memory:")
     if variant == "client-path":
         return QdrantStore(path=str(directory / "client"))
+    if variant == "in-memory":
+        return InMemoryStore()
     raise ValueError(variant)

@@ -6,16 +6,27 @@ import json
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
-from store_helpers import DIM, EMBEDDER, NOW, make_entry, unit
+from store_helpers import DIM, EMBEDDER, make_entry, unit, where
 
 from semcache.errors import StoreError, StoreLockedError
 from semcache.stores import QdrantEdgeStore
+from semcache.stores.edge import DEFAULT_OPTIMIZER
 
 ALONG = unit(1.0)
+
+#: An optimizer wrapper: touch argv[1], wait for argv[2] to exist, then run the rest.
+GATED_OPTIMIZER = """
+import pathlib, subprocess, sys, time
+pathlib.Path(sys.argv[1]).touch()
+while not pathlib.Path(sys.argv[2]).exists():
+    time.sleep(0.01)
+sys.exit(subprocess.call(sys.argv[3:]))
+"""
 
 SECOND_PROCESS = """
 import sys
@@ -36,6 +47,21 @@ def random_entries(count: int, seed: int = 0) -> list:
     vectors[:, 0] = -np.abs(vectors[:, 0])  # all far from ALONG, so a probe along it wins
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return [make_entry(f"bulk-{i}", vectors[i]) for i in range(count)]
+
+
+def gated_optimizer(directory: Path) -> tuple[list[str], Path, Path]:
+    """An optimizer command that signals ``started`` and then waits for ``go``."""
+    script = directory / "gated.py"
+    script.write_text(GATED_OPTIMIZER)
+    started, go = directory / "started", directory / "go"
+    return [sys.executable, str(script), str(started), str(go), *DEFAULT_OPTIMIZER], started, go
+
+
+def wait_for(path: Path, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.01)
 
 
 def shard_named_in_meta(directory: Path) -> str:
@@ -82,13 +108,14 @@ def test_a_second_store_in_the_same_process_is_refused_too(store_dir: Path) -> N
 def test_memory_path_is_a_temporary_directory_removed_on_close() -> None:
     store = QdrantEdgeStore(":memory:")
     store.setup(EMBEDDER, DIM)
-    directory = store._root
+    directory = store.directory
     store.upsert([make_entry("k1")])
     assert directory is not None and (directory / "store.json").exists()
 
     store.close()
 
     assert not directory.exists()
+    assert store.directory is None
     store.close()  # closing twice is harmless
 
 
@@ -105,9 +132,7 @@ def test_background_optimisation_never_blocks_lookups(store_dir: Path) -> None:
         answered, slowest = 0, 0.0
         while store.optimizing:
             started = time.perf_counter()
-            [match] = store.search(
-                ALONG, tenant="t1", namespace="ns", scope="s1", now=NOW, threshold=0.99
-            )
+            match = store.nearest(ALONG, where())
             slowest = max(slowest, time.perf_counter() - started)
             assert match.entry.key == "probe"
             answered += 1
@@ -119,44 +144,44 @@ def test_background_optimisation_never_blocks_lookups(store_dir: Path) -> None:
         assert slowest < 0.5
         assert shard_named_in_meta(store_dir) == "shard-000002"
         assert not (store_dir / "shard-000001").exists()
-        assert store._shard.info().indexed_vectors_count > 0  # HNSW was built
+        assert store.indexed_vectors() > 0  # HNSW was built
         assert store.count() == 1_000
-        [match] = store.search(
-            ALONG, tenant="t1", namespace="ns", scope="s1", now=NOW, threshold=0.99
-        )
-        assert match.entry.key == "probe"
+        assert store.nearest(ALONG, where()).entry.key == "probe"
     finally:
         store.close()
 
 
-def test_writes_made_while_a_copy_is_optimised_are_replayed(
-    store_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = QdrantEdgeStore(store_dir, hnsw_threshold=200, optimize_every=None)
+def test_writes_made_while_a_copy_is_optimised_are_replayed(store_dir: Path) -> None:
+    optimizer, started, go = gated_optimizer(store_dir)
+    store = QdrantEdgeStore(
+        store_dir / "store", hnsw_threshold=200, optimize_every=None, optimizer=optimizer
+    )
     store.setup(EMBEDDER, DIM)
-    store.upsert([make_entry("doomed"), make_entry("other-model", model="x"), *random_entries(499)])
-    optimise_copy = store._optimize_copy
-
-    def write_meanwhile(copy: Path) -> bool:
-        store.upsert([make_entry("late", ALONG)])
-        store.delete(["doomed"])
-        assert store.purge(model="x") == 1
-        return optimise_copy(copy)
-
-    monkeypatch.setattr(store, "_optimize_copy", write_meanwhile)
+    store.upsert([make_entry("doomed", tenant="t9"), make_entry("other-model", model="x")])
+    store.upsert(random_entries(499))
+    pool = ThreadPoolExecutor(1)
+    cycle = pool.submit(store.optimize)
     try:
-        assert store.optimize() is True
+        wait_for(started)  # the copy exists and is being optimised
+        store.upsert([make_entry("late", ALONG)])
+        assert store.purge(tenant="t9") == 1
+        assert store.purge(model="x") == 1
+        go.touch()
+        assert cycle.result(timeout=120) is True
 
-        assert store.retrieve("late", tenant="t1", namespace="ns", now=NOW) is not None
-        assert store.retrieve("doomed", tenant="t1", namespace="ns", now=NOW) is None
-        assert store.retrieve("other-model", tenant="t1", namespace="ns", now=NOW) is None
+        assert shard_named_in_meta(store_dir / "store") == "shard-000002"
+        assert store.retrieve("late", where()) is not None
+        assert store.retrieve("doomed", where(tenant="t9")) is None
+        assert store.retrieve("other-model", where()) is None
         assert store.count() == 1 + 499
     finally:
+        go.touch()
+        pool.shutdown()
         store.close()
-    reopened = QdrantEdgeStore(store_dir)
+    reopened = QdrantEdgeStore(store_dir / "store")
     reopened.setup(EMBEDDER, DIM)
     assert reopened.count() == 1 + 499
-    assert reopened.retrieve("late", tenant="t1", namespace="ns", now=NOW) is not None
+    assert reopened.retrieve("late", where()) is not None
     reopened.close()
 
 
@@ -171,35 +196,28 @@ def test_optimize_with_nothing_to_do_keeps_the_shard(store_dir: Path) -> None:
 
 
 def test_a_failed_optimisation_is_a_store_error_and_the_store_keeps_working(
-    store_dir: Path, monkeypatch: pytest.MonkeyPatch
+    store_dir: Path,
 ) -> None:
     failing = store_dir / "fail.py"
     failing.write_text("import sys; sys.stderr.write('engine exploded'); sys.exit(3)")
-    monkeypatch.setattr("semcache.stores.edge._OPTIMIZE_SCRIPT", failing)
-    store = QdrantEdgeStore(store_dir / "store")
+    store = QdrantEdgeStore(store_dir / "store", optimizer=[sys.executable, str(failing)])
     store.setup(EMBEDDER, DIM)
     store.upsert([make_entry("k1")])
 
     with pytest.raises(StoreError, match="engine exploded"):
         store.optimize()
 
-    assert store.retrieve("k1", tenant="t1", namespace="ns", now=NOW) is not None
+    assert store.retrieve("k1", where()) is not None
     assert sorted(p.name for p in (store_dir / "store").glob("shard-*")) == ["shard-000001"]
     store.close()
 
 
-def test_close_during_optimisation_stops_it_and_leaves_a_sound_store(
-    store_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    slow = store_dir / "slow.py"
-    slow.write_text("import time; time.sleep(60)")
-    monkeypatch.setattr("semcache.stores.edge._OPTIMIZE_SCRIPT", slow)
-    store = QdrantEdgeStore(store_dir / "store", optimize_every=10)
+def test_close_during_optimisation_stops_it_and_leaves_a_sound_store(store_dir: Path) -> None:
+    optimizer, started, _never = gated_optimizer(store_dir)
+    store = QdrantEdgeStore(store_dir / "store", optimize_every=10, optimizer=optimizer)
     store.setup(EMBEDDER, DIM)
-    store.upsert(random_entries(10))
-    deadline = time.monotonic() + 10
-    while store._child is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    store.upsert(random_entries(10))  # starts a background cycle
+    wait_for(started)
     assert store.optimizing
 
     started = time.perf_counter()

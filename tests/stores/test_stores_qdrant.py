@@ -47,23 +47,23 @@ def test_an_unreachable_server_is_a_store_error(prefer_grpc: bool) -> None:
     store.close()
 
 
-def test_a_collection_not_made_by_semcache_is_refused() -> None:
-    from qdrant_client import models
+def test_a_collection_not_made_by_semcache_is_refused(tmp_path: Path) -> None:
+    from qdrant_client import QdrantClient, models
 
-    store = QdrantStore(location=":memory:", collection="foreign")
-    store.setup(EMBEDDER, DIM)
-    client = store._client
-    client.delete_collection("foreign")
+    client = QdrantClient(path=str(tmp_path))
     client.create_collection(
         "foreign", vectors_config=models.VectorParams(size=DIM, distance=models.Distance.COSINE)
     )
+    client.close()
+    store = QdrantStore(path=str(tmp_path), collection="foreign")
     with pytest.raises(StoreError, match="not created by semcache"):
         store.setup(EMBEDDER, DIM)
     store.close()
+    QdrantStore(path=str(tmp_path), collection="foreign").close()  # the failed setup let go
 
 
 def test_collections_are_separate(tmp_path: Path) -> None:
-    from store_helpers import NOW, make_entry
+    from store_helpers import make_entry, where
 
     a = QdrantStore(path=str(tmp_path), collection="a")
     a.setup(EMBEDDER, DIM)
@@ -72,5 +72,5 @@ def test_collections_are_separate(tmp_path: Path) -> None:
     b = QdrantStore(path=str(tmp_path), collection="b")
     b.setup("other-embedder", DIM * 2)  # another collection may use another embedder
     assert b.count() == 0
-    assert b.retrieve("k1", tenant="t1", namespace="ns", now=NOW) is None
+    assert b.retrieve("k1", where(embedder="other-embedder")) is None
     b.close()

@@ -1,0 +1,130 @@
+"""The rules that decide which stored entries a lookup may see, written once.
+
+Every backend translates these records into its own filter language (Qdrant ``Filter``s,
+a Python predicate) and re-checks what its engine returned (:meth:`Where.retrieved`,
+:meth:`Where.verified`), so a filter that lost a condition cannot serve another tenant's
+entry. Nothing here does I/O.
+
+The expiry rule: an entry is live while ``now < expires_at``; at ``expires_at`` itself it
+has expired. A lookup serves only live entries; ``purge_expired(now)`` deletes exactly the
+others (``expires_at <= now``), so no entry is ever both served and purged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from semcache.errors import ConfigError, StoreError
+
+if TYPE_CHECKING:
+    from .base import Entry, Match
+
+#: Payload fields that partition every lookup (keyword equality, all AND-ed).
+PARTITION_FIELDS = ("tenant", "namespace", "scope", "embedder")
+#: Payload field of the expiry time (epoch seconds, a float range condition).
+EXPIRES_AT = "expires_at"
+#: Payload fields an operator's purge may select on.
+SELECTION_FIELDS = ("tenant", "namespace", "model")
+#: Every keyword field some filter tests: backends give each a payload index.
+KEYWORD_FIELDS = tuple(dict.fromkeys((*PARTITION_FIELDS, *SELECTION_FIELDS)))
+
+
+def is_live(expires_at: float, now: float) -> bool:
+    """The expiry rule: True while ``now`` is strictly before ``expires_at``."""
+    return expires_at > now
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """One lookup's partition and clock: tenant AND namespace AND scope AND embedder, live at now.
+
+    An entry answers a lookup only when all four fields equal the entry's and it is live at
+    ``now`` (epoch seconds, see :func:`is_live`). The same record serves both lookups:
+
+    * ``nearest``: the scope is what makes a paraphrase comparable (same model, system
+      prompt, history, sampling parameters), so it is part of the search filter;
+    * ``retrieve`` by exact key: the key already pins the scope (both are digests of the
+      same request), so checking it costs nothing and gives one rule for both lookups.
+      Callers pass the scope they would store (``EXACT_ONLY_SCOPE`` for entries that only
+      answer exact lookups).
+
+    The embedder is part of the partition because vectors of two models are not comparable;
+    a store is also set up for one embedder, so this is a second line of defence.
+    """
+
+    tenant: str
+    namespace: str
+    scope: str
+    embedder: str
+    now: float
+
+    def __post_init__(self) -> None:
+        for name in PARTITION_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise ConfigError(f"Where.{name} must be a str, not {type(value).__name__}")
+        now = self.now
+        if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
+            raise ConfigError(f"Where.now must be finite epoch seconds, not {now!r}")
+
+    def equalities(self) -> tuple[tuple[str, str], ...]:
+        """``(payload field, required value)`` pairs a backend turns into its filter."""
+        return tuple((name, getattr(self, name)) for name in PARTITION_FIELDS)
+
+    def admits(self, entry: Entry) -> bool:
+        """True when ``entry`` lies in this partition and is live at ``now``."""
+        return all(getattr(entry, name) == value for name, value in self.equalities()) and is_live(
+            entry.expires_at, self.now
+        )
+
+    def retrieved(self, key: str, entry: Entry | None) -> Entry | None:
+        """The post-check of a retrieve by id: ``entry`` if it is ``key``'s and admitted.
+
+        Point ids are derived from keys, so the id alone finds the entry; this check makes
+        sure it is not another tenant's, namespace's, scope's or embedder's, nor expired.
+        """
+        if entry is None or entry.key != key or not self.admits(entry):
+            return None
+        return entry
+
+    def verified(self, match: Match | None) -> Match | None:
+        """The post-check of ``nearest``: ``match`` if this record admits its entry.
+
+        The engine searched with this record as its filter, so an entry it does not admit is
+        a backend bug; it is raised as :class:`StoreError` (which the cache counts) instead
+        of being served or silently dropped.
+        """
+        if match is not None and not self.admits(match.entry):
+            raise StoreError(
+                f"the store returned entry {match.entry.key!r} outside the lookup's partition "
+                "or expired; its filter does not match semcache.stores.Where"
+            )
+        return match
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """An operator's selection: entries matching every field given (None matches any).
+
+    Used by ``purge`` (and ``recent``, tenant only); an empty selection is every entry.
+    """
+
+    tenant: str | None = None
+    namespace: str | None = None
+    model: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in SELECTION_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ConfigError(f"{name} must be a str or None, not {type(value).__name__}")
+
+    def equalities(self) -> tuple[tuple[str, str], ...]:
+        """``(payload field, required value)`` pairs of the fields that were given."""
+        pairs = ((name, getattr(self, name)) for name in SELECTION_FIELDS)
+        return tuple((name, value) for name, value in pairs if value is not None)
+
+    def selects(self, entry: Entry) -> bool:
+        return all(getattr(entry, name) == value for name, value in self.equalities())
