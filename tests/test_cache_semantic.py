@@ -442,7 +442,7 @@ def test_the_in_memory_store_serves_the_cache(tmp_path, clock, upstream, req):
         assert cache_info(cache.completion(**req(reordered, tenant="b"))).tier == "miss"
         settle(cache)
         assert cache.stats().store_entries == store.count() == 2
-        assert [e["tenant"] for e in cache.recent_entries(tenant="b")] == ["b"]
+        assert [e.tenant for e in cache.recent_entries(tenant="b")] == ["b"]
         assert cache.purge(tenant="a") == 1
         assert store.count() == 1
         assert cache_info(cache.completion(**req(tenant="a"))).tier == "miss"
