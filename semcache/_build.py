@@ -3,7 +3,8 @@
 It turns settings (plus any components a caller injected) into the stages of the request
 path, in order. Library classes take explicit arguments; the facade, the CLI and the server
 call :func:`assemble`. Adding a stage is a new module under ``semcache/pipeline/`` and one
-line in :func:`assemble`'s list.
+line in :func:`assemble`'s list. The order: private-data gate, exact memory, exact store,
+coalescer, semantic, write-behind, answer check, compression, then the upstream call.
 """
 
 from __future__ import annotations
@@ -16,15 +17,20 @@ from typing import TYPE_CHECKING
 from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
+from semcache.compress.accounting import CompressionLedger
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
 from semcache.pipeline.coalesce import CoalesceStage
+from semcache.pipeline.compress import CompressStage
 from semcache.pipeline.exact_store import ExactStoreStage
 from semcache.pipeline.memory import MemoryStage
 from semcache.pipeline.prepare import Prepare
+from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage
 from semcache.pipeline.semantic import SemanticStage
 from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
+from semcache.privacy.gate import PrivacyGate
+from semcache.privacy.settings import build_gate
 from semcache.semantic import SemanticTier
 from semcache.settings import CacheSettings, SemanticSettings, StoreSettings
 from semcache.stats import HitAudit, Stats
@@ -52,6 +58,8 @@ class Assembly:
     failopen: FailOpen
     stats: Stats
     audit: HitAudit
+    privacy: PrivacyGate
+    compression: CompressionLedger
     clock: Callable[[], float]
 
 
@@ -79,12 +87,17 @@ def assemble(
         from semcache._upstream import LiteLLMUpstream
 
         upstream = LiteLLMUpstream()
+    privacy = build_gate(s.privacy)
+    ledger = CompressionLedger()
     stages: list[Stage] = [
+        PrivacyStage(privacy, s.privacy),
         memory_stage,
         ExactStoreStage(backend, memory, failopen, writer.fence, clock),
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
         SemanticStage(backend, failopen, stats, clock),
         WriteBehindStage(writer),
+        PrivacyAnswerStage(privacy),
+        CompressStage(s.compression, ledger, failopen),
     ]
     terminal = UpstreamCall(
         upstream,
@@ -104,6 +117,8 @@ def assemble(
         failopen=failopen,
         stats=stats,
         audit=HitAudit(),
+        privacy=privacy,
+        compression=ledger,
         clock=clock,
     )
 

@@ -28,7 +28,13 @@ class Delivery:
     def info(self, found: Found) -> CacheInfo:
         entry = found.answer.entry
         if not found.tier.is_hit:
-            return CacheInfo(tier=found.tier, key=entry.key, nearest_similarity=found.nearest)
+            return CacheInfo(
+                tier=found.tier,
+                key=entry.key,
+                nearest_similarity=found.nearest,
+                compression_saved_tokens=found.compression_saved_tokens,
+                compression_saved_usd=found.compression_saved_usd,
+            )
         return CacheInfo(
             tier=found.tier,
             key=entry.key,

@@ -33,6 +33,12 @@ def is_mapping(annotation: Any) -> bool:
     return isinstance(origin, type) and issubclass(origin, Mapping)
 
 
+def is_collection(annotation: Any) -> bool:
+    """A list, tuple or set setting (pydantic-settings reads those as JSON arrays)."""
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, (list, tuple, set, frozenset))
+
+
 def is_secret(annotation: Any) -> bool:
     args = typing.get_args(annotation) or (annotation,)
     return any(isinstance(arg, type) and issubclass(arg, SecretStr) for arg in args)

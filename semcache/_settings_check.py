@@ -18,12 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
 from semcache._setting_names import (
     Path_,
     field_at,
     field_path,
+    is_collection,
     is_known_path,
     is_mapping,
     is_secret,
@@ -322,7 +323,8 @@ def undecodable_variables(
             if field is None:
                 continue
             annotation = field.annotation
-            whole = section_of(annotation) is not None or is_mapping(annotation)
+            array = is_collection(annotation)
+            whole = section_of(annotation) is not None or is_mapping(annotation) or array
             if not whole or len(path) != len(field_path(model, path)):
                 continue
             raw = environ[name] if origin == "environment" else dotenv[name][1]
@@ -330,10 +332,28 @@ def undecodable_variables(
                 json.loads(raw or "")
             except ValueError:
                 file = None if origin == "environment" else dotenv[name][0]
-                expected = "expected a JSON object"
+                expected = "expected a JSON array" if array else "expected a JSON object"
                 problems.append(
                     SettingProblem(
                         origin, "invalid", name, path, None, repr(raw), expected, file=file
                     )
                 )
     return problems
+
+
+class SettingsSection(BaseModel):
+    """A group of settings: unknown keys are refused, errors are :class:`SettingsError`.
+
+    Every section mounted in ``CacheSettings`` (including ``privacy`` and ``compression``,
+    which live beside their packages) derives from it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            from semcache.errors import SettingsError  # errors.py imports this module's types
+
+            raise SettingsError(validation_problems(type(self), exc, arguments=data)) from None

@@ -217,6 +217,8 @@ class SemanticCache:
             memory_bytes=p.memory.nbytes,
             in_flight=p.coalescer.in_flight(),
             store_entries=entries,
+            privacy=p.privacy.stats(),
+            compression=p.compression.totals(),
         )
 
     async def _purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:

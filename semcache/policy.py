@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,6 +35,16 @@ class CacheControl(BaseModel):
         False,
         alias="share-sampled",
         description="Share a sampling request (temperature above the limit, or n > 1) anyway.",
+    )
+    compress: Literal["off", "rules", "model", "chain"] | None = Field(
+        None,
+        description="Prompt compression for this request's upstream call (None: the "
+        "namespace's setting).",
+    )
+    privacy: Literal["off", "no-store", "redact"] | None = Field(
+        None,
+        description="Private-data policy for this request (None: the namespace's setting); it "
+        "may tighten the setting, and loosen it only where settings allow.",
     )
 
     @classmethod
@@ -67,6 +77,8 @@ class Decision:
     store: bool
     coalesce: bool
     reason: str | None = None
+    semantic: bool = True
+    """False: answered and stored by the exact tier only (private data, for instance)."""
 
     @property
     def bypass(self) -> bool:

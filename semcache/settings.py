@@ -28,7 +28,7 @@ from collections.abc import Collection
 from typing import Any, Literal
 
 import pydantic_settings
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -39,12 +39,15 @@ from pydantic_settings import (
 from semcache._setting_names import is_settings_variable
 from semcache._settings_check import (
     SettingProblem,
+    SettingsSection,
     read_dotenv,
     undecodable_variables,
     unknown_settings_variables,
     validation_problems,
 )
+from semcache.compress.settings import CompressionSettings
 from semcache.errors import SettingsError, UnknownSettingWarning
+from semcache.privacy.settings import PrivacySettings
 
 #: ``SEMCACHE_*`` variables semcache reads that are not deployment settings, so they are
 #: not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX models are kept
@@ -52,19 +55,7 @@ from semcache.errors import SettingsError, UnknownSettingWarning
 OTHER_VARIABLES: frozenset[str] = frozenset({"SEMCACHE_ONNX_CACHE"})
 
 
-class _Section(BaseModel):
-    """A group of settings: unknown keys are refused, errors are :class:`SettingsError`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    def __init__(self, /, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise SettingsError(validation_problems(type(self), exc, arguments=data)) from None
-
-
-class PolicySettings(_Section):
+class PolicySettings(SettingsSection):
     """What may be shared at all."""
 
     max_shared_temperature: float = Field(
@@ -81,7 +72,7 @@ class PolicySettings(_Section):
     )
 
 
-class ExactSettings(_Section):
+class ExactSettings(SettingsSection):
     """In-process LRU in front of everything."""
 
     max_entries: int = Field(10_000, ge=0, description="Entries kept in memory (0 disables).")
@@ -90,7 +81,7 @@ class ExactSettings(_Section):
     )
 
 
-class CoalesceSettings(_Section):
+class CoalesceSettings(SettingsSection):
     """Single-flight of concurrent identical requests."""
 
     enabled: bool = Field(True, description="Share one upstream call among identical requests.")
@@ -102,7 +93,7 @@ class CoalesceSettings(_Section):
     )
 
 
-class SemanticSettings(_Section):
+class SemanticSettings(SettingsSection):
     """Similarity lookup of paraphrased questions."""
 
     enabled: bool = Field(True, description="Look up and store by meaning, not just exactly.")
@@ -159,7 +150,7 @@ class SemanticSettings(_Section):
         return value
 
 
-class StoreSettings(_Section):
+class StoreSettings(SettingsSection):
     """Where entries live."""
 
     backend: Literal["edge", "qdrant", "none"] = Field(
@@ -207,6 +198,8 @@ class CacheSettings(BaseSettings):
     coalesce: CoalesceSettings = Field(default_factory=CoalesceSettings)
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
     strict: bool = Field(
         False,
         description="Unknown SEMCACHE_* environment variables and .env keys are errors, not "

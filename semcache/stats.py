@@ -7,7 +7,11 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from semcache.compress.accounting import CompressionTotals
+    from semcache.privacy.gate import PrivacyStats
 
 
 class Tier(enum.StrEnum):
@@ -50,6 +54,9 @@ class CacheInfo:
     ``semantic`` origin means the answer belongs to a paraphrase); None otherwise.
     ``age_s``: seconds since the served answer was stored (None for fresh answers).
     ``saved_cost_usd`` / ``saved_tokens``: what the upstream call that was avoided would cost.
+    ``compression_saved_tokens`` / ``compression_saved_usd``: input tokens (and their price)
+    that prompt compression removed from this request's upstream call; counted apart from the
+    cache's own savings.
     """
 
     tier: Tier
@@ -60,6 +67,8 @@ class CacheInfo:
     saved_cost_usd: float = 0.0
     saved_tokens: int = 0
     origin: Tier | None = None
+    compression_saved_tokens: int = 0
+    compression_saved_usd: float = 0.0
 
     @property
     def hit(self) -> bool:
@@ -85,7 +94,8 @@ class CacheStats:
 
     ``errors`` counts cache failures that were served as misses, by kind (``store_upsert``,
     ``semantic_lookup``, ...). ``store_entries`` is None when there is no store or it could
-    not be counted.
+    not be counted. ``privacy``: the private-data gate's decisions by kind (never text);
+    ``compression``: what prompt compression saved, apart from the cache's savings.
     """
 
     requests: int
@@ -101,6 +111,8 @@ class CacheStats:
     in_flight: int = 0
     store_entries: int | None = None
     counts: Mapping[str, int] = field(default_factory=dict)
+    privacy: PrivacyStats | None = None
+    compression: CompressionTotals | None = None
 
     @property
     def hit_rate(self) -> float:

@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-import openai
-
 from .base import Compressed
 
 
@@ -25,6 +23,7 @@ def input_cost_usd(model: str, tokens: int) -> float:
     model is not in the map (LiteLLM raises its ``BadRequestError`` for those)."""
     if tokens == 0:
         return 0.0
+    import openai
     from litellm import cost_per_token
 
     try:

@@ -12,8 +12,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import openai
-
 from semcache.errors import ConfigError
 
 from .base import Refusal, Rewrite
@@ -80,6 +78,7 @@ class ModelRewriter:
 
     async def rewrite(self, text: str, *, model: str) -> Rewrite:
         import litellm
+        import openai
 
         from semcache._answer import response_cost
 

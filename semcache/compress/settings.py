@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
+from semcache._settings_check import SettingsSection
 from semcache.errors import ConfigError, InvalidRequest, InvalidRequestType
 
 from .base import Compressor
@@ -23,7 +24,7 @@ MODES: tuple[str, ...] = get_args(Mode)
 CONTROL_KEY = "compress"
 
 
-class CompressionSettings(BaseModel):
+class CompressionSettings(SettingsSection):
     """Prompt compression on a cache miss (opt-in; the cache key stays the caller's request)."""
 
     mode: Mode = Field(

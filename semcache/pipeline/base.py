@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from semcache._answer import Answer
 from semcache.fingerprint import RequestKeys
 from semcache.policy import CacheControl, Decision
+from semcache.semantic import EXACT_ONLY_SCOPE
 from semcache.stats import Tier
 
 if TYPE_CHECKING:
     import numpy as np
     from litellm import ModelResponse
     from litellm.types.utils import ModelResponseStream
+
+    from semcache.privacy.gate import Verdict
 
 Sink = Callable[["ModelResponseStream", bool], None]
 """A streaming caller's live-chunk consumer: ``(chunk, shared)``; ``shared`` is True when the
@@ -38,7 +41,8 @@ class Request:
 
     ``sink`` is set for a streaming caller outside a flight, ``emit`` inside one. ``vector`` and
     ``nearest`` are filled by the semantic stage (the question's embedding, reused to store the
-    answer, and the best similarity it saw).
+    answer, and the best similarity it saw). ``privacy`` is the private-data gate's verdict on
+    the question (None when the gate did not look).
     """
 
     params: dict[str, Any]
@@ -51,6 +55,15 @@ class Request:
     emit: Emit | None = None
     vector: np.ndarray | None = None
     nearest: float | None = None
+    privacy: Verdict | None = None
+
+    @property
+    def entry_scope(self) -> str:
+        """The scope this request's entry is stored and retrieved under: its semantic scope, or
+        ``EXACT_ONLY_SCOPE`` when it may only be answered exactly (no user question last, or a
+        decision that keeps it out of the semantic tier), so no semantic search can reach it."""
+        scope = self.keys.scope
+        return scope if scope is not None and self.decision.semantic else EXACT_ONLY_SCOPE
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +72,9 @@ class Found:
 
     ``response`` is the live upstream object (only the caller whose stage made the call gets
     it; everyone else gets a fresh copy built from ``answer``). ``origin`` is, for a coalesced
-    answer, the tier the leader's answer came from.
+    answer, the tier the leader's answer came from. ``storable`` False keeps a fresh answer out
+    of every tier; ``stored`` is what to keep instead of ``answer`` (a masked copy).
+    ``compression_saved_tokens`` / ``_usd``: input saved by compressing the upstream prompt.
     """
 
     answer: Answer
@@ -68,6 +83,10 @@ class Found:
     nearest: float | None = None
     response: ModelResponse | None = None
     origin: Tier | None = None
+    storable: bool = True
+    stored: Answer | None = None
+    compression_saved_tokens: int = 0
+    compression_saved_usd: float = 0.0
 
 
 Next = Callable[[Request], Awaitable[Found]]

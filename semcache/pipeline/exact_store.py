@@ -10,7 +10,6 @@ from semcache._memory import MemoryTier
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
-from semcache.semantic import EXACT_ONLY_SCOPE
 from semcache.stats import Tier
 
 
@@ -43,7 +42,7 @@ class ExactStoreStage:
                         request.keys.exact,
                         tenant=request.tenant,
                         namespace=request.control.namespace,
-                        scope=request.keys.scope or EXACT_ONLY_SCOPE,
+                        scope=request.entry_scope,
                         now=self._clock(),
                     ),
                     None,

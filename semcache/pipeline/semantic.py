@@ -37,7 +37,8 @@ class SemanticStage:
     async def __call__(self, request: Request, call_next: Next) -> Found:
         keys = request.keys
         prompt, scope = keys.prompt, keys.scope
-        if not request.decision.lookup or prompt is None or scope is None:
+        decision = request.decision
+        if not (decision.lookup and decision.semantic) or prompt is None or scope is None:
             return await call_next(request)
         tier = await self._backend.ready()
         if tier is None:

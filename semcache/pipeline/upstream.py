@@ -7,7 +7,6 @@ from collections.abc import Callable
 from semcache._answer import Answer, encode, response_cost
 from semcache._upstream import Upstream, stream_and_assemble
 from semcache.pipeline.base import Found, Request
-from semcache.semantic import EXACT_ONLY_SCOPE
 from semcache.stats import Stats, Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry
 
@@ -54,7 +53,7 @@ class UpstreamCall:
             tenant=request.tenant,
             namespace=request.control.namespace,
             model=keys.model,
-            scope=keys.scope or EXACT_ONLY_SCOPE,
+            scope=request.entry_scope,
             response=envelope,
             created_at=now,
             expires_at=NEVER_EXPIRES if ttl is None else now + ttl,

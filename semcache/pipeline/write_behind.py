@@ -21,6 +21,7 @@ from semcache.errors import StoreError
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence, PurgeFilter
+from semcache.semantic import EXACT_ONLY_SCOPE
 from semcache.stats import Stats, Tier
 from semcache.stores.base import StoreAdmin
 
@@ -154,11 +155,14 @@ class WriteBehindStage:
         response = found.response
         if (
             found.tier is Tier.MISS
+            and found.storable
             and request.decision.store
             and response is not None
             and is_complete(response)
         ):
-            keys = request.keys
-            prompt = keys.prompt if keys.scope is not None else None
-            self._writer.submit(found.answer, prompt=prompt, vector=request.vector, token=token)
+            semantic = request.entry_scope != EXACT_ONLY_SCOPE
+            prompt = request.keys.prompt if semantic else None
+            vector = request.vector if semantic else None
+            answer = found.stored if found.stored is not None else found.answer
+            self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
         return found

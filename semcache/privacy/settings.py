@@ -7,8 +7,9 @@ optional per-request control.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from semcache._settings_check import SettingsSection
 from semcache.errors import ConfigError
 from semcache.privacy.composite import ALL_KINDS, default_detector
 from semcache.privacy.detectors.patterns import compile_patterns
@@ -19,7 +20,7 @@ from semcache.privacy.gate import PrivacyGate, PrivacyPolicy
 _STRICTNESS = {PrivacyPolicy.OFF: 0, PrivacyPolicy.REDACT: 1, PrivacyPolicy.NO_STORE: 2}
 
 
-class PrivacySettings(BaseModel):
+class PrivacySettings(SettingsSection):
     """The private-data gate (``SEMCACHE_PRIVACY__*`` once mounted as ``privacy``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
 from semcache.compress import (
     ChainCompressor,
@@ -13,7 +12,7 @@ from semcache.compress import (
     build_compressor,
     parse_compress_control,
 )
-from semcache.errors import ConfigError, InvalidRequest, InvalidRequestType
+from semcache.errors import ConfigError, InvalidRequest, InvalidRequestType, SettingsError
 
 
 def test_off_by_default() -> None:
@@ -33,9 +32,9 @@ def test_request_beats_namespace_beats_default() -> None:
 
 @pytest.mark.parametrize("mode", ["model", "chain"])
 def test_model_modes_need_a_model(mode: str) -> None:
-    with pytest.raises(ValidationError, match=r"compression\.model"):
+    with pytest.raises(SettingsError, match=r"compression\.model"):
         CompressionSettings(mode=mode)
-    with pytest.raises(ValidationError, match=r"compression\.model"):
+    with pytest.raises(SettingsError, match=r"compression\.model"):
         CompressionSettings(namespace_modes={"x": mode})
     with pytest.raises(ConfigError, match=r"compression\.model"):
         build_compressor(CompressionSettings(), mode)
@@ -50,11 +49,11 @@ def test_builder_makes_each_shape_with_its_settings() -> None:
 
 
 def test_unknown_rule_set_and_bad_numbers_are_rejected() -> None:
-    with pytest.raises(ValidationError, match="rule_sets"):
+    with pytest.raises(SettingsError, match="rule_sets"):
         CompressionSettings(rule_sets=["fr"])
-    with pytest.raises(ValidationError):
+    with pytest.raises(SettingsError):
         CompressionSettings(min_tokens=-1)
-    with pytest.raises(ValidationError):
+    with pytest.raises(SettingsError):
         CompressionSettings(target_ratio=1.0)
 
 

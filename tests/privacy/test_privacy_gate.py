@@ -6,10 +6,9 @@ import copy
 import sys
 
 import pytest
-from pydantic import ValidationError
 
 import semcache.privacy as privacy
-from semcache.errors import ConfigError, MissingDependency
+from semcache.errors import ConfigError, MissingDependency, SettingsError
 from semcache.privacy import (
     Kind,
     PrivacyGate,
@@ -179,7 +178,7 @@ def test_settings_patterns_and_kinds_reach_the_gate():
     ],
 )
 def test_settings_errors_name_the_field(kwargs, field):
-    with pytest.raises(ValidationError, match=field):
+    with pytest.raises(SettingsError, match=field):
         PrivacySettings(**kwargs)
 
 
