@@ -132,7 +132,8 @@ def test_compression_cuts_the_upstream_prompt_but_not_the_key(tmp_path):
         cache.flush()
         assert cache_info(cache.completion(**ask(VERBOSE))).tier == Tier.EXACT  # original key
         totals = cache.stats().compression
-        assert totals is not None and totals.used == 1 and totals.tokens_saved == info.compression_saved_tokens
+        assert totals is not None and totals.used == 1
+        assert totals.tokens_saved == info.compression_saved_tokens
 
 
 def test_compression_is_opt_in_per_namespace_and_per_request(tmp_path):
