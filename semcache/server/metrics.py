@@ -78,6 +78,29 @@ class ProxyMetrics:
             "semcache_saved_cost_usd", "Upstream cost not spent thanks to hits, USD.", ["tenant"],
             registry=r,
         )  # fmt: skip
+        self.compression_saved_tokens = Counter(
+            "semcache_compression_saved_tokens",
+            "Input tokens prompt compression removed from upstream calls (apart from hits).",
+            registry=r,
+        )
+        self.compression_saved_cost = Counter(
+            "semcache_compression_saved_cost_usd",
+            "Price of the input tokens prompt compression removed, USD.",
+            registry=r,
+        )
+        self.private_data = Gauge(
+            "semcache_private_data_findings",
+            "Private-data spans found since start, by kind (questions and answers; never text).",
+            ["kind"],
+            registry=r,
+        )
+        self.private_decisions = Gauge(
+            "semcache_private_data_decisions",
+            "Private-data gate decisions since start: not_stored, redacted, answers_not_stored, "
+            "answers_redacted.",
+            ["decision"],
+            registry=r,
+        )
         self.store_entries = Gauge(
             "semcache_store_entries", "Entries in the store (from cache.stats()).", registry=r
         )
@@ -99,6 +122,9 @@ class ProxyMetrics:
             self.saved_tokens.labels(tenant=tenant).inc(info.saved_tokens)
         if info.saved_cost_usd:
             self.saved_cost.labels(tenant=tenant).inc(info.saved_cost_usd)
+        if info.compression_saved_tokens:
+            self.compression_saved_tokens.inc(info.compression_saved_tokens)
+            self.compression_saved_cost.inc(info.compression_saved_usd)
 
     def record_error(self, *, kind: str, status: int) -> None:
         self.errors.labels(kind=kind, status=str(status)).inc()
@@ -107,4 +133,10 @@ class ProxyMetrics:
         """The exposition text; ``stats`` (``cache.stats()``) refreshes the store gauge."""
         if stats is not None and stats.store_entries is not None:
             self.store_entries.set(stats.store_entries)
+        privacy = stats.privacy if stats is not None else None
+        if privacy is not None:
+            for kind, n in privacy.findings.items():
+                self.private_data.labels(kind=kind).set(n)
+            for decision in ("not_stored", "redacted", "answers_not_stored", "answers_redacted"):
+                self.private_decisions.labels(decision=decision).set(getattr(privacy, decision))
         return generate_latest(self.registry)

@@ -225,3 +225,25 @@ def test_configure_json_logging_routes_semcache_records() -> None:
             logging.getLogger(name).propagate = True
             logging.getLogger(name).setLevel(logging.NOTSET)
     assert json.loads(stream.getvalue())["msg"] == "hello world"
+
+
+def test_compression_and_private_data_are_metric_series() -> None:
+    from semcache.privacy.gate import PrivacyStats
+
+    metrics = ProxyMetrics()
+    info = CacheInfo(Tier.MISS, compression_saved_tokens=40, compression_saved_usd=0.002)
+    metrics.record_request(tenant="a", model="m", info=info, latency_s=0.1)
+    privacy = PrivacyStats(
+        findings={"card": 3, "email": 1}, questions=9, private_questions=4, not_stored=3,
+        redacted=1, answers_not_stored=2, answers_redacted=0,
+    )  # fmt: skip
+    stats = CacheStats(
+        requests=1, tiers={}, upstream_calls=1, stored=0, verifier_rejections=0, errors={},
+        saved_cost_usd=0.0, saved_tokens=0, privacy=privacy,
+    )  # fmt: skip
+    samples = _samples(metrics, stats)
+    assert samples[("semcache_compression_saved_tokens_total", ())] == 40
+    assert samples[("semcache_compression_saved_cost_usd_total", ())] == pytest.approx(0.002)
+    assert samples[("semcache_private_data_findings", (("kind", "card"),))] == 3
+    assert samples[("semcache_private_data_decisions", (("decision", "not_stored"),))] == 3
+    assert samples[("semcache_private_data_decisions", (("decision", "answers_not_stored"),))] == 2
