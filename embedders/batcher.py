@@ -101,10 +101,12 @@ class MicroBatcher:
             dim = await loop.run_in_executor(self._executor, _dim_of, self._embedder)
             return np.zeros((0, dim), dtype=np.float32)
         outcomes = await asyncio.gather(*self._submit(texts), return_exceptions=True)
+        vectors = []
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
                 raise outcome
-        return np.stack(outcomes)
+            vectors.append(outcome)
+        return np.stack(vectors)
 
     def close(self) -> None:
         """Refuse new texts and fail queued ones with EmbedderError; idempotent, any thread.

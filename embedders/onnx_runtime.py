@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -58,8 +58,8 @@ class _Runtime:
 def _ort_errors(ort: Any) -> tuple[type[BaseException], ...]:
     """onnxruntime's exception classes (pybind11 types deriving from Exception directly)."""
     state = ort.capi.onnxruntime_pybind11_state
-    names = ("Fail", "InvalidArgument", "InvalidGraph", "InvalidProtobuf", "NoSuchFile")
-    names += ("NotImplemented", "RuntimeException", "EPFail")
+    names: tuple[str, ...] = ("Fail", "InvalidArgument", "InvalidGraph", "InvalidProtobuf")
+    names += ("NoSuchFile", "NotImplemented", "RuntimeException", "EPFail")
     found = tuple(getattr(state, name) for name in names if hasattr(state, name))
     return (*found, RuntimeError)
 
@@ -193,9 +193,9 @@ def _export(model: Any, pooling: str, path: Path) -> None:
                 input_ids=input_ids, attention_mask=attention_mask
             ).last_hidden_state
             if pooling == "cls":
-                return hidden[:, 0]
+                return cast(torch.Tensor, hidden[:, 0])
             mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return cast(torch.Tensor, (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9))
 
     module = Pooled(model[0].auto_model).eval()
     sample = model.tokenizer(["an example", "a second, longer example"], padding=True)

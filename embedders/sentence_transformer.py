@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -169,7 +169,7 @@ class SentenceTransformerEmbedder:
         features = batch_to_device(model.preprocess(batch), model.device)
         with torch.inference_mode():
             embeddings = model(features)["sentence_embedding"]
-        return embeddings.float().cpu().numpy()
+        return cast(np.ndarray, embeddings.float().cpu().numpy())
 
     def _load(self) -> tuple[SentenceTransformer, int]:
         source = self._model_ref
@@ -219,4 +219,4 @@ def _embedding_dimension(model: Any) -> int | None:
     getter = getattr(model, "get_embedding_dimension", None)
     if getter is None:
         getter = model.get_sentence_embedding_dimension
-    return getter()
+    return cast(int | None, getter())

@@ -7,7 +7,7 @@ served (tier counts, savings, hit audit) is recorded in exactly one place.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -60,7 +60,7 @@ class Delivery:
 
     async def stream(
         self, pipeline: Pipeline, request: Request
-    ) -> AsyncIterator[ModelResponseStream | CacheInfo]:
+    ) -> AsyncGenerator[ModelResponseStream | CacheInfo, None]:
         """Chunks for a streaming caller; its ``CacheInfo`` is yielded before the first chunk.
 
         Live chunks (this caller's upstream call, or a flight it joined) are passed on as they

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from litellm.types.utils import ModelResponseStream
@@ -21,7 +21,7 @@ class AsyncCacheStream:
     """
 
     def __init__(
-        self, source: AsyncIterator[ModelResponseStream | CacheInfo], loop: LoopThread
+        self, source: AsyncGenerator[ModelResponseStream | CacheInfo, None], loop: LoopThread
     ) -> None:
         self._source = source
         self._loop = loop

@@ -60,5 +60,5 @@ async def stream_and_assemble(
         raise RuntimeError("upstream stream produced no chunks")
     for choice in assembled.choices:
         if choice.index not in finished:
-            choice.finish_reason = None
+            choice.finish_reason = None  # type: ignore[assignment]  # litellm types it str-only
     return assembled

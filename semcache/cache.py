@@ -104,7 +104,7 @@ class SemanticCache:
             except ValueError as exc:
                 field = getattr(exc, "field", None)
                 if field is not None:
-                    raise type(exc)(f"requests[{i}].{field}", exc.problem) from None  # type: ignore[attr-defined, call-arg]
+                    raise type(exc)(f"requests[{i}].{field}", exc.problem) from None  # type: ignore[attr-defined]
                 raise
 
         async def run_all() -> list[ModelResponse | BaseException]:

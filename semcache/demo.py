@@ -21,11 +21,14 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 MODEL = "openai/gpt-4o-mini"
+
+if TYPE_CHECKING:
+    from semcache.datasets import LabeledPair
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,7 @@ class DemoReport:
 
 
 def build_stream(
-    pairs: Sequence[dict[str, Any]],
+    pairs: Sequence[LabeledPair],
     *,
     tenants: Sequence[str] = ("acme", "globex", "initech"),
     pairs_per_tenant: int = 40,

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -178,7 +178,7 @@ def _message(message: Any, index: int) -> Mapping[str, Any]:
         raise InvalidRequest(
             f"messages[{index}].content", "missing (required unless the message has tool_calls)"
         )
-    return message
+    return cast(Mapping[str, Any], message)
 
 
 def canonical_messages(messages: Any) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from semcache.errors import StoreError
 from semcache.guard import HitVerifier
 from semcache.stores.base import Entry, Match, VectorStore
 from semcache.stores.where import Where
+
+if TYPE_CHECKING:
+    from semcache.embedders.batcher import MicroBatcher
 
 #: ``scope`` of entries that only answer exact lookups (requests with no user question
 #: last). Real scopes are SHA-256 hex digests, so a semantic search never matches it.
@@ -57,7 +61,7 @@ class SemanticTier:
         self._max_wait_ms = max_wait_ms
         self._embedder: Embedder | None = None
         self._store: VectorStore | None = None
-        self._batcher = None
+        self._batcher: MicroBatcher | None = None
         self._lock = asyncio.Lock()
 
     def threshold_for(self, namespace: str) -> float:
@@ -80,7 +84,9 @@ class SemanticTier:
             if self._store is None:
                 from semcache.embedders.batcher import MicroBatcher
 
-                embedder = self._embedder or await asyncio.to_thread(self._make_embedder)
+                embedder = self._embedder
+                if embedder is None:
+                    embedder = await asyncio.to_thread(self._make_embedder)
                 self._embedder = embedder
                 dim = await asyncio.to_thread(lambda: embedder.dim)
                 store = self._make_store()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from semcache.errors import SemcacheError, StoreError, StoreLockedError
 
@@ -56,17 +56,18 @@ def live_filter(where: Where) -> qdrant_edge.Filter:
     """``where`` in qdrant-edge's terms: its partition equalities AND ``expires_at > now``."""
     q = edge()
     live = q.FieldCondition(key=EXPIRES_AT, range=q.RangeFloat(gt=where.now))
-    return q.Filter(must=[*_equalities(where.equalities()), live])
+    return cast("qdrant_edge.Filter", q.Filter(must=[*_equalities(where.equalities()), live]))
 
 
 def expired_filter(now: float) -> qdrant_edge.Filter:
     """Entries that are not live at ``now`` (``expires_at <= now``)."""
     q = edge()
-    return q.Filter(must=[q.FieldCondition(key=EXPIRES_AT, range=q.RangeFloat(lte=now))])
+    expired = q.FieldCondition(key=EXPIRES_AT, range=q.RangeFloat(lte=now))
+    return cast("qdrant_edge.Filter", q.Filter(must=[expired]))
 
 
 def selection_filter(selection: Selection) -> qdrant_edge.Filter:
-    return edge().Filter(must=_equalities(selection.equalities()))
+    return cast("qdrant_edge.Filter", edge().Filter(must=_equalities(selection.equalities())))
 
 
 def create_shard(directory: Path, dim: int, hnsw_threshold: int) -> Any:

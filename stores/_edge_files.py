@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from semcache.errors import StoreError
 
@@ -65,7 +65,7 @@ def read_meta(root: Path) -> dict[str, Any] | None:
         raise StoreError(f"{path} is not valid JSON: {exc}") from exc
     if meta.get("format") != META_FORMAT or not (root / str(meta.get("shard"))).is_dir():
         raise StoreError(f"{path} does not describe a semcache edge store")
-    return meta
+    return cast(dict[str, Any], meta)
 
 
 def write_meta(root: Path, meta: dict[str, Any]) -> None:

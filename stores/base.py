@@ -10,9 +10,9 @@ a backend only translates it into its own filter language. The request path need
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class Entry:
         }
 
     @classmethod
-    def from_payload(cls, payload: dict, vector: np.ndarray | None = None) -> Entry:
+    def from_payload(cls, payload: Mapping[str, Any], vector: np.ndarray | None = None) -> Entry:
         return cls(
             key=payload["key"],
             tenant=payload["tenant"],

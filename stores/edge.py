@@ -213,7 +213,7 @@ class QdrantEdgeStore:
 
     def count(self) -> int:
         with self._io_lock, engine_errors("count"):
-            return self._open().count(edge().CountRequest(exact=True))
+            return int(self._open().count(edge().CountRequest(exact=True)))
 
     def recent(self, *, tenant: str | None = None, limit: int = 50) -> list[Entry]:
         q = edge()
@@ -230,7 +230,7 @@ class QdrantEdgeStore:
     def indexed_vectors(self) -> int:
         """Vectors in HNSW-indexed segments (the others are searched by brute force)."""
         with self._io_lock, engine_errors("info"):
-            return self._open().info().indexed_vectors_count
+            return int(self._open().info().indexed_vectors_count)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -258,7 +258,7 @@ class QdrantEdgeStore:
         q = edge()
         with self._write_lock:  # no write can slip in between the count and the delete
             with self._io_lock, engine_errors("count"):
-                found = self._open().count(q.CountRequest(exact=True, filter=selection))
+                found = int(self._open().count(q.CountRequest(exact=True, filter=selection)))
             if found:
                 self._apply(q.UpdateOperation.delete_points_by_filter(selection), "purge")
         return found

@@ -17,7 +17,7 @@ import math
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -45,7 +45,7 @@ _FLOAT_FIELDS = (EXPIRES_AT, "created_at")
 def _library_errors() -> tuple[type[BaseException], ...]:
     """Everything qdrant-client raises: HTTP/gRPC failures, and ValueError/RuntimeError from
     local mode (missing collection, bad id, closed or locked storage)."""
-    import grpc
+    import grpc  # type: ignore[import-untyped]
     from qdrant_client.common.client_exceptions import QdrantException
     from qdrant_client.http.exceptions import ApiException
 
@@ -78,17 +78,18 @@ def _live_filter(where: Where) -> models.Filter:
     """``where`` in Qdrant's terms: its partition equalities AND ``expires_at > now``."""
     m = _models()
     live = m.FieldCondition(key=EXPIRES_AT, range=m.Range(gt=where.now))
-    return m.Filter(must=[*_equalities(where.equalities()), live])
+    return cast("models.Filter", m.Filter(must=[*_equalities(where.equalities()), live]))
 
 
 def _expired_filter(now: float) -> models.Filter:
     """Entries that are not live at ``now`` (``expires_at <= now``)."""
     m = _models()
-    return m.Filter(must=[m.FieldCondition(key=EXPIRES_AT, range=m.Range(lte=now))])
+    expired = m.FieldCondition(key=EXPIRES_AT, range=m.Range(lte=now))
+    return cast("models.Filter", m.Filter(must=[expired]))
 
 
 def _selection_filter(selection: Selection) -> models.Filter:
-    return _models().Filter(must=_equalities(selection.equalities()))
+    return cast("models.Filter", _models().Filter(must=_equalities(selection.equalities())))
 
 
 def _index_schemas() -> list[tuple[str, Any]]:
@@ -243,13 +244,17 @@ class QdrantStore:
             )
         if not points:
             return None
-        match = Match(Entry.from_payload(points[0].payload), similarity=float(points[0].score))
+        match = Match(
+            Entry.from_payload(points[0].payload or {}), similarity=float(points[0].score)
+        )
         return where.verified(match)
 
     def retrieve(self, key: str, where: Where) -> Entry | None:
         with self._guard, _client_errors("retrieve"):
             records = self._open().retrieve(self._collection, [point_id(key)], with_payload=True)
-        return where.retrieved(key, Entry.from_payload(records[0].payload) if records else None)
+        return where.retrieved(
+            key, Entry.from_payload(records[0].payload or {}) if records else None
+        )
 
     def count(self) -> int:
         with self._guard, _client_errors("count"):
@@ -265,7 +270,7 @@ class QdrantStore:
                 order_by=m.OrderBy(key="created_at", direction=m.Direction.DESC),
                 with_payload=True,
             )
-        return [Entry.from_payload(r.payload) for r in records]
+        return [Entry.from_payload(r.payload or {}) for r in records]
 
     # -- writes -------------------------------------------------------------------------
 

@@ -146,5 +146,4 @@ def lost_details(original: str, rewrite: str) -> list[LostDetail]:
 
 
 def _unique(lost: list[LostDetail]) -> list[LostDetail]:
-    seen: set[LostDetail] = set()
-    return [d for d in lost if not (d in seen or seen.add(d))]
+    return list(dict.fromkeys(lost))

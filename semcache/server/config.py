@@ -158,7 +158,7 @@ class ProxyConfig(BaseModel):
     clients: list[ClientKey] = Field(min_length=1)
     server: ServerOptions = Field(default_factory=ServerOptions)
     # last, so its validator sees which variables the sections above reference
-    cache: CacheSettings = Field(default_factory=dict, validate_default=True)  # type: ignore[arg-type]
+    cache: CacheSettings = Field(default_factory=dict, validate_default=True)
 
     @field_validator("cache", mode="before")
     @classmethod
@@ -234,7 +234,7 @@ def _decode(text: str, suffix: str, where: str) -> Any:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {where}: invalid TOML: {exc}") from exc
     if suffix in {".yaml", ".yml"}:
-        import yaml  # lazy: only YAML configs need it (PyYAML is a LiteLLM dependency)
+        import yaml  # type: ignore[import-untyped]  # lazy: only YAML configs need it (PyYAML is a LiteLLM dependency)
 
         try:
             return yaml.safe_load(text) or {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import orjson
@@ -27,7 +27,7 @@ from semcache.server.http_errors import ApiError, model_not_found, to_api_error,
 from semcache.server.request import ChatRequest, parse_chat_request
 from semcache.server.state import Proxy, proxy_of
 from semcache.server.upstreams import Upstream
-from semcache.stats import CacheInfo, cache_info
+from semcache.stats import CacheInfo, Tier, cache_info
 
 router = APIRouter()
 logger = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class Exchange:
 def _cache_headers(info: CacheInfo | None) -> dict[str, str]:
     if info is None:
         return {}
-    headers = {"x-semcache-tier": info.tier}
+    headers = {"x-semcache-tier": str(info.tier)}
     if info.similarity is not None:
         headers["x-semcache-similarity"] = f"{info.similarity:.6f}"
     if info.key is not None:
@@ -109,7 +109,7 @@ def _call_kwargs(chat: ChatRequest, upstream: Upstream, tenant: str) -> dict[str
 
 def _answer_text(response: Any) -> str | None:
     try:
-        return response.choices[0].message.content
+        return cast(str | None, response.choices[0].message.content)
     except (AttributeError, IndexError):
         return None
 
@@ -138,7 +138,7 @@ async def chat_completions(request: Request) -> Response:
         error = to_api_error(exc, proxy.upstreams.redact)
         exchange.fail(error)
         return error_response(error)
-    info = cache_info(response) or CacheInfo(tier="miss")
+    info = cache_info(response) or CacheInfo(tier=Tier.MISS)
     exchange.succeed(info, answer=_answer_text(response))
     return Response(
         sse.response_body(response), media_type="application/json", headers=_cache_headers(info)
@@ -171,7 +171,7 @@ async def _start_stream(proxy: Proxy, kwargs: dict[str, Any], exchange: Exchange
     except BaseException:
         await _close(stream)
         raise
-    info = cache_info(stream) or CacheInfo(tier="miss")
+    info = cache_info(stream) or CacheInfo(tier=Tier.MISS)
     headers = {**_cache_headers(info), "cache-control": "no-cache"}
     events = _events(proxy, stream, first, info, exchange)
     return StreamingResponse(events, media_type="text/event-stream", headers=headers)

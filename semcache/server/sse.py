@@ -9,7 +9,7 @@ which is what OpenAI does and what its clients raise on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -63,4 +63,4 @@ def event(payload: dict[str, Any]) -> bytes:
 
 def response_body(response: Any) -> bytes:
     """A LiteLLM ``ModelResponse`` as OpenAI's ``chat.completion`` JSON body."""
-    return response.model_dump_json().encode()
+    return cast(str, response.model_dump_json()).encode()

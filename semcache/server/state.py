@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from starlette.requests import Request
 
@@ -28,4 +28,4 @@ class Proxy:
 
 def proxy_of(request: Request) -> Proxy:
     """The :class:`Proxy` of the app serving ``request``."""
-    return request.app.state.proxy
+    return cast(Proxy, request.app.state.proxy)

@@ -287,7 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(state.chunk_delay_s)
             event({}, "stop")
             if (body.get("stream_options") or {}).get("include_usage"):
-                usage_chunk = {
+                usage_chunk: dict[str, Any] = {
                     "id": ident,
                     "object": "chat.completion.chunk",
                     "created": created,
