@@ -72,9 +72,11 @@ def as_response(response: str | ModelResponse, model: str) -> ModelResponse:
             "response", f"expected a string or a ModelResponse, got {type(response).__name__}"
         )
     message = {"role": "assistant", "content": response}
-    return ModelResponse(
+    built = ModelResponse(
         model=model, choices=[{"index": 0, "message": message, "finish_reason": "stop"}]
     )
+    built._hidden_params["response_cost"] = 0.0  # what the caller paid is unknown here
+    return built
 
 
 class DirectAPI:

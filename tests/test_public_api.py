@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_all_is_pinned():
     assert sorted(semcache.__all__) == [
-        "CacheControl", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard", "Embedder",
+        "CacheControl", "CacheHit", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard",
+        "Embedder",
         "EmbedderError", "EmbedderMismatchError", "Entry", "HitVerifier", "InvalidRequest",
         "InvalidRequestType", "Match", "MissingDependency", "NoGuard", "SemanticCache",
         "SemcacheError", "StoreError", "StoreLockedError", "VectorStore", "cache_info",
