@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from litellm import EmbeddingResponse
 
@@ -71,8 +71,8 @@ class EmbeddingAPI:
         parts = self._parts
         if not control.no_cache:
             found = await self._lookup(key, tenant, control)
-            if found is not None:
-                return self._delivery.deliver(found)
+            if found is not None:  # deliver() unpickles the stored EmbeddingResponse
+                return cast(EmbeddingResponse, self._delivery.deliver(found))
         token = parts.writer.fence.begin()  # before the call: a purge during it wins
         import litellm
 
@@ -95,7 +95,8 @@ class EmbeddingAPI:
         if not control.no_store and (control.ttl is None or control.ttl > 0):
             await parts.backend.ready()
             parts.writer.submit(answer, prompt=None, vector=None, token=token)
-        return self._delivery.deliver(Found(answer, Tier.MISS, response=response))
+        found = Found(answer, Tier.MISS, response=response)  # type: ignore[arg-type]
+        return cast(EmbeddingResponse, self._delivery.deliver(found))
 
     async def _lookup(self, key: str, tenant: str, control: CacheControl) -> Found | None:
         parts = self._parts

@@ -11,11 +11,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 from fastapi import APIRouter
 from fastapi.routing import APIRoute
+from litellm import ModelResponse
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -24,7 +25,10 @@ from semcache.server.http_errors import model_not_found, to_api_error, unauthori
 from semcache.server.openai_routes import Exchange, _cache_headers, _json_body, error_response
 from semcache.server.request import cache_controls
 from semcache.server.state import Proxy, proxy_of
-from semcache.stats import CacheInfo, cache_info
+from semcache.stats import CacheInfo, Tier, cache_info
+
+if TYPE_CHECKING:
+    from litellm import ModelResponse
 
 router = APIRouter()
 
@@ -82,17 +86,19 @@ async def _serve(request: Request, kind: str) -> Response:
         if controls is not None:
             kwargs["cache"] = controls
         if kind == "embeddings":
-            response = await proxy.cache.aembedding(**kwargs)
-            payload = response.model_dump()
+            embedded = await proxy.cache.aembedding(**kwargs)
+            info, payload = cache_info(embedded), embedded.model_dump()
         else:
             kwargs["messages"] = [{"role": "user", "content": _prompt(kwargs.pop("prompt"))}]
-            response = await proxy.cache.acompletion(**kwargs)
-            payload = text_completion(response.model_dump(), model)
+            response = cast(
+                "ModelResponse", await proxy.cache.acompletion(**kwargs)
+            )  # not streamed
+            info, payload = cache_info(response), text_completion(response.model_dump(), model)
     except Exception as exc:  # the request boundary: every failure becomes an OpenAI error
         error = to_api_error(exc, proxy.upstreams.redact)
         exchange.fail(error)
         return error_response(error)
-    info = cache_info(response) or CacheInfo(tier="miss")  # type: ignore[arg-type]
+    info = info or CacheInfo(tier=Tier.MISS)
     exchange.succeed(info)
     payload["model"] = model
     return Response(
@@ -148,7 +154,7 @@ def unprefixed(*routers: APIRouter) -> APIRouter:
                 out.add_api_route(
                     route.path.removeprefix("/v1"),
                     route.endpoint,
-                    methods=sorted(route.methods),
+                    methods=sorted(route.methods or ()),
                     include_in_schema=False,
                 )
     return out
