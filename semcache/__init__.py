@@ -2,9 +2,19 @@
 
 Import is cheap: names that need LiteLLM (``SemanticCache``, ``cache_info``) load it on
 first access.
+
+LiteLLM fetches its model price map from the network when it is first imported (and retries
+in the background, about a minute offline). semcache sets ``LITELLM_LOCAL_MODEL_COST_MAP``
+to ``True`` unless it is already set, so LiteLLM uses the map it ships; set it to ``False``
+before importing semcache to fetch the current one. This only works when semcache is
+imported before LiteLLM.
 """
 
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +34,7 @@ from semcache.errors import (
 from semcache.guard import DetailGuard, HitVerifier, NoGuard, get_verifier
 from semcache.policy import CacheControl
 from semcache.settings import CacheSettings
-from semcache.stats import CacheInfo, cache_info
+from semcache.stats import CacheHit, CacheInfo, cache_info
 from semcache.stores.base import Entry, Match, VectorStore
 
 if TYPE_CHECKING:
@@ -32,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CacheControl",
+    "CacheHit",
     "CacheInfo",
     "CacheSettings",
     "ConfigError",

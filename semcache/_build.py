@@ -50,6 +50,7 @@ class Assembly:
 
     prepare: Prepare
     pipeline: Pipeline
+    upstream_call: UpstreamCall
     memory_stage: MemoryStage
     coalescer: Coalescer[Found, ModelResponseStream]
     memory: MemoryTier
@@ -81,7 +82,7 @@ def assemble(
     writer = WriteBehind(
         backend, memory, failopen, stats, clock, purge_interval_s=s.store.purge_interval_s
     )
-    memory_stage = MemoryStage(memory)
+    memory_stage = MemoryStage(memory, clock)
     coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
     if upstream is None:
         from semcache._upstream import LiteLLMUpstream
@@ -109,6 +110,7 @@ def assemble(
     return Assembly(
         prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
         pipeline=Pipeline(stages, terminal),
+        upstream_call=terminal,
         memory_stage=memory_stage,
         coalescer=coalescer,
         memory=memory,

@@ -22,7 +22,9 @@ from semcache._delivery import Delivery
 from semcache._loop import shared_loop
 from semcache._streams import AsyncCacheStream, SyncCacheStream
 from semcache._upstream import Upstream
+from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder
+from semcache.embedding_cache import EmbeddingAPI
 from semcache.fingerprint import resolve_model
 from semcache.guard import HitVerifier
 from semcache.pipeline.base import Request
@@ -35,13 +37,14 @@ from semcache.stores.base import StoreAdmin, VectorStore
 READY_TIMEOUT_S = 120.0
 
 
-class SemanticCache:
-    """Drop-in cache for LiteLLM completion calls.
+class SemanticCache(DirectAPI, EmbeddingAPI):
+    """Drop-in cache for LiteLLM completion calls (``check``/``store`` and ``embedding`` are
+    in ``semcache.direct`` and ``semcache.embedding_cache``).
 
     Extra keyword arguments understood on every call: ``tenant=`` (a partition no tier ever
     answers across) and ``cache=`` (a ``CacheControl`` or a dict with LiteLLM's names:
-    ``no-cache``, ``no-store``, ``ttl``, ``namespace``, plus ``share-sampled``). Everything
-    else goes to LiteLLM unchanged; the caller's dict is never mutated.
+    ``no-cache``, ``no-store``, ``ttl``, ``s-maxage``, ``namespace``, plus ``share-sampled``).
+    Everything else goes to LiteLLM unchanged; the caller's dict is never mutated.
     """
 
     def __init__(

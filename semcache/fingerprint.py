@@ -240,15 +240,19 @@ def last_user_prompt(messages: Sequence[Any]) -> str | None:
     return None
 
 
-def request_keys(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> RequestKeys:
-    """Validate a LiteLLM-style request and compute its keys. Never mutates ``kwargs``."""
+def _resolved_model(kwargs: Mapping[str, Any]) -> str:
     model = kwargs.get("model")
     if model is None:
         raise InvalidRequest("model", "missing")
     if not isinstance(model, str) or not model.strip():
         raise InvalidRequestType("model", f"expected a non-empty string, got {model!r}")
     provider = kwargs.get("custom_llm_provider")
-    resolved = resolve_model(model, provider if isinstance(provider, str) else None)
+    return resolve_model(model, provider if isinstance(provider, str) else None)
+
+
+def request_keys(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> RequestKeys:
+    """Validate a LiteLLM-style request and compute its keys. Never mutates ``kwargs``."""
+    resolved = _resolved_model(kwargs)
     messages = canonical_messages(kwargs.get("messages"))
     params = _params(kwargs)
     # One serialisation of everything but the last message serves both keys:
@@ -272,3 +276,33 @@ def request_keys(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> R
     if prompt is not None:
         scope = hashlib.sha256(b"[" + head + b',"scope",' + inner + b"]").hexdigest()
     return RequestKeys(exact=exact, scope=scope, prompt=prompt, model=resolved)
+
+
+EMBEDDING_VERSION = "semcache-emb-v1"
+
+
+def embedding_key(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> tuple[str, str]:
+    """Key and resolved model of a LiteLLM ``embedding`` request. Never mutates ``kwargs``.
+
+    Its own version prefix, so no embedding key can equal a completion key. ``input`` is
+    kept as given (no normalisation: an exact tier returns the vectors of exactly that
+    text); every other parameter counts as in :func:`request_keys`.
+    """
+    resolved = _resolved_model(kwargs)
+    text = kwargs.get("input")
+    if isinstance(text, str):
+        if not text:
+            raise InvalidRequest("input", "expected a non-empty string")
+    elif not isinstance(text, (list, tuple)) or not text:
+        raise InvalidRequestType(
+            "input", f"expected a string or a non-empty list, got {type(text).__name__}"
+        )
+    payload = {
+        "tenant": tenant,
+        "namespace": namespace,
+        "model": resolved,
+        "params": _params({k: v for k, v in kwargs.items() if k != "input"}),
+        "input": _plain(text, "input"),
+    }
+    body = canonical_json([EMBEDDING_VERSION, payload])
+    return hashlib.sha256(body).hexdigest(), resolved

@@ -21,13 +21,21 @@ DEFAULT_NAMESPACE = "default"
 
 class CacheControl(BaseModel):
     """Per-request controls; the dict form uses LiteLLM's names (``no-cache``, ``no-store``,
-    ``ttl``, ``namespace``) plus ``share-sampled`` to opt a sampling request into sharing."""
+    ``ttl``, ``s-maxage``, ``namespace``) plus ``share-sampled`` to opt a sampling request into
+    sharing."""
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
 
     no_cache: bool = Field(False, alias="no-cache", description="Skip every lookup (fresh answer).")
     no_store: bool = Field(False, alias="no-store", description="Do not store the answer.")
     ttl: float | None = Field(None, ge=0, description="Lifetime of the stored answer, seconds.")
+    max_age: float | None = Field(
+        None,
+        ge=0,
+        alias="s-maxage",
+        description="Oldest stored answer this caller accepts, seconds since it was stored "
+        "(LiteLLM's s-maxage); an older entry is a miss and the fresh answer replaces it.",
+    )
     namespace: str = Field(
         DEFAULT_NAMESPACE, min_length=1, description="Partition inside a tenant."
     )
@@ -58,12 +66,19 @@ class CacheControl(BaseModel):
             raise InvalidRequestType(
                 "cache", f"expected a dict or CacheControl, got {type(value).__name__}"
             )
+        data = dict(value)
+        if "s-max-age" in data:  # LiteLLM accepts both spellings
+            data.setdefault("s-maxage", data.pop("s-max-age"))
         try:
-            return cls.model_validate(dict(value))
+            return cls.model_validate(data)
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(p) for p in error["loc"])
             raise InvalidRequest(f"cache.{where}", error["msg"]) from None
+
+    def accepts(self, created_at: float, now: float) -> bool:
+        """True when an entry stored at ``created_at`` is young enough for this caller."""
+        return self.max_age is None or now - created_at <= self.max_age
 
 
 _DEFAULT_CONTROL = CacheControl()

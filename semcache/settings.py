@@ -150,6 +150,13 @@ class SemanticSettings(SettingsSection):
         return value
 
 
+def default_store_path() -> str:
+    """``$XDG_CACHE_HOME/semcache/store`` (``~/.cache/semcache/store``): a library must not
+    write into whatever directory its caller happens to run in."""
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "semcache", "store")
+
+
 class StoreSettings(SettingsSection):
     """Where entries live."""
 
@@ -159,8 +166,10 @@ class StoreSettings(SettingsSection):
         "'qdrant': a Qdrant server or cluster at `url`; 'none': memory tier only.",
     )
     path: str = Field(
-        "./.semcache",
-        description="Directory of the embedded store; ':memory:' for a temporary one.",
+        default_factory=default_store_path,
+        description="Directory of the embedded store; ':memory:' for a temporary one. "
+        "Default: semcache/store under the user's cache directory ($XDG_CACHE_HOME or "
+        "~/.cache), never the working directory.",
     )
     url: str | None = Field(None, description="Qdrant server URL for backend 'qdrant'.")
     api_key: SecretStr | None = Field(None, description="Qdrant server API key.")

@@ -212,3 +212,19 @@ class HitAudit:
         with self._lock:
             record = self._records.get(key)
             return (0, None) if record is None else (record.hits, record.last_similarity)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHit:
+    """What ``check`` found: the stored answer (a private copy) and how it was found."""
+
+    response: Any
+    info: CacheInfo
+
+    @property
+    def text(self) -> str | None:
+        """The first choice's message text (None for a tool call or an empty answer)."""
+        choices = getattr(self.response, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        content = getattr(message, "content", None)
+        return content if isinstance(content, str) else None

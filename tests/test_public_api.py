@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -18,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_all_is_pinned():
     assert sorted(semcache.__all__) == [
-        "CacheControl", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard", "Embedder",
+        "CacheControl", "CacheHit", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard",
+        "Embedder",
         "EmbedderError", "EmbedderMismatchError", "Entry", "HitVerifier", "InvalidRequest",
         "InvalidRequestType", "Match", "MissingDependency", "NoGuard", "SemanticCache",
         "SemcacheError", "StoreError", "StoreLockedError", "VectorStore", "cache_info",
@@ -155,13 +157,39 @@ def test_pyproject_pins_cpu_torch_and_maps_the_namespace():
     }
 
 
-def test_readme_usage_snippet_runs(upstream, tmp_path, monkeypatch):
-    """The README's first Python snippet, run as written against the local upstream."""
-    readme = (ROOT / "README.md").read_text()
-    snippet = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
-    monkeypatch.chdir(tmp_path)  # its default embedded store goes to ./.semcache
-    monkeypatch.setenv("OPENAI_API_BASE", upstream.api_base)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-readme")
-    exec(compile(snippet, "README.md", "exec"), {})
-    assert upstream.chat_calls == 1
-    assert (tmp_path / ".semcache").is_dir()
+README_SNIPPETS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+@pytest.mark.parametrize("snippet", README_SNIPPETS, ids=lambda s: s.split("\n", 1)[0][:40])
+def test_readme_snippet_runs_offline_and_writes_nothing_here(snippet, tmp_path, monkeypatch):
+    """Every README Python snippet, run as written: offline, nothing in the working directory."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    exec(compile(snippet, "README.md", "exec"), {"__name__": "readme"})
+    assert list(work.iterdir()) == []
+
+
+def test_readme_has_the_snippets_it_promises():
+    assert len(README_SNIPPETS) >= 5
+
+
+def test_importing_semcache_keeps_litellm_off_the_network():
+    """LiteLLM would fetch its price map on import; semcache makes it use the bundled one."""
+    probe = """
+import os, socket
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(args)
+    raise OSError("no network in this test")
+socket.getaddrinfo = refuse
+socket.socket.connect = refuse
+import semcache, litellm
+print(os.environ["LITELLM_LOCAL_MODEL_COST_MAP"], len(attempts))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_LOCAL_MODEL_COST_MAP"}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.stdout.split() == ["True", "0"], result.stderr[-2000:]

@@ -15,7 +15,8 @@ from semcache.stats import Tier
 
 class ExactStoreStage:
     """Retrieve by the exact key (a store read, no embedding); a hit is kept in memory too,
-    unless a purge ran meanwhile (the read raced it; remembering it would undo the purge)."""
+    unless a purge ran meanwhile (the read raced it; remembering it would undo the purge).
+    An entry older than the caller's ``s-maxage`` is a miss."""
 
     def __init__(
         self,
@@ -47,7 +48,7 @@ class ExactStoreStage:
                     ),
                     None,
                 )
-                if entry is not None:
+                if entry is not None and request.control.accepts(entry.created_at, self._clock()):
                     answer = Answer.of(entry)
                     if self._fence.admits(entry, token):
                         self._memory.put(answer)

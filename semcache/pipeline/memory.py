@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from semcache._memory import MemoryTier
 from semcache.pipeline.base import Found, Next, Request
 from semcache.stats import Tier
 
 
 class MemoryStage:
-    """An exact repeat of a stored request, from memory; ``peek`` is the same check, sync."""
+    """An exact repeat of a stored request, from memory; ``peek`` is the same check, sync.
 
-    def __init__(self, memory: MemoryTier) -> None:
+    An entry older than the caller's ``s-maxage`` is not served (it stays for other callers).
+    """
+
+    def __init__(self, memory: MemoryTier, clock: Callable[[], float] = time.time) -> None:
         self.memory = memory
+        self._clock = clock
 
     def peek(self, request: Request) -> Found | None:
         """The memory hit for ``request`` (no await: safe from any thread), else None."""
         if not request.decision.lookup:
             return None
         answer = self.memory.get(request.keys.exact)
-        return None if answer is None else Found(answer, Tier.EXACT)
+        if answer is None or not request.control.accepts(answer.entry.created_at, self._clock()):
+            return None
+        return Found(answer, Tier.EXACT)
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         found = self.peek(request)

@@ -19,7 +19,7 @@ class SemanticStage:
     The question's vector and the nearest similarity travel on with the request, so a miss is
     stored without embedding the question again and reports how close it came. A hit is not
     put in memory: memory answers exact repeats of the entry's own key, and the paraphrase's
-    key is not that.
+    key is not that. A match older than the caller's ``s-maxage`` is a miss.
     """
 
     def __init__(
@@ -58,7 +58,7 @@ class SemanticStage:
             return await call_next(request)
         if lookup.rejected:
             self._stats.count("verifier_rejections")
-        if lookup.match is not None:
-            answer = Answer.of(lookup.match.entry)
-            return Found(answer, Tier.SEMANTIC, lookup.match.similarity, lookup.nearest)
+        match = lookup.match
+        if match is not None and request.control.accepts(match.entry.created_at, self._clock()):
+            return Found(Answer.of(match.entry), Tier.SEMANTIC, match.similarity, lookup.nearest)
         return await call_next(replace(request, vector=lookup.vector, nearest=lookup.nearest))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from litellm import ModelResponse
+
 from semcache._answer import Answer, encode, response_cost
 from semcache._upstream import Upstream, stream_and_assemble
 from semcache.pipeline.base import Found, Request
@@ -31,7 +33,7 @@ class UpstreamCall:
         self._upstream = upstream
         self._stats = stats
         self._clock = clock
-        self._default_ttl_s = default_ttl_s
+        self.default_ttl_s = default_ttl_s
         self._store_question = store_question
 
     async def __call__(self, request: Request) -> Found:
@@ -40,13 +42,18 @@ class UpstreamCall:
         else:
             response = await self._upstream.complete(request.params)
         self._stats.count("upstream_calls")
+        return self.found(request, response)
+
+    def found(self, request: Request, response: ModelResponse) -> Found:
+        """``response`` as the answer to ``request``; also how ``store()`` hands in an answer
+        the caller obtained itself, so both become entries by the same rules."""
         tier = Tier.BYPASS if request.decision.bypass else Tier.MISS
         answer = Answer.of(self._entry(request, encode(response, response_cost(response))))
         return Found(answer, tier, nearest=request.nearest, response=response)
 
     def _entry(self, request: Request, envelope: str) -> Entry:
         now = self._clock()
-        ttl = request.control.ttl if request.control.ttl is not None else self._default_ttl_s
+        ttl = request.control.ttl if request.control.ttl is not None else self.default_ttl_s
         keys = request.keys
         return Entry(
             key=keys.exact,

@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from semcache.server import admin_routes, openai_routes, ops_routes
+from semcache.server import admin_routes, more_routes, openai_routes, ops_routes
 from semcache.server.auth import KeyRing
 from semcache.server.config import ProxyConfig
 from semcache.server.http_errors import ApiError, invalid_request
@@ -80,6 +80,8 @@ def create_app(
     )
     app.state.proxy = proxy
     app.include_router(openai_routes.router)
+    app.include_router(more_routes.router)
+    app.include_router(more_routes.unprefixed(openai_routes.router, more_routes.router))
     app.include_router(admin_routes.router)
     app.include_router(ops_routes.router)
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]

@@ -1,0 +1,203 @@
+"""Look up and store answers without an LLM call: ``check`` / ``store`` (RedisVL, GPTCache).
+
+For callers that do not go through LiteLLM (their own client, a framework adapter, a batch
+job that already has the answers). Both run the cache's own stages in order, so tenants,
+namespaces, TTLs, ``s-maxage``, the sampling policy, the answer guard, purges and every
+future stage apply exactly as they do to ``completion``; only the chain's end differs:
+``check`` ends in a miss instead of the upstream call, ``store`` ends in the caller's answer.
+Neither joins or starts a shared flight (a check has nothing to share, and a flight that
+ended in "miss" must never be handed to a ``completion`` waiting on the same key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from litellm import ModelResponse
+
+from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.pipeline.base import Found, Pipeline, Request
+from semcache.stats import CacheHit, CacheInfo, Tier
+
+if TYPE_CHECKING:
+    from semcache._build import Assembly
+    from semcache._delivery import Delivery
+    from semcache._loop import LoopThread
+    from semcache.policy import CacheControl
+
+
+class _Miss(Exception):
+    """The end of a ``check`` chain: no tier answered (carries the nearest similarity)."""
+
+    def __init__(self, nearest: float | None) -> None:
+        super().__init__("miss")
+        self.nearest = nearest
+
+
+async def _miss(request: Request) -> Found:
+    raise _Miss(request.nearest)
+
+
+def call_kwargs(
+    prompt: str | None,
+    messages: Sequence[Mapping[str, Any]] | None,
+    model: str,
+    tenant: str | None,
+    cache: CacheControl | Mapping[str, Any] | None,
+    params: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The ``completion`` keyword arguments that ``check``/``store`` stand for."""
+    if (prompt is None) == (messages is None):
+        raise InvalidRequest("prompt", "give exactly one of prompt= or messages=")
+    if prompt is not None and not isinstance(prompt, str):
+        raise InvalidRequestType("prompt", f"expected a string, got {type(prompt).__name__}")
+    if messages is None:
+        messages = [{"role": "user", "content": prompt}]
+    kwargs = {**params, "model": model, "messages": messages}
+    if tenant is not None:
+        kwargs["tenant"] = tenant
+    if cache is not None:
+        kwargs["cache"] = cache
+    return kwargs
+
+
+def as_response(response: str | ModelResponse, model: str) -> ModelResponse:
+    """The caller's answer as a complete ``ModelResponse`` (text becomes one stop choice)."""
+    if isinstance(response, ModelResponse):
+        return response
+    if not isinstance(response, str):
+        raise InvalidRequestType(
+            "response", f"expected a string or a ModelResponse, got {type(response).__name__}"
+        )
+    message = {"role": "assistant", "content": response}
+    built = ModelResponse(
+        model=model, choices=[{"index": 0, "message": message, "finish_reason": "stop"}]
+    )
+    built._hidden_params["response_cost"] = 0.0  # what the caller paid is unknown here
+    return built
+
+
+class DirectAPI:
+    """``check`` / ``store`` and their async twins; mixed into ``SemanticCache``."""
+
+    _parts: Assembly
+    _loop: LoopThread
+    _delivery: Delivery
+
+    def check(
+        self,
+        prompt: str | None = None,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        tenant: str | None = None,
+        cache: CacheControl | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> CacheHit | None:
+        """The stored answer ``completion`` would serve for this question, or None.
+
+        Give ``prompt`` (one user message) or ``messages``; ``model`` and every other
+        parameter (temperature, tools, ...) are part of the key as in ``completion``.
+        """
+        request = self._parts.prepare(call_kwargs(prompt, messages, model, tenant, cache, params))
+        return self._loop.run(self._check(request))
+
+    async def acheck(
+        self,
+        prompt: str | None = None,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        tenant: str | None = None,
+        cache: CacheControl | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> CacheHit | None:
+        """``check`` for async callers."""
+        request = self._parts.prepare(call_kwargs(prompt, messages, model, tenant, cache, params))
+        return await self._loop.arun(self._check(request))
+
+    def store(
+        self,
+        prompt: str | None = None,
+        response: str | ModelResponse | None = None,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        tenant: str | None = None,
+        cache: CacheControl | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> str | None:
+        """Keep ``response`` as the answer to this question; returns its key, or None when
+        the policy keeps it out (``no-store``, ``ttl=0``, a sampling request, an incomplete
+        answer). Memory has it at once; the store write is behind (``flush()`` waits)."""
+        request, answer = self._prepare_store(
+            prompt, response, model, messages, tenant, cache, params
+        )
+        return self._loop.run(self._store(request, answer))
+
+    async def astore(
+        self,
+        prompt: str | None = None,
+        response: str | ModelResponse | None = None,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        tenant: str | None = None,
+        cache: CacheControl | Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> str | None:
+        """``store`` for async callers."""
+        request, answer = self._prepare_store(
+            prompt, response, model, messages, tenant, cache, params
+        )
+        return await self._loop.arun(self._store(request, answer))
+
+    # -- shared core (validation in the caller's thread, work on the cache's loop) -------------
+    def _prepare_store(
+        self,
+        prompt: str | None,
+        response: str | ModelResponse | None,
+        model: str,
+        messages: Sequence[Mapping[str, Any]] | None,
+        tenant: str | None,
+        cache: CacheControl | Mapping[str, Any] | None,
+        params: Mapping[str, Any],
+    ) -> tuple[Request, ModelResponse]:
+        if response is None:
+            raise InvalidRequest("response", "missing")
+        answer = as_response(response, model)
+        request = self._parts.prepare(call_kwargs(prompt, messages, model, tenant, cache, params))
+        return request, answer
+
+    async def _check(self, request: Request) -> CacheHit | None:
+        if not request.decision.lookup:
+            return None
+        private = replace(request, decision=replace(request.decision, coalesce=False))
+        try:
+            found = await Pipeline(self._parts.pipeline.stages, _miss).run(private)
+        except _Miss as miss:
+            key = request.keys.exact
+            self._delivery.record(CacheInfo(Tier.MISS, key=key, nearest_similarity=miss.nearest))
+            return None
+        response = found.answer.response()
+        info = self._delivery.info(found)
+        self._delivery.record(info)
+        return CacheHit(response, info)
+
+    async def _store(self, request: Request, response: ModelResponse) -> str | None:
+        if not request.decision.store:
+            return None
+        await self._parts.backend.ready()  # so the answer reaches the store, not only memory
+        decision = replace(request.decision, lookup=False, coalesce=False)
+        terminal = self._parts.upstream_call
+
+        async def given(r: Request) -> Found:
+            return terminal.found(r, response)
+
+        found = await Pipeline(self._parts.pipeline.stages, given).run(
+            replace(request, decision=decision)
+        )
+        key = found.answer.entry.key
+        return key if self._parts.memory.get(key) is not None else None

@@ -1,0 +1,154 @@
+"""semcache as LiteLLM's own cache: ``litellm.cache = LiteLLMCache(SemanticCache())``.
+
+Plain ``litellm.completion`` / ``acompletion`` (streamed or not) then look up semcache's tiers
+(memory, exact store, semantic with the answer guard) before calling the provider, and store
+complete answers after it. LiteLLM's per-request controls keep their meaning: ``no-cache``,
+``no-store``, ``ttl``, ``s-maxage`` (``s-max-age``), ``namespace``, and ``use-cache`` when the
+cache is built with ``mode="default_off"``.
+
+Why a ``Cache`` subclass and not a ``BaseCache`` backend (``Cache(_backend=...)``): a backend
+only sees LiteLLM's hashed key and, on the sync path, the messages alone, so it cannot
+compute semcache's key (model, parameters, scope) nor partition by tenant. ``Cache``'s
+``get_cache`` / ``add_cache`` methods receive the whole call. Not coalesced: LiteLLM looks up
+and stores in two separate calls with no failure signal in between, so a waiter on another
+caller's flight could wait for an answer that never comes.
+
+The tenant is ``metadata={"tenant": ...}``; without it, LiteLLM proxy's key / team / org
+identity (the scope LiteLLM's own semantic caches use) is the tenant, else the default one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from litellm import ModelResponse
+from litellm.caching.caching import Cache, CacheMode, LiteLLMCacheType
+from litellm.types.utils import is_litellm_owned_kwarg
+
+if TYPE_CHECKING:
+    from litellm.caching.base_cache import BaseCache
+
+    from semcache.cache import SemanticCache
+
+#: LiteLLM-owned parameters that still change the answer (which server, which provider).
+KEPT_LITELLM_PARAMS = frozenset({"api_base", "api_version", "custom_llm_provider"})
+
+#: Bookkeeping LiteLLM adds between lookup and store that is not one of its owned names.
+DROPPED_PARAMS = frozenset({"parent_otel_span", "dynamic_cache_object"})
+
+#: LiteLLM proxy's caller identity, the partition its own semantic caches use.
+PROXY_SCOPE_FIELDS = ("user_api_key", "user_api_key_team_id", "user_api_key_org_id")
+
+
+def semcache_call(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``SemanticCache.check`` / ``store`` arguments for one LiteLLM call's kwargs.
+
+    LiteLLM passes different internal kwargs to the lookup and to the store (a preset key,
+    a tracing span, its logging object); only what changes the answer is kept, so both
+    compute the same semcache key.
+    """
+    params = {
+        name: value
+        for name, value in kwargs.items()
+        if name not in DROPPED_PARAMS
+        and (name in KEPT_LITELLM_PARAMS or not is_litellm_owned_kwarg(name))
+    }
+    control = kwargs.get("cache")
+    if isinstance(control, Mapping):
+        params["cache"] = {k: v for k, v in control.items() if k != "use-cache"}
+    tenant = tenant_of(kwargs)
+    if tenant is not None:
+        params["tenant"] = tenant
+    return params
+
+
+def tenant_of(kwargs: Mapping[str, Any]) -> str | None:
+    """``metadata["tenant"]``, else the LiteLLM proxy caller's identity, else None."""
+    sources = [kwargs.get("metadata"), kwargs.get("litellm_metadata")]
+    litellm_params = kwargs.get("litellm_params")
+    if isinstance(litellm_params, Mapping):
+        sources += [litellm_params.get("metadata"), litellm_params.get("litellm_metadata")]
+    metadata = [s for s in sources if isinstance(s, Mapping)]
+    for source in metadata:
+        if source.get("tenant") is not None:
+            return source["tenant"]
+    scope = []
+    for name in PROXY_SCOPE_FIELDS:
+        value = next((s[name] for s in metadata if s.get(name) is not None), None)
+        if value is not None:
+            scope.append(f"{name}={value}")
+    return "litellm:" + ";".join(scope) if scope else None
+
+
+def as_model_response(result: Any) -> ModelResponse | None:
+    """The chat answer LiteLLM hands to ``add_cache``: an object on the sync path, its JSON
+    (``model_dump_json``) on the async path; None for anything else."""
+    if isinstance(result, ModelResponse):
+        return result
+    if isinstance(result, (str, bytes)):
+        try:
+            data = json.loads(result)
+        except ValueError:
+            return None
+        if isinstance(data, dict) and data.get("object") == "chat.completion":
+            return ModelResponse(**data)
+    return None
+
+
+class LiteLLMCache(Cache):
+    """A LiteLLM ``Cache`` whose tiers are a ``SemanticCache``'s.
+
+    ``mode="default_off"`` makes caching opt-in per call (``cache={"use-cache": True}``).
+    ``max_messages`` is LiteLLM's limit on conversation length (None: no limit; semcache
+    keys every turn, so long conversations are safe to cache).
+    """
+
+    def __init__(
+        self,
+        cache: SemanticCache | None = None,
+        *,
+        mode: str = "default_on",
+        max_messages: int | None = None,
+    ) -> None:
+        super().__init__(
+            type=LiteLLMCacheType.LOCAL,
+            mode=CacheMode(mode),
+            max_messages=max_messages,
+            supported_call_types=["completion", "acompletion"],
+        )
+        if cache is None:
+            from semcache.cache import SemanticCache
+
+            cache = SemanticCache()
+        self.semcache = cache
+
+    def get_cache(self, dynamic_cache_object: BaseCache | None = None, **kwargs: Any) -> Any:
+        if not self._handles(kwargs):
+            return None
+        hit = self.semcache.check(**semcache_call(kwargs))
+        return None if hit is None else hit.response.model_dump()
+
+    async def async_get_cache(
+        self, dynamic_cache_object: BaseCache | None = None, **kwargs: Any
+    ) -> Any:
+        if not self._handles(kwargs):
+            return None
+        hit = await self.semcache.acheck(**semcache_call(kwargs))
+        return None if hit is None else hit.response.model_dump()
+
+    def add_cache(self, result: Any, **kwargs: Any) -> None:
+        response = as_model_response(result)
+        if response is not None and self._handles(kwargs):
+            self.semcache.store(response=response, **semcache_call(kwargs))
+
+    async def async_add_cache(
+        self, result: Any, dynamic_cache_object: BaseCache | None = None, **kwargs: Any
+    ) -> None:
+        response = as_model_response(result)
+        if response is not None and self._handles(kwargs):
+            await self.semcache.astore(response=response, **semcache_call(kwargs))
+
+    def _handles(self, kwargs: Mapping[str, Any]) -> bool:
+        return "messages" in kwargs and self.should_use_cache(**kwargs) is True
