@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from semcache.embedders.base import Embedder
-from semcache.errors import ConfigError, SemcacheError
+from semcache.errors import SemcacheError
 
 from . import console as show
 from . import resolve
-from .calibrate import CalibrationResult, calibrate, save_embedder, save_threshold
+from .calibrate import CalibrationResult, calibrate
 from .data import Columns, PairSet, load_pairs
 from .report import GroupKey, Timing, key_of, write_outputs
 from .similarity import distinct_texts, pair_similarities
@@ -223,103 +223,55 @@ def eval_main(argv: Sequence[str]) -> int:
 def _calibrate_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="semcache calibrate",
-        description="Choose the lowest similarity threshold whose upper confidence bound on "
-        "the false-hit rate is at most --target, and check it on held-out pairs.",
+        description="Certify, on one half of labeled pairs, the hit rule with the most recall "
+        "whose false-hit rate is at most --target with --confidence (Learn-then-Test "
+        "fixed-sequence testing), report the frontier for δ = 1, 2, 5, 10, 20%, and check "
+        "the choice on the other half.",
     )
     parser.add_argument("--data", required=True, help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]")
     parser.add_argument(
-        "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.02"
+        "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.05"
     )
     parser.add_argument("--confidence", type=_fraction, default=0.95)
-    parser.add_argument(
-        "--method", choices=["clopper-pearson", "wilson"], default="clopper-pearson"
-    )
     parser.add_argument(
         "--embedder",
         nargs="+",
         default=["minilm"],
-        help="one or more; given several, each is calibrated on the same half and the one "
-        "with the most calibration-half recall at its threshold is chosen (the held-out half "
-        "plays no part in the choice); --save then also saves the embedder",
+        help="one or more; each gives a cosine scorer, and a learned scorer uses all of "
+        "them (the one whose cosine ranks the fitting pairs best is its search embedder)",
     )
     parser.add_argument(
         "--verifier",
         default="auto",
-        help="verifier the cache will use (default 'auto', the cache's default guard)",
+        help="answer guard for the 'guard' scorers ('none': no guard scorers)",
+    )
+    parser.add_argument(
+        "--scorer",
+        choices=["auto", "cosine", "guard", "learned"],
+        default="auto",
+        help="which scorers to consider; 'auto': all, the fitting part picks",
+    )
+    parser.add_argument(
+        "--model",
+        choices=["auto", "logistic", "boosted-trees"],
+        default="auto",
+        help="learned scorer family ('auto': the better cross-validated one)",
+    )
+    parser.add_argument(
+        "--fit-fraction",
+        type=_fraction,
+        default=1 / 3,
+        help="share of the calibration half that fits and plans; the rest tests",
     )
     parser.add_argument("--namespace", help="save as this namespace's threshold")
-    parser.add_argument("--save", type=Path, help=".env file to write the threshold into")
+    parser.add_argument("--save", type=Path, help=".env file to write the settings into")
+    parser.add_argument(
+        "--scorer-file",
+        type=Path,
+        help="where a learned scorer is written (default: semcache-scorer.json beside --save)",
+    )
     _add_data_options(parser)
     return parser
-
-
-def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    embedder_names = list(dict.fromkeys(args.embedder))
-    if args.namespace is not None and len(embedder_names) > 1:
-        raise ConfigError(
-            "--namespace saves a threshold for one namespace, but a cache has one embedder for "
-            "all namespaces: give a single --embedder with --namespace"
-        )
-    pairs = load_pairs(args.data, columns=_columns(args), limit=args.limit, seed=args.seed)
-    verifier = resolve.resolve_verifier(args.verifier)
-    _set_threads(args.threads)
-    verdicts = None
-    if verifier is not None:
-        from .sweep import verifier_decisions
-
-        verdicts = verifier_decisions(verifier, pairs)
-    results: dict[str, CalibrationResult] = {}
-    for name in embedder_names:
-        embedder = resolve.resolve_embedder(name, args.batch_size, args.runtime)
-        with show.embedding_progress(err, f"{pairs.name} · {name}") as progress:
-            similarities = pair_similarities(pairs, embedder, progress=progress)
-        results[name] = calibrate(
-            effective_scores(similarities, verdicts),
-            pairs.labels,
-            args.target,
-            confidence=args.confidence,
-            method=args.method,
-            seed=args.seed,
-        )
-    for name, result in results.items():
-        if result.reason is not None and len(results) > 1:
-            out.print(f"{name}: no threshold: {result.reason}", highlight=False)
-    chosen = _most_recall(results)
-    if chosen is None:
-        if len(results) == 1:
-            out.print(f"no threshold: {next(iter(results.values())).reason}", highlight=False)
-        else:
-            out.print("no threshold: no embedder meets the target (reasons above)")
-        return 1
-    result = results[chosen]
-    assert result.threshold is not None and result.held_out is not None and result.bound is not None
-    if len(results) > 1:
-        out.print(show.choice_table(results, chosen))
-    out.print(show.calibration_table(result))
-    held = result.held_out
-    verdict = "holds" if result.holds else "does NOT hold"
-    out.print(
-        f"threshold {result.threshold:g} (cosine, hit when >=) for {chosen}: calibration upper "
-        f"bound {result.bound:.2%} <= {result.target:.2%}; held-out false-hit rate "
-        f"{held.false_hit_rate:.2%} ({held.false_hits} of {held.hits} hits): {verdict}",
-        highlight=False,
-    )
-    if args.save is not None:
-        save_threshold(args.save, result.threshold, args.namespace)
-        if len(results) > 1:
-            save_embedder(args.save, chosen)
-        out.print(f"saved to {args.save}", highlight=False)
-    return 0
-
-
-def _most_recall(results: dict[str, CalibrationResult]) -> str | None:
-    """The embedder whose threshold keeps the most calibration-half recall (None: no threshold)."""
-    scored = {
-        name: result.calibration.recall
-        for name, result in results.items()
-        if result.calibration is not None
-    }
-    return max(scored, key=scored.__getitem__) if scored else None
 
 
 def calibrate_main(argv: Sequence[str]) -> int:
@@ -329,7 +281,10 @@ def calibrate_main(argv: Sequence[str]) -> int:
         return args
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
-        return _run_calibrate(args, out, err)
+        from .calibrate_cmd import run_calibrate
+
+        _set_threads(args.threads)
+        return run_calibrate(args, _columns(args), out, err)
     except SemcacheError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return 2

@@ -1,0 +1,189 @@
+"""Safe and useful: what each hit scorer can *guarantee* on the dev sets, and what holds.
+
+For each pair set under ``--dev`` (read by path, never copied; at most 6,000 pairs each, a
+seeded sample) this runs exactly what ``semcache calibrate`` runs (:mod:`semcache.eval.frontier`):
+seeded halves (calibration / untouched held-out), the calibration half cut into a fitting
+third and a testing two thirds, and for δ in 1, 2, 5, 10, 20%:
+
+- ``cosine`` — the cosine of one embedder (the family's best one for that δ is chosen on
+  the fitting part among minilm, use-multilingual, e5-small-4bit);
+- ``guard`` — the cosine with answer-guard vetoes, chosen the same way;
+- ``lr`` / ``gbm`` — a learned scorer (logistic regression / gradient-boosted trees) over all
+  three embedders' cosines, lexical features and the guard's per-rule mismatches;
+- ``lr-1`` — logistic regression with only the primary embedder's cosine (no extra model
+  call at lookup time);
+- ``chosen`` — the configuration the fitting part picks among all of the above, the one
+  ``calibrate`` would save;
+- ``ceiling`` — the best held-out recall any threshold of any scorer reaches at held-out
+  false-hit rate <= δ, chosen in hindsight on the held-out answers (a ceiling, not a result).
+
+A cell is the held-out recall at the threshold certified at 95% (fixed-sequence LTT) with
+the held-out false-hit rate; ``—`` means nothing was certified, ``!`` that the held-out
+false-hit rate came out above δ. Cosines are cached under ``--cache`` (see
+``_scorer_cache.py``), so reruns skip the models.
+
+Usage: ``HF_HUB_OFFLINE=1 python benchmarks/bench_scorer.py [--dev ../shared/data/dev]
+[--json out.json] [--timing]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _scorer_cache import DEFAULT_CACHE, EMBEDDERS, cosines, load_set
+
+from semcache.eval.frontier import (
+    DELTAS,
+    Frontier,
+    ScoredParts,
+    choose,
+    frontier,
+    guarded,
+    hindsight,
+    learned_parts,
+    scored_parts,
+    split_parts,
+)
+from semcache.eval.scorer_fit import average_precision
+from semcache.scoring.features import FeatureExtractor
+
+ALPHA = 0.05
+
+
+def features(pairs, sims: dict[str, np.ndarray], cache: Path) -> np.ndarray:
+    """Feature rows (cosines of ``sims`` in order, lexical, guard), cached without text."""
+    file = cache / f"{pairs.name}.{len(pairs)}.features.v1.npy"
+    if file.exists():
+        rest = np.load(file)
+    else:
+        rows = FeatureExtractor().rows(pairs.text_a, pairs.text_b, np.zeros((len(pairs), 0)))
+        np.save(file, rows)
+        rest = rows
+    return np.column_stack([*sims.values(), rest])
+
+
+def run_set(path: Path, cache: Path, seed: int) -> dict:
+    pairs = load_set(path, seed=seed)
+    labels = pairs.labels.astype(np.int64)
+    sims = {e: cosines(pairs, e, cache, seed).astype(np.float64) for e in EMBEDDERS}
+    rows = features(pairs, sims, cache)
+    guard_ok = rows[:, -6:].sum(axis=1) == 0
+    parts = split_parts(labels, seed)
+    fit_labels = labels[parts.fit]
+    primary = max(EMBEDDERS, key=lambda e: average_precision(sims[e][parts.fit], fit_labels))
+    families: dict[str, list[ScoredParts]] = {
+        "cosine": [scored_parts(f"cosine:{e}", sims[e], parts) for e in EMBEDDERS],
+        "guard": [scored_parts(f"guard:{e}", guarded(sims[e], guard_ok), parts) for e in EMBEDDERS],
+    }
+    timings = {}
+    width = len(EMBEDDERS)
+    for name, kind, cols in (("lr", "logistic", None), ("gbm", "boosted-trees", None),
+                             ("lr-1", "logistic", [EMBEDDERS.index(primary)])):  # fmt: skip
+        if cols is None:
+            x, embs = rows, EMBEDDERS
+        else:
+            x = np.column_stack([rows[:, cols], rows[:, width:]])
+            embs = (primary,)
+        started = time.perf_counter()
+        learned = learned_parts(name, x, labels, parts, embs, primary, kind=kind, seed=seed)
+        timings[name] = time.perf_counter() - started
+        families[name] = [learned.scored]
+    everything = [s for group in families.values() for s in group]
+    result = frontier(
+        everything, labels, parts, deltas=DELTAS, alpha=ALPHA, total_pairs=len(labels)
+    )
+    out = {"set": pairs.name, "pairs": len(pairs), "primary": primary, "fit_seconds": timings,
+           "rows": {}, "chosen": {}, "ceiling": {}, "needed": {}}  # fmt: skip
+    held = labels[parts.held_out]
+    for delta in DELTAS:
+        for family, members in families.items():
+            pick = (
+                choose(members, labels, parts, delta, ALPHA)
+                if len(members) > 1
+                else members[0].name
+            )
+            out["rows"][f"{family}|{delta}"] = _cell(result, pick, delta)
+        out["chosen"][str(delta)] = _cell(result, result.chosen[delta], delta)
+        best = max((hindsight(s.held_out, held, delta) for s in everything), key=lambda o: o.recall)
+        out["ceiling"][str(delta)] = {
+            "recall": best.recall,
+            "hits": best.hits,
+            "false": best.false_hits,
+        }
+        need = result.needed.get((result.chosen[delta], delta))
+        if need is not None:
+            out["needed"][str(delta)] = {"pairs": need.pairs, "floor_rate": need.floor_rate}
+    return out
+
+
+def _cell(result: Frontier, name: str, delta: float) -> dict:
+    row = result.rows[(name, delta)]
+    cell = {"scorer": name, "threshold": row.threshold}
+    if row.held_out is not None and row.testing is not None:
+        cell |= {
+            "recall": row.held_out.recall, "fhr": row.held_out.false_hit_rate,
+            "hits": row.held_out.hits, "false": row.held_out.false_hits, "holds": row.holds,
+            "test_recall": row.testing.recall, "test_hits": row.testing.hits,
+        }  # fmt: skip
+    return cell
+
+
+def _fmt(cell: dict) -> str:
+    if cell.get("threshold") is None:
+        return "—"
+    mark = "" if cell["holds"] else "!"
+    return f"{cell['recall']:.0%} ({cell['fhr']:.1%}){mark}"
+
+
+def print_tables(results: list[dict]) -> None:
+    families = ("cosine", "guard", "lr", "gbm", "lr-1")
+    header = "| set | scorer | " + " | ".join(f"δ={d:.0%}" for d in DELTAS) + " |"
+    print(header)
+    print("|" + "---|" * (len(DELTAS) + 2))
+    for r in results:
+        for family in families:
+            cells = [_fmt(r["rows"][f"{family}|{d}"]) for d in DELTAS]
+            print(f"| {r['set']} | {family} | " + " | ".join(cells) + " |")
+        cells = [f"{_fmt(r['chosen'][str(d)])} {r['chosen'][str(d)]['scorer']}" for d in DELTAS]
+        print(f"| {r['set']} | **chosen** | " + " | ".join(cells) + " |")
+        cells = [f"{r['ceiling'][str(d)]['recall']:.0%}" for d in DELTAS]
+        print(f"| {r['set']} | ceiling (hindsight) | " + " | ".join(cells) + " |")
+    print()
+    print("| δ | chosen config certified | holds on held-out |")
+    print("|---|---|---|")
+    for d in DELTAS:
+        cells = [r["chosen"][str(d)] for r in results]
+        certified = sum(c["threshold"] is not None for c in cells)
+        holds = sum(bool(c.get("holds")) for c in cells)
+        print(f"| {d:.0%} | {certified} of {len(results)} | {holds} of {certified} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dev", type=Path, default=Path("../shared/data/dev"))
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--only", nargs="*", help="set name substrings")
+    args = parser.parse_args()
+    results = []
+    for path in sorted(args.dev.glob("*.jsonl")):
+        if args.only and not any(s in path.stem for s in args.only):
+            continue
+        started = time.perf_counter()
+        results.append(run_set(path, args.cache, args.seed))
+        print(f"{path.stem}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print_tables(results)
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
