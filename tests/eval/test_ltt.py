@@ -55,13 +55,14 @@ def test_the_plan_starts_where_rejection_is_likeliest_not_at_the_strictest():
     plan = plan_sequence(scores, labels, 4000, 0.05, 0.05)
     assert plan.thresholds[0] < scores.max()  # a handful of hits cannot reject
     assert np.all(np.diff(plan.thresholds) < 0)  # strict to loose
-    hits, wrong = counts_at(scores, labels, plan.thresholds[:1])
+    hits, _ = counts_at(scores, labels, plan.thresholds[:1])
     assert hits[0] >= 59 and plan.pass_chance >= 0.9
 
 
 def test_the_guarantee_holds_in_simulation():
-    """Over 300 seeded draws (500 fitting, 1,500 testing pairs), the certified threshold's TRUE false-hit rate exceeds δ in at
-    most α of them (plus Monte Carlo slack). True rates come from the known distributions."""
+    """Over 300 seeded draws (500 fitting, 1,500 testing pairs), the certified threshold's
+    TRUE false-hit rate exceeds δ in at most α of them (plus Monte Carlo slack); true rates
+    come from the known distributions."""
     from scipy.stats import norm
 
     delta, alpha, violations, certified = 0.05, 0.05, 0, 0
