@@ -165,6 +165,42 @@ def print_tables(results: list[dict]) -> None:
         print(f"| {d:.0%} | {certified} of {len(results)} | {holds} of {certified} |")
 
 
+def time_scoring(path: Path, cache: Path, seed: int, embedders: tuple[str, ...]) -> dict:
+    """Per-candidate cost of a learned scorer: features + model (the primary cosine comes
+    free from the search), and each extra embedder's ``embed([query, candidate])``."""
+    from semcache.eval.resolve import resolve_embedder
+    from semcache.eval.scorer_fit import fit_boosted, fit_logistic
+    from semcache.scoring import LearnedScorer, SavedScorer, ScoreBand
+
+    pairs = load_set(path, seed=seed)
+    labels = pairs.labels.astype(np.int64)
+    sims = {e: cosines(pairs, e, cache, seed).astype(np.float64) for e in embedders}
+    rows = features(pairs, sims, cache)
+    out: dict[str, float] = {}
+    sample = range(0, len(pairs), max(1, len(pairs) // 500))
+    for kind, fit in (("logistic", fit_logistic), ("boosted-trees", fit_boosted)):
+        x = np.column_stack([rows[:, :1], rows[:, len(embedders):]])
+        model = fit(x, labels)
+        saved = SavedScorer(model, (embedders[0],), embedders[0], 0.5, ScoreBand(-1.0, 2.0))
+        scorer = LearnedScorer(saved)
+        started = time.perf_counter()
+        for i in sample:
+            scorer.score(pairs.text_a[i], pairs.text_b[i], float(sims[embedders[0]][i]))
+        out[f"{kind} (cold texts), ms"] = (time.perf_counter() - started) / len(sample) * 1e3
+        started = time.perf_counter()
+        for i in sample:
+            scorer.score(pairs.text_a[i], pairs.text_b[i], float(sims[embedders[0]][i]))
+        out[f"{kind} (texts seen), ms"] = (time.perf_counter() - started) / len(sample) * 1e3
+    for name in embedders:
+        model = resolve_embedder(name, 64)
+        model.embed(["warm up", "the model"])
+        started = time.perf_counter()
+        for i in list(sample)[:100]:
+            model.embed([pairs.text_a[i], pairs.text_b[i]])
+        out[f"embed pair with {name}, ms"] = (time.perf_counter() - started) / 100 * 1e3
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dev", type=Path, default=Path("../shared/data/dev"))
@@ -172,7 +208,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", nargs="*", help="set name substrings")
+    parser.add_argument("--embedders", nargs="+", default=list(EMBEDDERS))
+    parser.add_argument("--timing", type=Path, help="a set to time scoring on, then exit")
     args = parser.parse_args()
+    global EMBEDDERS
+    EMBEDDERS = tuple(args.embedders)
+    if args.timing is not None:
+        for key, value in time_scoring(args.timing, args.cache, args.seed, EMBEDDERS).items():
+            print(f"{key}: {value:.3f}")
+        return
     results = []
     for path in sorted(args.dev.glob("*.jsonl")):
         if args.only and not any(s in path.stem for s in args.only):
