@@ -55,6 +55,7 @@ from semcache.eval.scorer_fit import average_precision
 from semcache.scoring.features import FeatureExtractor
 
 ALPHA = 0.05
+_DEFAULT_EMBEDDERS = EMBEDDERS
 
 
 def features(pairs, sims: dict[str, np.ndarray], cache: Path) -> np.ndarray:
@@ -208,7 +209,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", nargs="*", help="set name substrings")
-    parser.add_argument("--embedders", nargs="+", default=list(EMBEDDERS))
+    parser.add_argument("--embedders", nargs="+", default=list(_DEFAULT_EMBEDDERS))
     parser.add_argument("--timing", type=Path, help="a set to time scoring on, then exit")
     args = parser.parse_args()
     global EMBEDDERS

@@ -25,18 +25,20 @@ from rich.console import Console
 from rich.table import Table
 
 from semcache.errors import ConfigError
+from semcache.guard import HitVerifier
 from semcache.scoring.band import ScoreBand, saturation_cosine
 from semcache.scoring.features import FeatureExtractor, bounds, feature_names
 from semcache.scoring.saved import SavedScorer
 
 from . import console as show
 from . import persist, resolve
-from .data import Columns, load_pairs
+from .data import Columns, PairSet, load_pairs
 from .frontier import (
     DELTAS,
     Certified,
     Frontier,
     LearnedParts,
+    Parts,
     ScoredParts,
     frontier,
     guarded,
@@ -67,33 +69,22 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
         with show.embedding_progress(err, f"{pairs.name} · {name}") as progress:
             sims[name] = pair_similarities(pairs, embedder, progress=progress).astype(np.float64)
     parts = split_parts(labels, args.seed, args.fit_fraction)
-    candidates: list[ScoredParts] = []
-    learned: LearnedParts | None = None
-    if args.scorer in ("auto", "cosine"):
-        candidates += [scored_parts(f"cosine:{e}", s, parts) for e, s in sims.items()]
-    if verifier is not None and args.scorer in ("auto", "guard"):
-        verdicts = np.array(
-            [verifier.verify(a, b) for a, b in zip(pairs.text_a, pairs.text_b, strict=True)]
-        )
-        candidates += [
-            scored_parts(f"guard:{e}", guarded(s, verdicts), parts) for e, s in sims.items()
-        ]
-    if args.scorer in ("auto", LEARNED) and args.namespace is None:
-        extractor = FeatureExtractor()
-        rest = extractor.rows(pairs.text_a, pairs.text_b, np.zeros((len(pairs), 0)))
-        rows = np.column_stack([*sims.values(), rest])
-        fit_labels = labels[parts.fit]
-        primary = max(sims, key=lambda e: average_precision(sims[e][parts.fit], fit_labels))
-        learned = learned_parts(LEARNED, rows, labels, parts, list(sims), primary,
-                                kind=args.model, seed=args.seed)  # fmt: skip
-        candidates.append(learned.scored)
+    use_learned = args.scorer in ("auto", LEARNED) and args.namespace is None
+    kinds = {
+        "cosine": args.scorer in ("auto", "cosine"),
+        "guard": args.scorer in ("auto", "guard"),
+        LEARNED: use_learned,
+    }
+    candidates, learned = build_candidates(
+        pairs, sims, parts, verifier, kinds, model=args.model, seed=args.seed
+    )
     if not candidates:
         raise ConfigError(f"--scorer {args.scorer} with --verifier {args.verifier}: no scorer")
     deltas = tuple(sorted({*DELTAS, args.target}))
     alpha = 1.0 - args.confidence
     result = frontier(candidates, labels, parts, deltas=deltas, alpha=alpha)
     out.print(frontier_table(result, pairs.name, list(sims), len(labels)))
-    _print_frontier_summary(result, args.target, len(labels), out)
+    print_frontier_summary(result, len(labels), out)
     chosen = result.chosen_result(args.target)
     if chosen.threshold is None:
         need = result.needed.get((chosen.scorer, args.target))
@@ -109,6 +100,49 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     if args.save is not None:
         _save(args, chosen, learned, sims, out)
     return 0
+
+
+def build_candidates(
+    pairs: PairSet,
+    sims: dict[str, np.ndarray],
+    parts: Parts,
+    verifier: HitVerifier | None,
+    kinds: dict[str, bool],
+    *,
+    model: str = "auto",
+    seed: int = 0,
+) -> tuple[list[ScoredParts], LearnedParts | None]:
+    """The scorers ``kinds`` asks for (keys ``cosine``, ``guard``, ``learned``), scored on the
+    three parts; guard scorers only with a verifier."""
+    labels = pairs.labels.astype(np.int64)
+    candidates: list[ScoredParts] = []
+    learned: LearnedParts | None = None
+    if kinds.get("cosine"):
+        candidates += [scored_parts(f"cosine:{e}", s, parts) for e, s in sims.items()]
+    if verifier is not None and kinds.get("guard"):
+        verdicts = np.array(
+            [verifier.verify(a, b) for a, b in zip(pairs.text_a, pairs.text_b, strict=True)]
+        )
+        candidates += [
+            scored_parts(f"guard:{e}", guarded(s, verdicts), parts) for e, s in sims.items()
+        ]
+    if kinds.get(LEARNED):
+        rest = FeatureExtractor().rows(pairs.text_a, pairs.text_b, np.zeros((len(pairs), 0)))
+        rows = np.column_stack([*sims.values(), rest])
+        fit_labels = labels[parts.fit]
+        primary = max(sims, key=lambda e: average_precision(sims[e][parts.fit], fit_labels))
+        learned = learned_parts(
+            LEARNED,
+            rows,
+            labels,
+            parts,
+            list(sims),
+            primary,
+            kind=model,
+            seed=seed,  # type: ignore[arg-type]
+        )
+        candidates.append(learned.scored)
+    return candidates, learned
 
 
 def _cell(row: Certified) -> str:
@@ -145,7 +179,8 @@ def frontier_table(result: Frontier, dataset: str, embedders: Sequence[str], pai
     return table
 
 
-def _print_frontier_summary(result: Frontier, target: float, total: int, out: Console) -> None:
+def print_frontier_summary(result: Frontier, total: int, out: Console) -> None:
+    """The tightest δ that qualifies, and for each stricter δ the labeled pairs it would need."""
     tightest = result.tightest
     if tightest is None:
         out.print("no δ in the list qualifies with these pairs", highlight=False)

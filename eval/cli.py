@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from semcache.embedders.base import Embedder
 from semcache.errors import SemcacheError
+from semcache.guard import HitVerifier
 
 from . import console as show
 from . import resolve
@@ -114,6 +115,12 @@ def _eval_parser() -> argparse.ArgumentParser:
         "--calibrate", type=_fraction, metavar="DELTA", help="also calibrate each group for DELTA"
     )
     parser.add_argument("--confidence", type=_fraction, default=0.95)
+    parser.add_argument(
+        "--frontier",
+        action="store_true",
+        help="also certify, per dataset, each scorer (cosine and guard per embedder, a learned "
+        "scorer over all embedders) at δ = 1, 2, 5, 10, 20%% as 'semcache calibrate' does",
+    )
     parser.add_argument("--no-plots", action="store_true")
     _add_data_options(parser)
     return parser
@@ -167,12 +174,14 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     timings: dict[tuple[str, str], Timing] = {}
     calibrations: dict[GroupKey, CalibrationResult] = {}
     decisions: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
+    all_sims: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
     for embedder_name in args.embedder:
         embedder = resolve.resolve_embedder(embedder_name, args.batch_size, args.runtime)
         embedder.embed(["warm-up: load the model before the clock starts"])
         for pairs in datasets:
             similarities, timing = _embed_timed(pairs, embedder, embedder_name, err)
             timings[(pairs.name, embedder_name)] = timing
+            all_sims[pairs.name][embedder_name] = similarities
             group = sweep_verifiers(
                 pairs,
                 similarities,
@@ -197,6 +206,8 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     for result in results:
         out.print(show.sweep_table(result))
     out.print(show.headline_table(results, calibrations))
+    if args.frontier:
+        _print_frontiers(datasets, all_sims, verifiers[0] if verifiers else None, args, out)
     plots: list[Path] = []
     if not args.no_plots:
         from .plots import write_plots
@@ -205,6 +216,26 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     written = write_outputs(args.out, results, timings, calibrations, plots)
     err.print(f"wrote {', '.join(str(p) for p in [*written, *plots])}")
     return 0
+
+
+def _print_frontiers(
+    datasets: Sequence[PairSet],
+    all_sims: dict[str, dict[str, np.ndarray]],
+    verifier: HitVerifier | None,
+    args: argparse.Namespace,
+    out: Console,
+) -> None:
+    from .calibrate_cmd import build_candidates, frontier_table, print_frontier_summary
+    from .frontier import frontier, split_parts
+
+    kinds = {"cosine": True, "guard": True, "learned": True}
+    for pairs in datasets:
+        sims = {name: values.astype(np.float64) for name, values in all_sims[pairs.name].items()}
+        parts = split_parts(pairs.labels, args.seed)
+        candidates, _ = build_candidates(pairs, sims, parts, verifier, kinds, seed=args.seed)
+        result = frontier(candidates, pairs.labels, parts, alpha=1.0 - args.confidence)
+        out.print(frontier_table(result, pairs.name, list(sims), len(pairs)))
+        print_frontier_summary(result, len(pairs), out)
 
 
 def eval_main(argv: Sequence[str]) -> int:

@@ -136,21 +136,21 @@ def certify(
 
 def predicted_recall(
     scored: ScoredParts, labels: np.ndarray, parts: Parts, delta: float, alpha: float
-) -> tuple[float, float]:
-    """(recall, chance) the fitting part predicts at δ, the choice key (no testing labels):
-    the most fitting-part recall among thresholds likelier than not to pass, and the best
-    pass chance (the tie-break when no threshold is likely to pass)."""
+) -> float:
+    """The choice key at δ, from the fitting part alone (no testing labels): the most
+    fitting-part recall of any planned threshold times its predicted chance to pass. The
+    product, rather than recall under a pass-chance cut-off, keeps a fragile configuration
+    (high recall, coin-flip test) from beating a sure one, and varies smoothly with noise."""
     fit_labels = labels[parts.fit]
     grid = threshold_grid(scored.fit)
     if not len(grid):
-        return 0.0, 0.0
+        return 0.0
     hits, wrong = counts_at(scored.fit, fit_labels, grid)
     expected = np.round(hits * len(parts.test) / max(len(parts.fit), 1)).astype(np.int64)
     chance = pass_probability(hits, wrong, expected, delta, alpha)
     positives = max(int((fit_labels == 1).sum()), 1)
     recall = (hits - wrong) / positives
-    likely = chance >= 0.5
-    return (float(recall[likely].max()) if likely.any() else 0.0), float(chance.max())
+    return float((recall * chance).max())
 
 
 def choose(

@@ -89,6 +89,23 @@ def test_eval_writes_every_output(tmp_path: Path, tiny_pairs_file: Path, fake_na
     assert "tiny · tiny · verifier none" in printed and "headline" in printed
 
 
+def test_eval_reports_the_frontier(tmp_path: Path, fake_names, capsys):
+    rows, vectors = [], {"anchor": [1.0, 0.0]}
+    for i in range(900):
+        cosine, label = (0.97, 1) if i % 2 else (0.6, 0)
+        vectors[f"pair {i}"] = [cosine, float(np.sqrt(1 - cosine * cosine))]
+        rows.append({"text_a": "anchor", "text_b": f"pair {i}", "label": label})
+    fake_names["many"] = FakeEmbedder(vectors)
+    data = write_jsonl(tmp_path / "many.jsonl", rows)
+    argv = ["--data", str(data), "--embedder", "many", "--out", str(tmp_path / "o"), "--no-plots"]
+    assert cli.eval_main([*argv, "--frontier", "--verifier", "digits"]) == 0
+    printed = capsys.readouterr().out
+    assert "what each scorer guarantees" in printed
+    for scorer in ("cosine:many", "guard:many", "learned"):
+        assert scorer in printed
+    assert "tightest δ that qualifies: 0.02" in printed
+
+
 def test_eval_usage_errors_exit_2(tmp_path: Path, tiny_pairs_file: Path, fake_names, capsys):
     base = ["--data", str(tiny_pairs_file), "--embedder", "tiny", "--out", str(tmp_path)]
     assert cli.eval_main([*base, "--verifier", "nonsense"]) == 2
