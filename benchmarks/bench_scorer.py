@@ -143,7 +143,17 @@ def _fmt(cell: dict) -> str:
     return f"{cell['recall']:.0%} ({cell['fhr']:.1%}){mark}"
 
 
+def _held_p(cell: dict, delta: float) -> float:
+    """P(at least this many held-out false hits | true rate exactly δ): how surprising a
+    held-out rate above δ is for a threshold whose real rate is at most δ."""
+    from scipy.stats import binom
+
+    return float(binom.sf(cell["false"] - 1, cell["hits"], delta))
+
+
 def print_tables(results: list[dict]) -> None:
+    print(f"embedders: {', '.join(EMBEDDERS)}; 95% confidence; seed 0; cell = held-out "
+          "recall (held-out false-hit rate), ! = above δ\n")  # fmt: skip
     families = ("cosine", "guard", "lr", "gbm", "lr-1")
     header = "| set | scorer | " + " | ".join(f"δ={d:.0%}" for d in DELTAS) + " |"
     print(header)
@@ -156,6 +166,21 @@ def print_tables(results: list[dict]) -> None:
         print(f"| {r['set']} | **chosen** | " + " | ".join(cells) + " |")
         cells = [f"{r['ceiling'][str(d)]['recall']:.0%}" for d in DELTAS]
         print(f"| {r['set']} | ceiling (hindsight) | " + " | ".join(cells) + " |")
+    print()
+    print("| set | δ | chosen | threshold | testing hits (false) | held-out hits (false) "
+          "| held-out recall | p(held-out | rate δ) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        for d in DELTAS:
+            c = r["chosen"][str(d)]
+            if c["threshold"] is None:
+                need = r["needed"].get(str(d), {})
+                print(f"| {r['set']} | {d:.0%} | {c['scorer']} | none | | | | "
+                      f"needs ~{need.get('pairs')} pairs |")  # fmt: skip
+                continue
+            print(f"| {r['set']} | {d:.0%} | {c['scorer']} | {c['threshold']:.4f} | "
+                  f"{c['test_hits']} | {c['hits']} ({c['false']}) | {c['recall']:.1%} | "
+                  f"{_held_p(c, d):.2f} |")  # fmt: skip
     print()
     print("| δ | chosen config certified | holds on held-out |")
     print("|---|---|---|")
@@ -180,7 +205,7 @@ def time_scoring(path: Path, cache: Path, seed: int, embedders: tuple[str, ...])
     out: dict[str, float] = {}
     sample = range(0, len(pairs), max(1, len(pairs) // 500))
     for kind, fit in (("logistic", fit_logistic), ("boosted-trees", fit_boosted)):
-        x = np.column_stack([rows[:, :1], rows[:, len(embedders):]])
+        x = np.column_stack([rows[:, :1], rows[:, len(embedders) :]])
         model = fit(x, labels)
         saved = SavedScorer(model, (embedders[0],), embedders[0], 0.5, ScoreBand(-1.0, 2.0))
         scorer = LearnedScorer(saved)

@@ -3,6 +3,22 @@
 Pure logic over a scorer, a threshold and a :class:`~semcache.scoring.band.ScoreBand`; the
 stage calls :meth:`ScoredDecision.decide` with the cosine its search returned. The common
 case (a best candidate below the band) costs one comparison: no feature, no extra embedding.
+
+How the composition root wires it (when ``settings.semantic.scorer`` is set):
+
+1. ``saved = SavedScorer.load(settings.semantic.scorer)`` (a ``ConfigError`` if the file is
+   missing, malformed or of another version: fail at start-up, not per request);
+2. the cache's embedder must be ``saved.primary`` (``calibrate --save`` writes both); load
+   ``{name: load_embedder(name) for name in saved.embedders if name != saved.primary}``;
+3. ``decision = ScoredDecision.from_saved(saved, extra_embedders)``;
+4. the semantic stage searches with ``score_threshold=decision.search_threshold`` instead of
+   the cosine threshold, and for the best candidate calls
+   ``decision.decide(query_text, candidate_question, cosine)``; it serves the hit only when
+   ``.hit``. The answer guard is *not* run as a veto on top: its rules are features of the
+   model, and the calibrated guarantee is for this rule alone. ``decide`` may raise
+   :class:`~semcache.errors.ScorerError` (a plug-in scorer's model or upstream failed) or
+   an embedder error; the stage degrades those to a counted miss in ``_failopen``.
+   Candidates need their question text stored (``semantic.store_question``).
 """
 
 from __future__ import annotations
