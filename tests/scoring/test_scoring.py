@@ -229,3 +229,12 @@ def test_decision_from_a_saved_file_runs_what_was_calibrated(tmp_path: Path):
     assert decision.decide(q, q.replace("how do", "how can"), 0.95).hit
     assert not decision.decide(q, q.replace("3", "5"), 0.95).hit
     assert not decision.decide(q, q, 0.1).hit  # below the band, never scored
+
+
+def test_boosted_trees_single_row_path_equals_the_batch_path():
+    a, b, labels = _synthetic(300, seed=6)
+    rows = _rows(a, b)
+    model = fit_boosted(rows, labels)
+    batch = model.predict(rows)
+    one_by_one = np.array([model.predict(rows[i : i + 1])[0] for i in range(len(rows))])
+    np.testing.assert_allclose(one_by_one, batch, atol=1e-12)
