@@ -104,9 +104,10 @@ def run_set(path: Path, cache: Path, seed: int) -> dict:
            "rows": {}, "chosen": {}, "ceiling": {}, "needed": {}}  # fmt: skip
     held = labels[parts.held_out]
     for delta in DELTAS:
+        plans = {name: row.plan for (name, d), row in result.rows.items() if d == delta}
         for family, members in families.items():
             pick = (
-                choose(members, labels, parts, delta, ALPHA)
+                choose(members, labels, parts, delta, ALPHA, plans)
                 if len(members) > 1
                 else members[0].name
             )

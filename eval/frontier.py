@@ -33,9 +33,7 @@ from .ltt import (
     counts_at,
     fixed_sequence,
     pairs_needed,
-    pass_probability,
     plan_sequence,
-    threshold_grid,
 )
 from .scorer_fit import FittedScorer, ModelKind, fit_scorer
 from .splits import stratified_split
@@ -121,9 +119,16 @@ class Certified:
 
 
 def certify(
-    scored: ScoredParts, labels: np.ndarray, parts: Parts, delta: float, alpha: float
+    scored: ScoredParts,
+    labels: np.ndarray,
+    parts: Parts,
+    delta: float,
+    alpha: float,
+    plan: TestSequence | None = None,
 ) -> Certified:
-    plan = plan_sequence(scored.fit, labels[parts.fit], len(parts.test), delta, alpha)
+    """Plan on the fitting part (unless ``plan`` is given) and walk it on the testing part."""
+    if plan is None:
+        plan = plan_sequence(scored.fit, labels[parts.fit], len(parts.test), delta, alpha)
     walk = fixed_sequence(scored.test, labels[parts.test], plan.thresholds, delta, alpha)
     if walk.threshold is None:
         return Certified(scored.name, delta, plan, walk, None, None)
@@ -134,30 +139,30 @@ def certify(
     )  # fmt: skip
 
 
-def predicted_recall(
-    scored: ScoredParts, labels: np.ndarray, parts: Parts, delta: float, alpha: float
-) -> float:
-    """The choice key at δ, from the fitting part alone (no testing labels): the most
-    fitting-part recall of any planned threshold times its predicted chance to pass. The
-    product, rather than recall under a pass-chance cut-off, keeps a fragile configuration
-    (high recall, coin-flip test) from beating a sure one, and varies smoothly with noise."""
-    fit_labels = labels[parts.fit]
-    grid = threshold_grid(scored.fit)
-    if not len(grid):
-        return 0.0
-    hits, wrong = counts_at(scored.fit, fit_labels, grid)
-    expected = np.round(hits * len(parts.test) / max(len(parts.fit), 1)).astype(np.int64)
-    chance = pass_probability(hits, wrong, expected, delta, alpha)
-    positives = max(int((fit_labels == 1).sum()), 1)
-    recall = (hits - wrong) / positives
-    return float((recall * chance).max())
+def predicted_recall(plan: TestSequence, labels: np.ndarray, parts: Parts) -> float:
+    """The choice key, from the fitting part alone (no testing labels): the recall the
+    planned walk certifies on average in simulation (:func:`plan_sequence`)."""
+    positives = max(int((labels[parts.fit] == 1).sum()), 1)
+    scale = len(parts.test) / max(len(parts.fit), 1)
+    return plan.expected_true_hits / (positives * scale)
 
 
 def choose(
-    scorers: Sequence[ScoredParts], labels: np.ndarray, parts: Parts, delta: float, alpha: float
+    scorers: Sequence[ScoredParts],
+    labels: np.ndarray,
+    parts: Parts,
+    delta: float,
+    alpha: float,
+    plans: dict[str, TestSequence] | None = None,
 ) -> str:
     """The scorer the fitting part predicts to certify the most recall at δ."""
-    keys = {s.name: predicted_recall(s, labels, parts, delta, alpha) for s in scorers}
+    plans = {} if plans is None else plans
+    keys = {}
+    for s in scorers:
+        plan = plans.get(s.name)
+        if plan is None:
+            plan = plan_sequence(s.fit, labels[parts.fit], len(parts.test), delta, alpha)
+        keys[s.name] = predicted_recall(plan, labels, parts)
     return max(keys, key=keys.__getitem__)
 
 
@@ -214,9 +219,14 @@ def frontier(
     test_share = len(parts.test) / total
     calibration = np.concatenate([parts.fit, parts.test])
     for delta in deltas:
-        chosen[delta] = choose(scorers, labels, parts, delta, alpha)
+        plans = {
+            s.name: plan_sequence(s.fit, labels[parts.fit], len(parts.test), delta, alpha)
+            for s in scorers
+        }
+        chosen[delta] = choose(scorers, labels, parts, delta, alpha, plans)
         for scored in scorers:
-            rows[(scored.name, delta)] = result = certify(scored, labels, parts, delta, alpha)
+            result = certify(scored, labels, parts, delta, alpha, plans[scored.name])
+            rows[(scored.name, delta)] = result
             if result.threshold is None:
                 both = np.concatenate([scored.fit, scored.test])
                 needed[(scored.name, delta)] = pairs_needed(
@@ -286,9 +296,14 @@ def learned_parts(
     def cut(scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return np.where(rows[idx, column] >= lo, scores, -np.inf)
 
+    # the plan reads the fitting part's out-of-fold ranking (honest about labels) on the
+    # refit model's scale (its in-sample scores, rank for rank), so that a planned threshold
+    # cuts the testing part's refit scores at the hit share the plan expected
+    in_sample = np.sort(fitted.model.predict(rows[parts.fit]))
+    ranks = np.argsort(np.argsort(fitted.out_of_fold, kind="stable"), kind="stable")
     scored = ScoredParts(
         name,
-        cut(fitted.out_of_fold, parts.fit),
+        cut(in_sample[ranks], parts.fit),
         cut(fitted.model.predict(rows[parts.test]), parts.test),
         cut(fitted.model.predict(rows[parts.held_out]), parts.held_out),
         {"kind": fitted.model.kind, "cv_ap": fitted.cv_average_precision},
