@@ -13,8 +13,8 @@ One run over a labeled pair set, as ``semcache calibrate`` does it:
    the testing part (a valid guarantee for that scorer at that δ); then report the held-out
    half at the certified threshold;
 4. for each δ, the *chosen* configuration is picked on the fitting part alone (the scorer
-   with the most predicted recall among those predicted to pass), before its walk, so
-   choosing does not spend the guarantee. Only the chosen one's walk backs the saved
+   whose planned walk certifies the most recall on average when simulated on resamples of
+   the fitting part), before its walk, so choosing does not spend the guarantee. Only the chosen one's walk backs the saved
    threshold; the other rows show what each scorer would have given.
 """
 
