@@ -205,7 +205,8 @@ def print_frontier_summary(result: Frontier, total: int, out: Console) -> None:
 
 def _print_choice(chosen: Certified, out: Console) -> None:
     held, testing = chosen.held_out, chosen.testing
-    assert held is not None and testing is not None
+    if held is None or testing is None:  # not certified: the caller reports that instead
+        return
     verdict = "holds" if chosen.holds else "does NOT hold"
     out.print(
         f"chosen for δ={chosen.delta:g}: {chosen.scorer}, threshold {chosen.threshold:.6g} "

@@ -14,8 +14,9 @@ One run over a labeled pair set, as ``semcache calibrate`` does it:
    half at the certified threshold;
 4. for each δ, the *chosen* configuration is picked on the fitting part alone (the scorer
    whose planned walk certifies the most recall on average when simulated on resamples of
-   the fitting part), before its walk, so choosing does not spend the guarantee. Only the chosen one's walk backs the saved
-   threshold; the other rows show what each scorer would have given.
+   the fitting part), before its walk, so choosing does not spend the guarantee. Only the
+   chosen one's walk backs the saved threshold; the other rows show what each scorer
+   would have given.
 """
 
 from __future__ import annotations
