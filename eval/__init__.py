@@ -6,7 +6,7 @@ The ``semcache eval`` / ``semcache calibrate`` commands are :func:`semcache.eval
 and :func:`semcache.eval.cli.calibrate_main`. Plotting needs the ``eval`` extra (matplotlib).
 """
 
-from semcache.eval.calibrate import CalibrationResult, calibrate, save_threshold
+from semcache.eval.calibrate import CalibrationResult, calibrate
 from semcache.eval.data import Columns, PairDataError, PairSet, load_pairs
 from semcache.eval.metrics import (
     OperatingPoint,
@@ -16,6 +16,7 @@ from semcache.eval.metrics import (
     upper_bound,
     wilson_interval,
 )
+from semcache.eval.persist import save_threshold
 from semcache.eval.similarity import pair_similarities
 from semcache.eval.sweep import (
     SweepResult,

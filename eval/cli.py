@@ -17,11 +17,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from semcache.embedders.base import Embedder
-from semcache.errors import ConfigError, SemcacheError
+from semcache.errors import SemcacheError
+from semcache.guard import HitVerifier
 
 from . import console as show
 from . import resolve
-from .calibrate import CalibrationResult, calibrate, save_embedder, save_threshold
+from .calibrate import CalibrationResult, calibrate
 from .data import Columns, PairSet, load_pairs
 from .report import GroupKey, Timing, key_of, write_outputs
 from .similarity import distinct_texts, pair_similarities
@@ -114,6 +115,12 @@ def _eval_parser() -> argparse.ArgumentParser:
         "--calibrate", type=_fraction, metavar="DELTA", help="also calibrate each group for DELTA"
     )
     parser.add_argument("--confidence", type=_fraction, default=0.95)
+    parser.add_argument(
+        "--frontier",
+        action="store_true",
+        help="also certify, per dataset, each scorer (cosine and guard per embedder, a learned "
+        "scorer over all embedders) at δ = 1, 2, 5, 10, 20%% as 'semcache calibrate' does",
+    )
     parser.add_argument("--no-plots", action="store_true")
     _add_data_options(parser)
     return parser
@@ -162,17 +169,19 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
     # 'auto' may name the same guard as 'details': one sweep per distinct verifier
     resolved = (resolve.resolve_verifier(name) for name in verifier_names)
-    verifiers = list({v.name: v for v in resolved if v.name != NO_VERIFIER}.values())
+    verifiers = list({v.name: v for v in resolved if v is not None}.values())
     results: list[SweepResult] = []
     timings: dict[tuple[str, str], Timing] = {}
     calibrations: dict[GroupKey, CalibrationResult] = {}
     decisions: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
+    all_sims: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
     for embedder_name in args.embedder:
         embedder = resolve.resolve_embedder(embedder_name, args.batch_size, args.runtime)
         embedder.embed(["warm-up: load the model before the clock starts"])
         for pairs in datasets:
             similarities, timing = _embed_timed(pairs, embedder, embedder_name, err)
             timings[(pairs.name, embedder_name)] = timing
+            all_sims[pairs.name][embedder_name] = similarities
             group = sweep_verifiers(
                 pairs,
                 similarities,
@@ -197,6 +206,8 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     for result in results:
         out.print(show.sweep_table(result))
     out.print(show.headline_table(results, calibrations))
+    if args.frontier:
+        _print_frontiers(datasets, all_sims, verifiers[0] if verifiers else None, args, out)
     plots: list[Path] = []
     if not args.no_plots:
         from .plots import write_plots
@@ -205,6 +216,26 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     written = write_outputs(args.out, results, timings, calibrations, plots)
     err.print(f"wrote {', '.join(str(p) for p in [*written, *plots])}")
     return 0
+
+
+def _print_frontiers(
+    datasets: Sequence[PairSet],
+    all_sims: dict[str, dict[str, np.ndarray]],
+    verifier: HitVerifier | None,
+    args: argparse.Namespace,
+    out: Console,
+) -> None:
+    from .calibrate_cmd import build_candidates, frontier_table, print_frontier_summary
+    from .frontier import frontier, split_parts
+
+    kinds = {"cosine": True, "guard": True, "learned": True}
+    for pairs in datasets:
+        sims = {name: values.astype(np.float64) for name, values in all_sims[pairs.name].items()}
+        parts = split_parts(pairs.labels, args.seed)
+        candidates, _ = build_candidates(pairs, sims, parts, verifier, kinds, seed=args.seed)
+        result = frontier(candidates, pairs.labels, parts, alpha=1.0 - args.confidence)
+        out.print(frontier_table(result, pairs.name, list(sims), len(pairs)))
+        print_frontier_summary(result, len(pairs), out)
 
 
 def eval_main(argv: Sequence[str]) -> int:
@@ -223,103 +254,55 @@ def eval_main(argv: Sequence[str]) -> int:
 def _calibrate_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="semcache calibrate",
-        description="Choose the lowest similarity threshold whose upper confidence bound on "
-        "the false-hit rate is at most --target, and check it on held-out pairs.",
+        description="Certify, on one half of labeled pairs, the hit rule with the most recall "
+        "whose false-hit rate is at most --target with --confidence (Learn-then-Test "
+        "fixed-sequence testing), report the frontier for δ = 1, 2, 5, 10, 20%, and check "
+        "the choice on the other half.",
     )
     parser.add_argument("--data", required=True, help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]")
     parser.add_argument(
-        "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.02"
+        "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.05"
     )
     parser.add_argument("--confidence", type=_fraction, default=0.95)
-    parser.add_argument(
-        "--method", choices=["clopper-pearson", "wilson"], default="clopper-pearson"
-    )
     parser.add_argument(
         "--embedder",
         nargs="+",
         default=["minilm"],
-        help="one or more; given several, each is calibrated on the same half and the one "
-        "with the most calibration-half recall at its threshold is chosen (the held-out half "
-        "plays no part in the choice); --save then also saves the embedder",
+        help="one or more; each gives a cosine scorer, and a learned scorer uses all of "
+        "them (the one whose cosine ranks the fitting pairs best is its search embedder)",
     )
     parser.add_argument(
         "--verifier",
         default="auto",
-        help="verifier the cache will use (default 'auto', the cache's default guard)",
+        help="answer guard for the 'guard' scorers ('none': no guard scorers)",
+    )
+    parser.add_argument(
+        "--scorer",
+        choices=["auto", "cosine", "guard", "learned"],
+        default="auto",
+        help="which scorers to consider; 'auto': all, the fitting part picks",
+    )
+    parser.add_argument(
+        "--model",
+        choices=["auto", "logistic", "boosted-trees"],
+        default="auto",
+        help="learned scorer family ('auto': the better cross-validated one)",
+    )
+    parser.add_argument(
+        "--fit-fraction",
+        type=_fraction,
+        default=1 / 3,
+        help="share of the calibration half that fits and plans; the rest tests",
     )
     parser.add_argument("--namespace", help="save as this namespace's threshold")
-    parser.add_argument("--save", type=Path, help=".env file to write the threshold into")
+    parser.add_argument("--save", type=Path, help=".env file to write the settings into")
+    parser.add_argument(
+        "--scorer-file",
+        type=Path,
+        help="where a learned scorer is written (default: semcache-scorer.json beside --save)",
+    )
     _add_data_options(parser)
     return parser
-
-
-def _run_calibrate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    embedder_names = list(dict.fromkeys(args.embedder))
-    if args.namespace is not None and len(embedder_names) > 1:
-        raise ConfigError(
-            "--namespace saves a threshold for one namespace, but a cache has one embedder for "
-            "all namespaces: give a single --embedder with --namespace"
-        )
-    pairs = load_pairs(args.data, columns=_columns(args), limit=args.limit, seed=args.seed)
-    verifier = resolve.resolve_verifier(args.verifier)
-    _set_threads(args.threads)
-    verdicts = None
-    if verifier.name != NO_VERIFIER:
-        from .sweep import verifier_decisions
-
-        verdicts = verifier_decisions(verifier, pairs)
-    results: dict[str, CalibrationResult] = {}
-    for name in embedder_names:
-        embedder = resolve.resolve_embedder(name, args.batch_size, args.runtime)
-        with show.embedding_progress(err, f"{pairs.name} · {name}") as progress:
-            similarities = pair_similarities(pairs, embedder, progress=progress)
-        results[name] = calibrate(
-            effective_scores(similarities, verdicts),
-            pairs.labels,
-            args.target,
-            confidence=args.confidence,
-            method=args.method,
-            seed=args.seed,
-        )
-    for name, result in results.items():
-        if result.reason is not None and len(results) > 1:
-            out.print(f"{name}: no threshold: {result.reason}", highlight=False)
-    chosen = _most_recall(results)
-    if chosen is None:
-        if len(results) == 1:
-            out.print(f"no threshold: {next(iter(results.values())).reason}", highlight=False)
-        else:
-            out.print("no threshold: no embedder meets the target (reasons above)")
-        return 1
-    result = results[chosen]
-    assert result.threshold is not None and result.held_out is not None and result.bound is not None
-    if len(results) > 1:
-        out.print(show.choice_table(results, chosen))
-    out.print(show.calibration_table(result))
-    held = result.held_out
-    verdict = "holds" if result.holds else "does NOT hold"
-    out.print(
-        f"threshold {result.threshold:g} (cosine, hit when >=) for {chosen}: calibration upper "
-        f"bound {result.bound:.2%} <= {result.target:.2%}; held-out false-hit rate "
-        f"{held.false_hit_rate:.2%} ({held.false_hits} of {held.hits} hits): {verdict}",
-        highlight=False,
-    )
-    if args.save is not None:
-        save_threshold(args.save, result.threshold, args.namespace)
-        if len(results) > 1:
-            save_embedder(args.save, chosen)
-        out.print(f"saved to {args.save}", highlight=False)
-    return 0
-
-
-def _most_recall(results: dict[str, CalibrationResult]) -> str | None:
-    """The embedder whose threshold keeps the most calibration-half recall (None: no threshold)."""
-    scored = {
-        name: result.calibration.recall
-        for name, result in results.items()
-        if result.calibration is not None
-    }
-    return max(scored, key=scored.__getitem__) if scored else None
 
 
 def calibrate_main(argv: Sequence[str]) -> int:
@@ -329,7 +312,10 @@ def calibrate_main(argv: Sequence[str]) -> int:
         return args
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
-        return _run_calibrate(args, out, err)
+        from .calibrate_cmd import run_calibrate
+
+        _set_threads(args.threads)
+        return run_calibrate(args, _columns(args), out, err)
     except SemcacheError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return 2

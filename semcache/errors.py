@@ -78,6 +78,11 @@ class EmbedderError(SemcacheError):
     """An embedder failed to load or to embed; the facade degrades it to a miss."""
 
 
+class ScorerError(SemcacheError):
+    """A hit scorer (cross-encoder, LLM judge) failed to load or to score; the semantic
+    stage degrades it to a miss."""
+
+
 class MissingDependency(SemcacheError, ImportError):
     """An optional dependency is not installed; the message names the pip extra."""
 

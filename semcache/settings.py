@@ -138,6 +138,19 @@ class SemanticSettings(SettingsSection):
         "project default.",
     )
 
+    scorer: str | None = Field(
+        None,
+        description="Path of a scorer file written by 'semcache calibrate' (a learned hit "
+        "model with its embedders, probability threshold and cosine band). When set, it "
+        "decides hits and its band's lower edge replaces 'threshold' as the search cutoff; "
+        "empty or unset: hits are cosine >= threshold plus 'verifier'.",
+    )
+
+    @field_validator("scorer")
+    @classmethod
+    def _empty_scorer_is_none(cls, value: str | None) -> str | None:
+        return None if value is None or not value.strip() else value
+
     @field_validator("namespace_thresholds")
     @classmethod
     def _thresholds_in_range(cls, value: dict[str, float]) -> dict[str, float]:

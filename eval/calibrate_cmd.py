@@ -1,0 +1,254 @@
+"""``semcache calibrate``'s run: every scorer at every δ on one half, the chosen one saved.
+
+What it does (:mod:`semcache.eval.frontier` has the statistics):
+
+1. embeds the pairs with each ``--embedder`` and splits them (seeded, stratified) into a
+   calibration half — a fitting part and a testing part — and an untouched held-out half;
+2. builds the candidate scorers: each embedder's cosine, the same with the answer guard's
+   vetoes (unless ``--verifier none``), and a learned scorer over all embedders' cosines,
+   lexical features and the guard's per-rule mismatches (``--scorer`` narrows this);
+3. certifies each scorer at each δ of 1, 2, 5, 10, 20% and ``--target`` (Learn-then-Test,
+   valid at ``--confidence``), and reports the frontier: what each scorer guarantees, the
+   tightest δ that qualifies, and how many labeled pairs a stricter one would likely need;
+4. for ``--target``, the configuration picked on the fitting part alone is the answer; with
+   ``--save`` its threshold, embedder, guard and (learned) scorer file are written.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from semcache.errors import ConfigError
+from semcache.guard import HitVerifier
+from semcache.scoring.band import ScoreBand, saturation_cosine
+from semcache.scoring.features import FeatureExtractor, bounds, feature_names
+from semcache.scoring.saved import SavedScorer
+
+from . import console as show
+from . import persist, resolve
+from .data import Columns, PairSet, load_pairs
+from .frontier import (
+    DELTAS,
+    Certified,
+    Frontier,
+    LearnedParts,
+    Parts,
+    ScoredParts,
+    frontier,
+    guarded,
+    learned_parts,
+    scored_parts,
+    split_parts,
+)
+from .scorer_fit import average_precision
+from .similarity import pair_similarities
+from .sweep import NO_VERIFIER
+
+LEARNED = "learned"
+
+
+def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err: Console) -> int:
+    embedder_names = list(dict.fromkeys(args.embedder))
+    if args.namespace is not None and (len(embedder_names) > 1 or args.scorer == LEARNED):
+        raise ConfigError(
+            "--namespace saves a threshold for one namespace, but a cache has one embedder and "
+            "one scorer for all namespaces: give a single --embedder with --namespace (a "
+            "learned scorer is never per namespace)"
+        )
+    pairs = load_pairs(args.data, columns=columns, limit=args.limit, seed=args.seed)
+    labels = pairs.labels.astype(np.int64)
+    verifier = resolve.resolve_verifier(args.verifier)
+    sims: dict[str, np.ndarray] = {}
+    for name in embedder_names:
+        embedder = resolve.resolve_embedder(name, args.batch_size, args.runtime)
+        with show.embedding_progress(err, f"{pairs.name} · {name}") as progress:
+            sims[name] = pair_similarities(pairs, embedder, progress=progress).astype(np.float64)
+    parts = split_parts(labels, args.seed, args.fit_fraction)
+    use_learned = args.scorer in ("auto", LEARNED) and args.namespace is None
+    kinds = {
+        "cosine": args.scorer in ("auto", "cosine"),
+        "guard": args.scorer in ("auto", "guard"),
+        LEARNED: use_learned,
+    }
+    candidates, learned = build_candidates(
+        pairs, sims, parts, verifier, kinds, model=args.model, seed=args.seed
+    )
+    if not candidates:
+        raise ConfigError(f"--scorer {args.scorer} with --verifier {args.verifier}: no scorer")
+    deltas = tuple(sorted({*DELTAS, args.target}))
+    alpha = 1.0 - args.confidence
+    result = frontier(candidates, labels, parts, deltas=deltas, alpha=alpha)
+    out.print(frontier_table(result, pairs.name, list(sims), len(labels)))
+    print_frontier_summary(result, len(labels), out)
+    chosen = result.chosen_result(args.target)
+    if chosen.threshold is None:
+        need = result.needed.get((chosen.scorer, args.target))
+        out.print(
+            f"no configuration certified at δ={args.target:g}: the fitting part chose "
+            f"{chosen.scorer}, whose first test failed. "
+            + ("" if need is None or need.pairs is None else
+               f"About {need.pairs} labeled pairs in all would likely certify it."),
+            highlight=False,
+        )  # fmt: skip
+        return 1
+    _print_choice(chosen, out)
+    if args.save is not None:
+        _save(args, chosen, learned, sims, out)
+    return 0
+
+
+def build_candidates(
+    pairs: PairSet,
+    sims: dict[str, np.ndarray],
+    parts: Parts,
+    verifier: HitVerifier | None,
+    kinds: dict[str, bool],
+    *,
+    model: str = "auto",
+    seed: int = 0,
+) -> tuple[list[ScoredParts], LearnedParts | None]:
+    """The scorers ``kinds`` asks for (keys ``cosine``, ``guard``, ``learned``), scored on the
+    three parts; guard scorers only with a verifier."""
+    labels = pairs.labels.astype(np.int64)
+    candidates: list[ScoredParts] = []
+    learned: LearnedParts | None = None
+    if kinds.get("cosine"):
+        candidates += [scored_parts(f"cosine:{e}", s, parts) for e, s in sims.items()]
+    if verifier.name != NO_VERIFIER and kinds.get("guard"):
+        verdicts = np.array(
+            [verifier.verify(a, b) for a, b in zip(pairs.text_a, pairs.text_b, strict=True)]
+        )
+        candidates += [
+            scored_parts(f"guard:{e}", guarded(s, verdicts), parts) for e, s in sims.items()
+        ]
+    if kinds.get(LEARNED):
+        rest = FeatureExtractor().rows(pairs.text_a, pairs.text_b, np.zeros((len(pairs), 0)))
+        rows = np.column_stack([*sims.values(), rest])
+        fit_labels = labels[parts.fit]
+        primary = max(sims, key=lambda e: average_precision(sims[e][parts.fit], fit_labels))
+        learned = learned_parts(
+            LEARNED,
+            rows,
+            labels,
+            parts,
+            list(sims),
+            primary,
+            kind=model,
+            seed=seed,  # type: ignore[arg-type]
+        )
+        candidates.append(learned.scored)
+    return candidates, learned
+
+
+def _cell(row: Certified) -> str:
+    if row.threshold is None or row.held_out is None or row.testing is None:
+        return "—"
+    verdict = "" if row.holds else " FAILS"
+    return (
+        f"{row.testing.recall:.0%} → {row.held_out.recall:.0%} "
+        f"({row.held_out.false_hit_rate:.1%}{verdict})"
+    )
+
+
+def frontier_table(result: Frontier, dataset: str, embedders: Sequence[str], pairs: int) -> Table:
+    """A row per scorer, a column per δ: certified testing-part recall → held-out recall
+    (held-out false-hit rate); ``*`` marks the configuration the fitting part chose."""
+    table = Table(
+        title=f"{dataset}: what each scorer guarantees ({1 - result.alpha:.0%} confidence, "
+        f"fixed-sequence test)",
+        caption=f"{pairs} pairs; embedders {', '.join(embedders)}; fitting {len(result.parts.fit)}"
+        f", testing {len(result.parts.test)}, held-out {len(result.parts.held_out)} pairs. Cell: "
+        "recall on the testing part → on the held-out half (held-out false-hit rate); "
+        "— nothing certified",
+    )
+    table.add_column("scorer")
+    for delta in result.deltas:
+        table.add_column(f"δ={delta:.0%}", justify="right")
+    names = list(dict.fromkeys(name for name, _ in result.rows))
+    for name in names:
+        cells = []
+        for delta in result.deltas:
+            mark = " *" if result.chosen[delta] == name else ""
+            cells.append(_cell(result.rows[(name, delta)]) + mark)
+        table.add_row(name, *cells)
+    return table
+
+
+def print_frontier_summary(result: Frontier, total: int, out: Console) -> None:
+    """The tightest δ that qualifies, and for each stricter δ the labeled pairs it would need."""
+    tightest = result.tightest
+    if tightest is None:
+        out.print("no δ in the list qualifies with these pairs", highlight=False)
+    else:
+        out.print(f"tightest δ that qualifies: {tightest:g}", highlight=False)
+    for delta in result.deltas:
+        if tightest is not None and delta >= tightest:
+            continue
+        need = result.needed.get((result.chosen[delta], delta))
+        if need is None:
+            continue
+        if need.pairs is None:
+            out.print(f"δ={delta:g}: no threshold shows a false-hit rate under δ on these "
+                      f"pairs (lowest {need.floor_rate:.1%}); more pairs alone will not help",
+                      highlight=False)  # fmt: skip
+        else:
+            more = max(need.pairs - total, 0)
+            out.print(f"δ={delta:g}: about {need.pairs} labeled pairs in all ({more} more) "
+                      "would likely qualify (an estimate from these pairs' rates)",
+                      highlight=False)  # fmt: skip
+
+
+def _print_choice(chosen: Certified, out: Console) -> None:
+    held, testing = chosen.held_out, chosen.testing
+    if held is None or testing is None:  # not certified: the caller reports that instead
+        return
+    verdict = "holds" if chosen.holds else "does NOT hold"
+    out.print(
+        f"chosen for δ={chosen.delta:g}: {chosen.scorer}, threshold {chosen.threshold:.6g} "
+        f"(hit when score >=); testing part {testing.false_hits} false of {testing.hits} hits "
+        f"(p={chosen.walk.p_value:.3g}); held-out false-hit rate {held.false_hit_rate:.2%} "
+        f"({held.false_hits} of {held.hits} hits), recall {held.recall:.1%}: {verdict}",
+        highlight=False,
+    )
+
+
+def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | None,
+          sims: dict[str, np.ndarray], out: Console) -> None:  # fmt: skip
+    kind, _, embedder = chosen.scorer.partition(":")
+    threshold = float(chosen.threshold)  # type: ignore[arg-type]
+    if kind == LEARNED and learned is not None:
+        names = feature_names(learned.embedders)
+        low, high = bounds(names)
+        primary = list(learned.embedders).index(learned.primary)
+        hi = saturation_cosine(learned.fitted.model, primary, threshold, low, high)
+        saved = SavedScorer(
+            model=learned.fitted.model,
+            embedders=learned.embedders,
+            primary=learned.primary,
+            threshold=threshold,
+            band=ScoreBand(learned.band_lo, hi),
+            calibration={"delta": chosen.delta, "confidence": args.confidence,
+                         "seed": args.seed, "data": Path(str(args.data)).name,
+                         "testing_hits": chosen.walk.hits,
+                         "testing_false_hits": chosen.walk.false_hits,
+                         "p_value": chosen.walk.p_value,
+                         "cv_average_precision": learned.fitted.cv_average_precision},
+        )  # fmt: skip
+        file = args.scorer_file or Path(args.save).with_name("semcache-scorer.json")
+        saved.save(file)
+        persist.save_scorer(args.save, Path(file).resolve())
+        persist.save_embedder(args.save, learned.primary)
+        out.print(f"saved scorer {file} and its settings to {args.save}", highlight=False)
+        return
+    persist.save_threshold(args.save, threshold, args.namespace)
+    if args.namespace is None:
+        persist.save_embedder(args.save, embedder)
+        persist.save_verifier(args.save, "details" if kind == "guard" else "none")
+        persist.save_scorer(args.save, None)
+    out.print(f"saved to {args.save}", highlight=False)

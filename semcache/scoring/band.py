@@ -1,0 +1,110 @@
+"""Where a learned score can change the decision, in the cosine the search already computed.
+
+The semantic stage knows the primary embedder's cosine for free (it is the search score);
+every other feature costs work (lexical features a few microseconds, an extra embedder two
+model calls). :class:`ScoreBand` marks the cosine interval in which scoring is needed:
+
+- below ``lo``: a miss, not scored. ``calibrate`` chooses ``lo`` *before* it tests thresholds
+  (from the fitting part: the lowest cosine at which any fitting pair reached the loosest
+  threshold of the test sequence, less a margin), and the tested decision rule is
+  ``cosine >= lo and score >= threshold``, so the guarantee covers the cut exactly.
+- at or above ``hi``: a hit, not scored, because the model is *saturated* there: no value of
+  the other features, anywhere inside their declared bounds (:func:`features.bounds`), can
+  pull the score under the threshold (:func:`saturation_cosine`). This is a worst case over
+  the whole box, so for a model with negative weights on guard mismatches or a second
+  embedder's cosine, ``hi`` is usually above 1 and every candidate from ``lo`` up is scored.
+  We chose the exact worst case over a data-driven edge because the part above ``hi`` skips
+  the guard features; only a proof makes that safe.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from semcache.errors import ConfigError
+
+from .model import BoostedTreesModel, HitModel, LogisticModel, Tree
+
+
+@dataclass(frozen=True)
+class ScoreBand:
+    """Cosine interval ``[lo, hi)`` where a candidate is scored; ``hi > 1`` means never skip."""
+
+    lo: float
+    hi: float
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.lo) or math.isnan(self.hi) or self.lo > self.hi:
+            raise ConfigError(f"score band needs lo <= hi, got [{self.lo}, {self.hi})")
+
+
+def _logit(probability: float) -> float:
+    p = min(max(probability, 1e-15), 1.0 - 1e-15)
+    return math.log(p / (1.0 - p))
+
+
+def _logistic_floor(
+    model: LogisticModel, primary: int, low: np.ndarray, high: np.ndarray, cosine: float
+) -> float:
+    weight = model.coef / model.scale
+    const = model.intercept - float(weight @ model.mean)
+    others = np.delete(np.arange(len(weight)), primary)
+    floor = const + float(
+        np.minimum(weight[others] * low[others], weight[others] * high[others]).sum()
+    )
+    w = weight[primary]
+    return floor + (w * cosine if w >= 0 else w * high[primary])
+
+
+def _tree_floor(tree: Tree, low: np.ndarray, high: np.ndarray) -> float:
+    best = math.inf
+    stack = [0]
+    while stack:
+        node = stack.pop()
+        if tree.left[node] < 0:
+            best = min(best, float(tree.value[node]))
+            continue
+        feature, cut = tree.feature[node], tree.threshold[node]
+        if low[feature] <= cut:
+            stack.append(int(tree.left[node]))
+        if high[feature] > cut:
+            stack.append(int(tree.right[node]))
+    return best
+
+
+def _trees_floor(
+    model: BoostedTreesModel, primary: int, low: np.ndarray, high: np.ndarray, cosine: float
+) -> float:
+    low = low.copy()
+    low[primary] = cosine
+    return model.init + model.learning_rate * sum(_tree_floor(t, low, high) for t in model.trees)
+
+
+def saturation_cosine(
+    model: HitModel,
+    primary: int,
+    threshold: float,
+    low: np.ndarray,
+    high: np.ndarray,
+) -> float:
+    """Lowest primary cosine at which every feature row within ``[low, high]`` scores at least
+    ``threshold`` (a probability); ``math.inf`` when no cosine up to 1 is enough."""
+    if isinstance(model, LogisticModel):
+        floor = lambda c: _logistic_floor(model, primary, low, high, c)  # noqa: E731
+    elif isinstance(model, BoostedTreesModel):
+        floor = lambda c: _trees_floor(model, primary, low, high, c)  # noqa: E731
+    else:
+        return math.inf
+    target = _logit(threshold)
+    if floor(1.0) < target:
+        return math.inf
+    lo, hi = -1.0, 1.0
+    if floor(lo) >= target:
+        return lo
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if floor(mid) >= target else (mid, hi)
+    return hi

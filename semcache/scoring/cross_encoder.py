@@ -1,0 +1,44 @@
+"""``CrossEncoderScorer``: a sentence-transformers cross-encoder, by hub name or local path.
+
+An optional plug-in for deployments that can download weights (none ships offline, and no
+quality figure is claimed for any). A cross-encoder reads both texts together, so it costs
+a model call per scored candidate: use it behind :class:`~semcache.scoring.ScoredDecision`'s
+band, and calibrate its threshold on the user's pairs like any scorer (its scale is the
+model's: a probability for models with a sigmoid head, a logit otherwise).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from semcache.errors import ScorerError
+
+
+class CrossEncoderScorer:
+    """Scores ``(query, candidate)`` with ``CrossEncoder(model).predict``; loads on first use."""
+
+    def __init__(self, model: str, *, device: str = "cpu", max_length: int = 256) -> None:
+        self._name = model
+        self._device = device
+        self._max_length = max_length
+        self._model: Any = None
+
+    @property
+    def name(self) -> str:
+        return f"cross-encoder:{self._name}"
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from sentence_transformers import CrossEncoder
+
+            try:
+                self._model = CrossEncoder(
+                    self._name, device=self._device, max_length=self._max_length
+                )
+            except (OSError, ValueError) as exc:
+                raise ScorerError(f"cannot load cross-encoder {self._name!r}: {exc}") from exc
+        return self._model
+
+    def score(self, query: str, candidate: str, similarity: float) -> float:
+        scores = self._load().predict([(query, candidate)], show_progress_bar=False)
+        return float(scores[0])

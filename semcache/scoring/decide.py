@@ -1,0 +1,85 @@
+"""The decision the semantic stage asks for: is this candidate a hit?
+
+Pure logic over a scorer, a threshold and a :class:`~semcache.scoring.band.ScoreBand`; the
+stage calls :meth:`ScoredDecision.decide` with the cosine its search returned. The common
+case (a best candidate below the band) costs one comparison: no feature, no extra embedding.
+
+How the composition root wires it (when ``settings.semantic.scorer`` is set):
+
+1. ``saved = SavedScorer.load(settings.semantic.scorer)`` (a ``ConfigError`` if the file is
+   missing, malformed or of another version: fail at start-up, not per request);
+2. the cache's embedder must be ``saved.primary`` (``calibrate --save`` writes both); load
+   ``{name: load_embedder(name) for name in saved.embedders if name != saved.primary}``;
+3. ``decision = ScoredDecision.from_saved(saved, extra_embedders)``;
+4. the semantic stage searches with ``score_threshold=decision.search_threshold`` instead of
+   the cosine threshold, and for the best candidate calls
+   ``decision.decide(query_text, candidate_question, cosine)``; it serves the hit only when
+   ``.hit``. The answer guard is *not* run as a veto on top: its rules are features of the
+   model, and the calibrated guarantee is for this rule alone. ``decide`` may raise
+   :class:`~semcache.errors.ScorerError` (a plug-in scorer's model or upstream failed) or
+   an embedder error; the stage degrades those to a counted miss in ``_failopen``.
+   Candidates need their question text stored (``semantic.store_question``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from semcache.embedders.base import Embedder
+
+from .band import ScoreBand
+from .base import HitScorer
+from .learned import LearnedScorer
+from .saved import SavedScorer
+
+
+class Outcome(StrEnum):
+    """Why a candidate was or was not served."""
+
+    BELOW_BAND = "below_band"  # miss, not scored
+    ABOVE_BAND = "above_band"  # hit, not scored: the model is saturated there
+    SCORED_HIT = "scored_hit"
+    SCORED_MISS = "scored_miss"
+
+
+@dataclass(frozen=True, slots=True)
+class HitDecision:
+    """``hit`` and why; ``score`` is None when the candidate was not scored."""
+
+    hit: bool
+    outcome: Outcome
+    score: float | None
+
+
+class ScoredDecision:
+    """Serve a candidate when its cosine is at least ``band.lo`` and either at least
+    ``band.hi`` or ``scorer.score(...) >= threshold``."""
+
+    def __init__(self, scorer: HitScorer, threshold: float, band: ScoreBand) -> None:
+        self.scorer = scorer
+        self.threshold = threshold
+        self.band = band
+
+    @classmethod
+    def from_saved(
+        cls, saved: SavedScorer, embedders: Mapping[str, Embedder] | None = None
+    ) -> ScoredDecision:
+        """The decision exactly as calibrated: the saved model, threshold and band.
+        ``embedders``: the scorer file's non-primary embedders, by name."""
+        return cls(LearnedScorer(saved, embedders), saved.threshold, saved.band)
+
+    @property
+    def search_threshold(self) -> float:
+        """The cosine the store search may cut at: nothing below it can be a hit."""
+        return self.band.lo
+
+    def decide(self, query: str, candidate: str, similarity: float) -> HitDecision:
+        if similarity < self.band.lo:
+            return HitDecision(False, Outcome.BELOW_BAND, None)
+        if similarity >= self.band.hi:
+            return HitDecision(True, Outcome.ABOVE_BAND, None)
+        score = self.scorer.score(query, candidate, similarity)
+        hit = score >= self.threshold
+        return HitDecision(hit, Outcome.SCORED_HIT if hit else Outcome.SCORED_MISS, score)
