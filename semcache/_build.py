@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from semcache._admission import Admission
 from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
@@ -50,6 +51,9 @@ class Assembly:
     backend: SemanticBackend
     writer: WriteBehind
     failopen: FailOpen
+    embed_gate: Admission
+    store_gate: Admission
+    health_window_s: float
     stats: Stats
     audit: HitAudit
     clock: Callable[[], float]
@@ -67,12 +71,24 @@ def assemble(
     """The request path that ``settings`` describe; injected components replace built ones."""
     s = settings
     stats = Stats()
-    failopen = FailOpen(stats, timeout_s=s.store.timeout_s)
+    failopen = FailOpen(
+        stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
+    )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
     backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier), failopen)
+    wait_s = s.admission.wait_ms / 1000.0
+    embed_gate, store_gate = Admission(wait_budget_s=wait_s), Admission(wait_budget_s=wait_s)
     writer = WriteBehind(
-        backend, memory, failopen, stats, clock, purge_interval_s=s.store.purge_interval_s
+        backend,
+        memory,
+        failopen,
+        stats,
+        clock,
+        purge_interval_s=s.store.purge_interval_s,
+        embed_gate=embed_gate,
+        max_pending=s.admission.max_pending_writes,
     )
+    deadline_ms = s.admission.lookup_deadline_ms
     memory_stage = MemoryStage(memory)
     coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
     if upstream is None:
@@ -81,9 +97,16 @@ def assemble(
         upstream = LiteLLMUpstream()
     stages: list[Stage] = [
         memory_stage,
-        ExactStoreStage(backend, memory, failopen, writer.fence, clock),
+        ExactStoreStage(backend, memory, failopen, writer.fence, clock, admission=store_gate),
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
-        SemanticStage(backend, failopen, stats, clock),
+        SemanticStage(
+            backend,
+            failopen,
+            stats,
+            clock,
+            admission=embed_gate,
+            deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
+        ),
         WriteBehindStage(writer),
     ]
     terminal = UpstreamCall(
@@ -102,6 +125,9 @@ def assemble(
         backend=backend,
         writer=writer,
         failopen=failopen,
+        embed_gate=embed_gate,
+        store_gate=store_gate,
+        health_window_s=s.health.window_s,
         stats=stats,
         audit=HitAudit(),
         clock=clock,

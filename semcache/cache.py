@@ -25,6 +25,7 @@ from semcache._upstream import Upstream
 from semcache.embedders.base import Embedder
 from semcache.fingerprint import resolve_model
 from semcache.guard import HitVerifier
+from semcache.health import Health, assess, probe, with_integrity
 from semcache.pipeline.base import Request
 from semcache.pipeline.fence import PurgeFilter
 from semcache.settings import CacheSettings
@@ -153,11 +154,20 @@ class SemanticCache:
 
     def ready(self) -> bool:
         """True when the store and embedder are usable (loads them if needed)."""
-        return self._loop.run(self._ready())
+        return self._loop.run(probe(self._parts, READY_TIMEOUT_S))
 
     async def aready(self) -> bool:
         """``ready`` for async callers."""
-        return await self._loop.arun(self._ready())
+        return await self._loop.arun(probe(self._parts, READY_TIMEOUT_S))
+
+    def health(self) -> Health:
+        """Which parts are degraded or down, and whether the cache is ready (see
+        :mod:`semcache.health` for the policy); probes the store and embedder."""
+        return self._loop.run(assess(self._parts, READY_TIMEOUT_S))
+
+    async def ahealth(self) -> Health:
+        """``health`` for async callers."""
+        return await self._loop.arun(assess(self._parts, READY_TIMEOUT_S))
 
     def flush(self) -> None:
         """Wait until every answer handed to write-behind so far is stored (or failed)."""
@@ -212,12 +222,13 @@ class SemanticCache:
             entries = await p.failopen.call(
                 "store_count", lambda: asyncio.to_thread(store.count), None
             )
-        return p.stats.snapshot(
+        snapshot = p.stats.snapshot(
             memory_entries=len(p.memory),
             memory_bytes=p.memory.nbytes,
             in_flight=p.coalescer.in_flight(),
             store_entries=entries,
         )
+        return with_integrity(snapshot, store)
 
     async def _purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
         model = resolve_model(model) if model is not None else None
@@ -236,21 +247,8 @@ class SemanticCache:
             for e in entries
         ]  # fmt: skip
 
-    async def _ready(self) -> bool:
-        backend = self._parts.backend
-
-        async def check() -> bool:
-            tier = await backend.ready()
-            if tier is None:
-                return backend.tier is None
-            await tier.embed("readiness probe")
-            await tier.retrieve(
-                "readiness probe", tenant="-", namespace="-", scope="-", now=self._parts.clock()
-            )
-            return True
-
-        return await self._parts.failopen.call("readiness", check, False, timeout_s=READY_TIMEOUT_S)
-
     async def _shutdown(self) -> None:
-        await self._parts.writer.close()
-        await self._parts.backend.close()
+        """Flush and close; a store error is counted (kind ``store_close``), never raised."""
+        p = self._parts
+        await p.writer.close()
+        await p.failopen.call("store_close", p.backend.close, None, timeout_s=READY_TIMEOUT_S)

@@ -186,6 +186,54 @@ class StoreSettings(_Section):
     )
 
 
+class AdmissionSettings(_Section):
+    """Admission control: cache work that cannot start soon is skipped, never queued.
+
+    A skipped lookup is counted as ``shed`` and the request goes upstream at once, so under
+    overload the cache costs at most ``wait_ms`` per request instead of a timeout.
+    """
+
+    wait_ms: float = Field(
+        5.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Milliseconds a semantic lookup or exact-store read may be expected to wait "
+        "before it starts (work already admitted x observed cost per item); above it the work "
+        "is skipped and counted as shed. Higher: more lookups under load, more added latency.",
+    )
+    lookup_deadline_ms: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Milliseconds an admitted semantic lookup may take in all before the request "
+        "goes upstream without it (counted as shed); None: only store.timeout_s applies.",
+    )
+    max_pending_writes: int = Field(
+        256,
+        ge=0,
+        description="Store writes (write-behind) that may be pending at once; more are dropped "
+        "from the store (kept in memory) and counted as shed. 0 stores nothing in the store.",
+    )
+
+
+class HealthSettings(_Section):
+    """What ``cache.health()`` and the proxy's /readyz report, and how often to warn."""
+
+    window_s: float = Field(
+        60.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds a failure or a shed keeps its part listed as degraded.",
+    )
+    warn_interval_s: float = Field(
+        60.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Seconds between two warnings of the same kind of failure or shed (the "
+        "ones in between are counted and logged at debug level).",
+    )
+
+
 class CacheSettings(BaseSettings):
     """Every setting of a semcache deployment.
 
@@ -207,6 +255,8 @@ class CacheSettings(BaseSettings):
     coalesce: CoalesceSettings = Field(default_factory=CoalesceSettings)
     semantic: SemanticSettings = Field(default_factory=SemanticSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
+    health: HealthSettings = Field(default_factory=HealthSettings)
     strict: bool = Field(
         False,
         description="Unknown SEMCACHE_* environment variables and .env keys are errors, not "

@@ -84,8 +84,10 @@ class CacheStats:
     """Counters since the cache started, and the sizes of its tiers (``SemanticCache.stats``).
 
     ``errors`` counts cache failures that were served as misses, by kind (``store_upsert``,
-    ``semantic_lookup``, ...). ``store_entries`` is None when there is no store or it could
-    not be counted.
+    ``semantic_lookup``, ...). ``shed`` counts work skipped by admission control because it
+    could not start within its budget (``semantic_lookup``, ``store_retrieve``,
+    ``store_upsert``): the request went on without it. ``store_entries`` is None when there
+    is no store or it could not be counted.
     """
 
     requests: int
@@ -101,6 +103,7 @@ class CacheStats:
     in_flight: int = 0
     store_entries: int | None = None
     counts: Mapping[str, int] = field(default_factory=dict)
+    shed: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def hit_rate(self) -> float:
@@ -131,6 +134,7 @@ class Stats:
         self._lock = threading.Lock()
         self._tiers: Counter[Tier] = Counter()
         self._errors: Counter[str] = Counter()
+        self._shed: Counter[str] = Counter()
         self._counts: Counter[str] = Counter()
         self._saved_cost = 0.0
         self._saved_tokens = 0
@@ -145,6 +149,10 @@ class Stats:
     def error(self, kind: str) -> None:
         with self._lock:
             self._errors[kind] += 1
+
+    def shed(self, kind: str) -> None:
+        with self._lock:
+            self._shed[kind] += 1
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -164,6 +172,7 @@ class Stats:
                 saved_cost_usd=self._saved_cost,
                 saved_tokens=self._saved_tokens,
                 counts=counts,
+                shed=dict(self._shed),
                 **sizes,
             )
 
