@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from semcache.server.http_errors import ApiError
 from semcache.server.metrics import CONTENT_TYPE
 from semcache.server.openai_routes import error_response
+from semcache.server.openapi import openapi_document
 from semcache.server.state import proxy_of
 
 router = APIRouter()
@@ -44,3 +45,9 @@ async def metrics(request: Request) -> Response:
         )
     stats = await asyncio.to_thread(proxy.cache.stats)
     return Response(proxy.metrics.render(stats), media_type=CONTENT_TYPE)
+
+
+@router.get("/openapi.json")
+async def openapi() -> Response:
+    """The OpenAPI document of the chat route (see :mod:`semcache.server.openapi`)."""
+    return JSONResponse(openapi_document())

@@ -122,6 +122,11 @@ def _logit_bias(value: Any) -> None:
         _number(f"logit_bias.{token}", bias, -100.0, 100.0)
 
 
+def _one_of(value: Any, allowed: frozenset[str]) -> bool:
+    """``value in allowed`` for any JSON value (a list or an object is not hashable)."""
+    return isinstance(value, str) and value in allowed
+
+
 def _object(field: str, value: Any) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise InvalidRequestType(field, f"expected an object, got {type(value).__name__}")
@@ -141,7 +146,7 @@ def _messages(value: Any) -> None:
         where = f"messages[{i}]"
         message = _object(where, raw)
         role = message.get("role")
-        if role not in ROLES:
+        if not _one_of(role, ROLES):
             raise InvalidRequest(f"{where}.role", f"expected one of {sorted(ROLES)}, got {role!r}")
         content = message.get("content")
         may_be_empty = role in {"assistant", "function"}
@@ -167,7 +172,7 @@ def _parts(where: str, parts: list[Any], allowed: frozenset[str]) -> None:
         field = f"{where}[{j}]"
         part = _object(field, raw)
         kind = part.get("type")
-        if kind not in allowed:
+        if not _one_of(kind, allowed):
             raise InvalidRequest(
                 f"{field}.type", f"expected one of {sorted(allowed)}, got {kind!r}"
             )
@@ -177,14 +182,14 @@ def _parts(where: str, parts: list[Any], allowed: frozenset[str]) -> None:
             image = _object(f"{field}.image_url", part.get("image_url"))
             _string(f"{field}.image_url.url", image.get("url"))
             detail = image.get("detail")
-            if detail is not None and detail not in _IMAGE_DETAIL:
+            if detail is not None and not _one_of(detail, _IMAGE_DETAIL):
                 raise InvalidRequest(
                     f"{field}.image_url.detail", f"expected one of {sorted(_IMAGE_DETAIL)}"
                 )
         elif kind == "input_audio":
             audio = _object(f"{field}.input_audio", part.get("input_audio"))
             _string(f"{field}.input_audio.data", audio.get("data"))
-            if audio.get("format") not in _AUDIO_FORMATS:
+            if not _one_of(audio.get("format"), _AUDIO_FORMATS):
                 raise InvalidRequest(
                     f"{field}.input_audio.format", f"expected one of {sorted(_AUDIO_FORMATS)}"
                 )
@@ -204,7 +209,7 @@ def _tools(value: Any) -> None:
         where = f"tools[{i}]"
         tool = _object(where, raw)
         kind = tool.get("type")
-        if kind not in {"function", "custom"}:
+        if not _one_of(kind, frozenset({"function", "custom"})):
             raise InvalidRequest(f"{where}.type", f"expected 'function' or 'custom', got {kind!r}")
         spec = _object(f"{where}.{kind}", tool.get(kind))
         _string(f"{where}.{kind}.name", spec.get("name"))
