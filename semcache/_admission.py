@@ -16,6 +16,8 @@ Contract of :class:`Admission`:
   shows a cost of T/n, so the estimate follows batching without knowing about it.
 - When nothing is in flight the gate always admits: the estimate refreshes even after a
   slow spell (a gate that only ever refuses would never learn that the spell ended).
+  Before the first completion the cost is unknown, so a cold gate admits one piece of work
+  at a time (a burst at start-up must not all queue behind a model that is still slow).
 - ``max_in_flight`` (optional) is a hard ceiling whatever the estimate says.
 
 Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
@@ -61,6 +63,7 @@ class Admission:
         self._in_flight = 0
         self._cost_s = 0.0
         self._busy_since = 0.0  # start of the current busy stretch's unaccounted time
+        self._completed = 0
         self.admitted = 0
         self.shed = 0
 
@@ -80,7 +83,8 @@ class Admission:
     def enter(self) -> Ticket | None:
         """A ticket, or None when the work should be skipped (counted in ``shed``)."""
         full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
-        if self._in_flight and (full or self.expected_wait_s() > self.wait_budget_s):
+        cold = self._completed == 0
+        if self._in_flight and (full or cold or self.expected_wait_s() > self.wait_budget_s):
             self.shed += 1
             return None
         if self._in_flight == 0:
@@ -93,7 +97,7 @@ class Admission:
         now = self._clock()
         sample = max(0.0, now - self._busy_since)
         self._busy_since = now
-        self._cost_s = (
-            sample if self._cost_s == 0.0 else self._cost_s + ALPHA * (sample - self._cost_s)
-        )
+        first = self._completed == 0
+        self._cost_s = sample if first else self._cost_s + ALPHA * (sample - self._cost_s)
+        self._completed += 1
         self._in_flight -= 1
