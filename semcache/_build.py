@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from semcache._admission import Admission
+from semcache._admission import Admission, LoopLag
 from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
@@ -53,6 +53,7 @@ class Assembly:
     failopen: FailOpen
     embed_gate: Admission
     store_gate: Admission
+    lag: LoopLag | None
     health_window_s: float
     stats: Stats
     audit: HitAudit
@@ -77,7 +78,12 @@ def assemble(
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
     backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier), failopen)
     wait_s = s.admission.wait_ms / 1000.0
-    embed_gate, store_gate = Admission(wait_budget_s=wait_s), Admission(wait_budget_s=wait_s)
+    max_lag_ms = s.admission.max_loop_lag_ms
+    lag = LoopLag() if max_lag_ms is not None else None
+    max_lag_s = max_lag_ms / 1000.0 if max_lag_ms is not None else 0.0
+    embed_gate, store_gate = (
+        Admission(wait_budget_s=wait_s, lag=lag, max_lag_s=max_lag_s) for _ in range(2)
+    )
     writer = WriteBehind(
         backend,
         memory,
@@ -127,6 +133,7 @@ def assemble(
         failopen=failopen,
         embed_gate=embed_gate,
         store_gate=store_gate,
+        lag=lag,
         health_window_s=s.health.window_s,
         stats=stats,
         audit=HitAudit(),
@@ -159,6 +166,9 @@ def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
     def load() -> Embedder:
         from semcache.embedders import load_embedder
 
+        if s.cpu_threads is not None and not s.embedder.startswith("litellm:"):
+            limit_torch_threads(s.cpu_threads)
+
         return load_embedder(
             s.embedder,
             device=s.device,
@@ -168,6 +178,16 @@ def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
         )
 
     return load
+
+
+def limit_torch_threads(threads: int) -> None:
+    """``torch.set_num_threads(threads)`` when torch is installed (local embedders use it)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:

@@ -250,5 +250,7 @@ class SemanticCache:
     async def _shutdown(self) -> None:
         """Flush and close; a store error is counted (kind ``store_close``), never raised."""
         p = self._parts
+        if p.lag is not None:
+            p.lag.stop()
         await p.writer.close()
         await p.failopen.call("store_close", p.backend.close, None, timeout_s=READY_TIMEOUT_S)

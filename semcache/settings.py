@@ -133,6 +133,16 @@ class SemanticSettings(_Section):
         description="How sentence-transformers embedders run: 'torch', or 'onnx' (ONNX Runtime "
         "on the CPU, same vectors, ~3x faster for one question; needs semcache[onnx]).",
     )
+    cpu_threads: int | None = Field(
+        1,
+        ge=1,
+        description="CPU threads a local (torch) embedder may use, process-wide "
+        "(torch.set_num_threads); None keeps torch's default of one per core. One, because the "
+        "embedder shares the CPU with the requests it serves: measured on this project's 2-core "
+        "machine under load, a one-question embedding cost 370 ms of CPU with 2 threads "
+        "(OpenMP threads spin waiting for each other when cores are oversubscribed) and 10.5 ms "
+        "with 1.",
+    )
     batch_size: int = Field(64, ge=1, description="Texts per embedder batch.")
     max_batch_wait_ms: float = Field(
         2.0, ge=0, description="Milliseconds the micro-batcher waits to fill a batch."
@@ -207,6 +217,15 @@ class AdmissionSettings(_Section):
         allow_inf_nan=False,
         description="Milliseconds an admitted semantic lookup may take in all before the request "
         "goes upstream without it (counted as shed); None: only store.timeout_s applies.",
+    )
+    max_loop_lag_ms: float | None = Field(
+        50.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Milliseconds the cache's event loop may run late (a moving average of how "
+        "late it wakes, i.e. the process is short of CPU) before every lookup and store write "
+        "that needs the embedder or the store is skipped and counted as shed, so the cache "
+        "stops competing with requests for CPU. None: not checked.",
     )
     max_pending_writes: int = Field(
         256,
