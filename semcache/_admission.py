@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import Callable
 
@@ -99,13 +100,20 @@ class Admission:
         self._lag.ensure_running()
         return self._lag.lag_s > self.max_lag_s
 
-    def enter(self) -> Ticket | None:
-        """A ticket, or None when the work should be skipped (counted in ``shed``)."""
+    def enter(self, *, budget_s: float | None = None) -> Ticket | None:
+        """A ticket, or None when the work should be skipped (counted in ``shed``).
+
+        ``budget_s`` replaces the gate's wait budget for this piece of work; ``math.inf``
+        admits it whatever the queue (work nobody waits for, such as a store write), still
+        subject to ``max_in_flight`` and the loop lag, and counted in flight.
+        """
+        budget = self.wait_budget_s if budget_s is None else budget_s
         full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
-        cold = self._completed == 0
-        if self._late() or (
-            self._in_flight and (full or cold or self.expected_wait_s() > self.wait_budget_s)
-        ):
+        queued = self._in_flight > 0 and (
+            full
+            or (budget != math.inf and (self._completed == 0 or self.expected_wait_s() > budget))
+        )
+        if queued or self._late():
             self.shed += 1
             return None
         if self._in_flight == 0:

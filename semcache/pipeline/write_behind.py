@@ -4,7 +4,7 @@ A miss's answer goes into memory at once (so the next identical request hits) an
 store in a background task (so the caller never waits for embedding or the store). Under
 overload the store write is dropped (the answer stays in memory) and counted as shed, kind
 ``store_upsert``: when ``max_pending`` writes are already pending, or when the question
-still needs embedding and the embedder's admission gate expects a wait over its budget.
+still needs embedding while the process is short of CPU (the admission gate's loop lag).
 Pending writes are thus bounded, never a queue that grows with the load. Purges go
 through here too, because a purge must win over writes still pending: both share the fence
 and a lock around "check the fence, write" and "record the purge, delete".
@@ -13,6 +13,7 @@ and a lock around "check the fence, write" and "record the purge, delete".
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -99,7 +100,7 @@ class WriteBehind:
             return
         entry = answer.entry
         if vector is None and prompt is not None:
-            ticket = self._embed_gate.enter()
+            ticket = self._embed_gate.enter(budget_s=math.inf)  # nobody waits for a write
             if ticket is None:
                 self._failopen.shed("store_upsert")
                 return

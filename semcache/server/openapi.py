@@ -96,7 +96,7 @@ CHAT_REQUEST: dict[str, Any] = {
         "frequency_penalty": {"type": "number", "minimum": -2, "maximum": 2},
         "top_logprobs": {"type": "integer", "minimum": 0, "maximum": 20},
         "logprobs": {"type": "boolean"},
-        "seed": {"type": "integer"},
+        "seed": {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1},
         "stop": {
             "anyOf": [_STRING, {"type": "array", "maxItems": 4, "items": _STRING}, {"type": "null"}]
         },

@@ -100,6 +100,9 @@ def test_deleted_store_directory_is_detected_counted_reported_and_reopened(tmp_p
     settings = CacheSettings(
         semantic={"threshold": 0.99, "verifier": "none", "max_batch_wait_ms": 0},
         store={"backend": "edge", "path": str(path)},
+        # creating the new shard stalls the process (fsyncs under the GIL): not what this
+        # test is about, so the loop-lag gate must not shed the writes that follow
+        admission={"max_loop_lag_ms": None},
     )
     upstream = FakeUpstream()
     cache = SemanticCache(settings, embedder=FakeEmbedder(), upstream=upstream)
