@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 from collections.abc import Callable
 
@@ -100,18 +99,17 @@ class Admission:
         self._lag.ensure_running()
         return self._lag.lag_s > self.max_lag_s
 
-    def enter(self, *, budget_s: float | None = None) -> Ticket | None:
+    def enter(self, *, background: bool = False) -> Ticket | None:
         """A ticket, or None when the work should be skipped (counted in ``shed``).
 
-        ``budget_s`` replaces the gate's wait budget for this piece of work; ``math.inf``
-        admits it whatever the queue (work nobody waits for, such as a store write), still
-        subject to ``max_in_flight`` and the loop lag, and counted in flight.
+        ``background`` work (nobody waits for it, such as a store write) is also admitted
+        while the cost is not measured yet; it is otherwise gated like any other, so it
+        runs only when the queue is short and never piles up behind a busy embedder.
         """
-        budget = self.wait_budget_s if budget_s is None else budget_s
         full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
+        cold = self._completed == 0 and not background
         queued = self._in_flight > 0 and (
-            full
-            or (budget != math.inf and (self._completed == 0 or self.expected_wait_s() > budget))
+            full or cold or self.expected_wait_s() > self.wait_budget_s
         )
         if queued or self._late():
             self.shed += 1

@@ -4,7 +4,9 @@ A miss's answer goes into memory at once (so the next identical request hits) an
 store in a background task (so the caller never waits for embedding or the store). Under
 overload the store write is dropped (the answer stays in memory) and counted as shed, kind
 ``store_upsert``: when ``max_pending`` writes are already pending, or when the question
-still needs embedding while the process is short of CPU (the admission gate's loop lag).
+still needs embedding and the embedder's admission gate would not admit a lookup now (a
+queue over its wait budget, or the process short of CPU): writes never pile up behind a
+busy embedder, where they would take CPU from the requests and delay the lookups.
 Pending writes are thus bounded, never a queue that grows with the load. Purges go
 through here too, because a purge must win over writes still pending: both share the fence
 and a lock around "check the fence, write" and "record the purge, delete".
@@ -13,7 +15,6 @@ and a lock around "check the fence, write" and "record the purge, delete".
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -100,7 +101,7 @@ class WriteBehind:
             return
         entry = answer.entry
         if vector is None and prompt is not None:
-            ticket = self._embed_gate.enter(budget_s=math.inf)  # nobody waits for a write
+            ticket = self._embed_gate.enter(background=True)
             if ticket is None:
                 self._failopen.shed("store_upsert")
                 return
