@@ -11,8 +11,9 @@ Processes (all on 127.0.0.1, all stopped at the end, the whole run bounded by --
 - proxy "nocache": the same config with every tier off (``semantic.enabled = false``,
   ``store.backend = "none"``, ``exact.max_entries = 0``, ``coalesce.enabled = false``);
 - this process: closed-loop clients, each sending its next request when the last one was
-  answered, for --seconds per run. The two proxies run one after the other at each level
-  (nocache first), on ``bench_proxy``'s workload: 50% new questions, 30% exact repeats,
+  answered, for --seconds per proxy and level, split into --rounds interleaved slices
+  (nocache, cache, cache, nocache, ...) so both proxies see the same background load on a
+  shared machine, on ``bench_proxy``'s workload: 50% new questions, 30% exact repeats,
   20% paraphrases (``semcache/data/pairs.jsonl``), each run's questions tagged with the run
   so that no run is answered from an earlier one.
 
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -116,13 +118,12 @@ tenant = "bench"
 
 
 async def closed_loop(
-    base: str, questions: list[tuple[str, str]], clients: int, seconds: float
+    base: str, position: Iterator[tuple[str, str]], clients: int, seconds: float
 ) -> tuple[float, list[tuple[str, str, float]]]:
-    """``clients`` workers send the questions in order until ``seconds`` have passed."""
+    """``clients`` workers send the next questions until ``seconds`` have passed."""
     results: list[tuple[str, str, float]] = []  # (kind, tier, latency_s)
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     headers = {"authorization": f"Bearer {CLIENT_KEY}"}
-    position = iter(questions)
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60, headers=headers) as c:
         stop_at = time.perf_counter() + seconds
 
@@ -164,7 +165,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run_level(
-    clients: int, seconds: float, seed: int, cache_base: str, nocache_base: str
+    clients: int, seconds: float, rounds: int, seed: int, cache_base: str, nocache_base: str
 ) -> dict[str, Any]:
     need = 40_000  # more than a run can send on this kind of machine
 
@@ -174,8 +175,21 @@ def run_level(
 
     before = cache_counters(cache_base)
     load_before = load_average()
-    base_s, base = asyncio.run(closed_loop(nocache_base, questions(seed), clients, seconds))
-    cache_s, cached = asyncio.run(closed_loop(cache_base, questions(seed + 1), clients, seconds))
+    # Interleaved slices (nocache, cache, cache, nocache, ...), so that both proxies see the
+    # same background load on a shared machine; each proxy's questions continue across them.
+    streams = {nocache_base: iter(questions(seed)), cache_base: iter(questions(seed + 1))}
+    elapsed = {nocache_base: 0.0, cache_base: 0.0}
+    outcomes: dict[str, list[tuple[str, str, float]]] = {nocache_base: [], cache_base: []}
+    for i in range(rounds):
+        order = (nocache_base, cache_base) if i % 2 == 0 else (cache_base, nocache_base)
+        for base_url in order:
+            took, got = asyncio.run(
+                closed_loop(base_url, streams[base_url], clients, seconds / rounds)
+            )
+            elapsed[base_url] += took
+            outcomes[base_url] += got
+    base_s, base = elapsed[nocache_base], outcomes[nocache_base]
+    cache_s, cached = elapsed[cache_base], outcomes[cache_base]
     after = cache_counters(cache_base)
     base_lat = [lat for _, tier, lat in base if tier in ("miss", "bypass")]
     miss_lat = [lat for _, tier, lat in cached if tier == "miss"]
@@ -224,6 +238,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="per run (two runs a level)")
     parser.add_argument("--levels", default="20,150,400")
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved slices per proxy")
     parser.add_argument("--min-delay-ms", type=float, default=50)
     parser.add_argument("--max-delay-ms", type=float, default=150)
     parser.add_argument("--seed", type=int, default=0)
@@ -247,8 +262,11 @@ def main() -> None:
             print(f"cpus {os.cpu_count()}, load avg {load_average()}, {args.seconds:g} s per run")
             for i, clients in enumerate(int(x) for x in args.levels.split(",")):
                 rows.append(
-                    run_level(clients, args.seconds, args.seed + 10 * i, cache_base, nocache_base)
-                )
+                    run_level(
+                        clients, args.seconds, args.rounds, args.seed + 10 * i, cache_base,
+                        nocache_base,
+                    )
+                )  # fmt: skip
                 print_table(rows[-1:])
         finally:
             for process in processes:
