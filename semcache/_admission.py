@@ -65,7 +65,7 @@ class Admission:
         wait_budget_s: float,
         max_in_flight: int | None = None,
         lag: LoopLag | None = None,
-        max_lag_s: float = 0.05,
+        max_lag_s: float = 0.01,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._lag = lag

@@ -219,13 +219,14 @@ class AdmissionSettings(_Section):
         "goes upstream without it (counted as shed); None: only store.timeout_s applies.",
     )
     max_loop_lag_ms: float | None = Field(
-        50.0,
+        10.0,
         gt=0,
         allow_inf_nan=False,
         description="Milliseconds the cache's event loop may run late (a moving average of how "
         "late it wakes, i.e. the process is short of CPU) before every lookup and store write "
         "that needs the embedder or the store is skipped and counted as shed, so the cache "
-        "stops competing with requests for CPU. None: not checked.",
+        "stops competing with requests for CPU. None: not checked. (An idle process on this "
+        "project's loaded 2-core machine measured 0.4 ms p50, 1.6 ms p99.)",
     )
     max_pending_writes: int = Field(
         256,

@@ -28,6 +28,14 @@ Measured here: a lookup loop answered 689 lookups (p50 0.4 ms) during a 3.1 s cy
 lookups take 1.0 ms p50 after the swap. The cost is one sparse copy of the shard per cycle
 (0.3 s for 100k x 384 points, 226 MB) and twice the disk while it runs. A crash at any step
 leaves ``store.json`` naming a complete shard; other generations are removed at ``setup``.
+The optimiser child is killed by the kernel if this process dies (``_edge_optimize.py``).
+
+Integrity: before every write the store checks that its directory and live shard are the
+ones it opened (inode numbers). A directory deleted or replaced under a running store is
+reopened (created afresh if gone), the write lands there, and the event is reported by
+:meth:`QdrantEdgeStore.integrity` (``StoreIntegrity``), which the cache counts as
+``errors["store_lost"]`` and reports in ``health()``. ``close`` releases the directory even
+when the final flush fails.
 Writes wait during the copy and the swap (each well under a second at 100k points).
 """
 
