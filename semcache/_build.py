@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from semcache._admission import Admission, LoopLag
 from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
@@ -57,6 +58,10 @@ class Assembly:
     backend: SemanticBackend
     writer: WriteBehind
     failopen: FailOpen
+    embed_gate: Admission
+    store_gate: Admission
+    lag: LoopLag | None
+    health_window_s: float
     stats: Stats
     audit: HitAudit
     privacy: PrivacyGate
@@ -76,12 +81,29 @@ def assemble(
     """The request path that ``settings`` describe; injected components replace built ones."""
     s = settings
     stats = Stats()
-    failopen = FailOpen(stats, timeout_s=s.store.timeout_s)
+    failopen = FailOpen(
+        stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
+    )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
     backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier), failopen)
-    writer = WriteBehind(
-        backend, memory, failopen, stats, clock, purge_interval_s=s.store.purge_interval_s
+    wait_s = s.admission.wait_ms / 1000.0
+    max_lag_ms = s.admission.max_loop_lag_ms
+    lag = LoopLag() if max_lag_ms is not None else None
+    max_lag_s = max_lag_ms / 1000.0 if max_lag_ms is not None else 0.0
+    embed_gate, store_gate = (
+        Admission(wait_budget_s=wait_s, lag=lag, max_lag_s=max_lag_s) for _ in range(2)
     )
+    writer = WriteBehind(
+        backend,
+        memory,
+        failopen,
+        stats,
+        clock,
+        purge_interval_s=s.store.purge_interval_s,
+        embed_gate=embed_gate,
+        max_pending=s.admission.max_pending_writes,
+    )
+    deadline_ms = s.admission.lookup_deadline_ms
     memory_stage = MemoryStage(memory, clock)
     coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
     if upstream is None:
@@ -93,9 +115,16 @@ def assemble(
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),
         memory_stage,
-        ExactStoreStage(backend, memory, failopen, writer.fence, clock),
+        ExactStoreStage(backend, memory, failopen, writer.fence, clock, admission=store_gate),
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
-        SemanticStage(backend, failopen, stats, clock),
+        SemanticStage(
+            backend,
+            failopen,
+            stats,
+            clock,
+            admission=embed_gate,
+            deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
+        ),
         WriteBehindStage(writer),
         PrivacyAnswerStage(privacy),
         CompressStage(s.compression, ledger, failopen),
@@ -117,6 +146,10 @@ def assemble(
         backend=backend,
         writer=writer,
         failopen=failopen,
+        embed_gate=embed_gate,
+        store_gate=store_gate,
+        lag=lag,
+        health_window_s=s.health.window_s,
         stats=stats,
         audit=HitAudit(),
         privacy=privacy,
@@ -150,6 +183,9 @@ def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
     def load() -> Embedder:
         from semcache.embedders import load_embedder
 
+        if s.cpu_threads is not None and not s.embedder.startswith("litellm:"):
+            limit_torch_threads(s.cpu_threads)
+
         return load_embedder(
             s.embedder,
             device=s.device,
@@ -159,6 +195,16 @@ def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
         )
 
     return load
+
+
+def limit_torch_threads(threads: int) -> None:
+    """``torch.set_num_threads(threads)`` when torch is installed (local embedders use it)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:

@@ -1,15 +1,27 @@
-"""The one place where a cache failure becomes a miss.
+"""The one place where a cache failure becomes a miss, and where degradation is counted.
 
 Every store and embedder call on the request path goes through ``FailOpen.call``: an error
-or a timeout is counted by kind, logged once per kind (then at debug level, so a dead store
-does not flood the log), and the caller gets the fallback value and goes upstream.
+or a timeout is counted by kind and the caller gets the fallback value and goes upstream.
+Work skipped by admission control (:mod:`semcache._admission`) is counted here too, as
+``shed`` by kind. Both are exported as Prometheus series by the proxy.
+
+Warnings are rate-limited per kind: the first failure of a kind is logged at once, later
+ones at most once per ``warn_interval_s`` with the number suppressed meanwhile. (Logging
+only once per process hid a store that stayed broken for hours; logging every failure
+floods the log when a store is down under load.)
+
+For :func:`semcache.health` the last failure and the last success of each kind are kept:
+a kind whose last call failed is *down*; one that failed or shed within the health window
+is *degraded*.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TypeVar
 
 from semcache.stats import Stats
@@ -18,11 +30,46 @@ T = TypeVar("T")
 log = logging.getLogger("semcache")
 
 
+@dataclass(slots=True)
+class _Warned:
+    at: float
+    suppressed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class KindState:
+    """What FailOpen last saw of one kind (monotonic seconds; None: never)."""
+
+    last_failure: float | None
+    last_success: float | None
+    last_shed: float | None
+    last_reason: str | None
+
+    @property
+    def down(self) -> bool:
+        """The kind's most recent call failed (no success since)."""
+        return self.last_failure is not None and (
+            self.last_success is None or self.last_success < self.last_failure
+        )
+
+
 class FailOpen:
-    def __init__(self, stats: Stats, *, timeout_s: float) -> None:
+    def __init__(
+        self,
+        stats: Stats,
+        *,
+        timeout_s: float,
+        warn_interval_s: float = 60.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._stats = stats
         self._timeout_s = timeout_s
-        self._logged: set[str] = set()
+        self._warn_interval_s = warn_interval_s
+        self._monotonic = monotonic
+        self._warned: dict[str, _Warned] = {}
+        self._failure: dict[str, tuple[float, str]] = {}
+        self._success: dict[str, float] = {}
+        self._shed: dict[str, float] = {}
 
     async def call(
         self,
@@ -33,16 +80,59 @@ class FailOpen:
         timeout_s: float | None = None,
     ) -> T:
         try:
-            return await asyncio.wait_for(fn(), timeout_s or self._timeout_s)
+            result = await asyncio.wait_for(
+                fn(), timeout_s if timeout_s is not None else self._timeout_s
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             self.record(kind, exc)
             return fallback
+        self._success[kind] = self._monotonic()
+        return result
 
     def record(self, kind: str, exc: BaseException) -> None:
+        """Count a failure of ``kind`` served as a miss, and warn (rate-limited)."""
         self._stats.error(kind)
         reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-        level = logging.DEBUG if kind in self._logged else logging.WARNING
-        self._logged.add(kind)
-        log.log(level, "semcache %s failed (%s); serving as a cache miss", kind, reason)
+        self._failure[kind] = (self._monotonic(), reason)
+        self._warn(kind, f"semcache {kind} failed ({reason}); serving as a cache miss")
+
+    def shed(self, kind: str) -> None:
+        """Count work of ``kind`` skipped by admission control (the request goes on without it)."""
+        self._stats.shed(kind)
+        self._shed[kind] = self._monotonic()
+        self._warn(
+            f"shed:{kind}",
+            f"semcache is overloaded: {kind} skipped (admission control); serving without it",
+        )
+
+    def state(self) -> Mapping[str, KindState]:
+        """Last failure, success and shed of every kind seen so far."""
+        kinds = set(self._failure) | set(self._success) | set(self._shed)
+        out = {}
+        for kind in sorted(kinds):
+            failure = self._failure.get(kind)
+            out[kind] = KindState(
+                last_failure=failure[0] if failure is not None else None,
+                last_success=self._success.get(kind),
+                last_shed=self._shed.get(kind),
+                last_reason=failure[1] if failure is not None else None,
+            )
+        return out
+
+    def now(self) -> float:
+        return self._monotonic()
+
+    def _warn(self, kind: str, message: str) -> None:
+        now = self._monotonic()
+        warned = self._warned.get(kind)
+        if warned is not None and now - warned.at < self._warn_interval_s:
+            warned.suppressed += 1
+            log.debug(message)
+            return
+        suppressed = warned.suppressed if warned is not None else 0
+        self._warned[kind] = _Warned(at=now)
+        if suppressed:
+            message += f" ({suppressed} more like it in the last {self._warn_interval_s:g} s)"
+        log.warning(message)

@@ -27,6 +27,7 @@ from semcache.embedders.base import Embedder
 from semcache.embedding_cache import EmbeddingAPI
 from semcache.fingerprint import resolve_model
 from semcache.guard import HitVerifier
+from semcache.health import Health, assess, probe, with_integrity
 from semcache.pipeline.base import Request
 from semcache.pipeline.fence import PurgeFilter
 from semcache.settings import CacheSettings
@@ -156,11 +157,20 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
 
     def ready(self) -> bool:
         """True when the store and embedder are usable (loads them if needed)."""
-        return self._loop.run(self._ready())
+        return self._loop.run(probe(self._parts, READY_TIMEOUT_S))
 
     async def aready(self) -> bool:
         """``ready`` for async callers."""
-        return await self._loop.arun(self._ready())
+        return await self._loop.arun(probe(self._parts, READY_TIMEOUT_S))
+
+    def health(self) -> Health:
+        """Which parts are degraded or down, and whether the cache is ready (see
+        :mod:`semcache.health` for the policy); probes the store and embedder."""
+        return self._loop.run(assess(self._parts, READY_TIMEOUT_S))
+
+    async def ahealth(self) -> Health:
+        """``health`` for async callers."""
+        return await self._loop.arun(assess(self._parts, READY_TIMEOUT_S))
 
     def flush(self) -> None:
         """Wait until every answer handed to write-behind so far is stored (or failed)."""
@@ -215,7 +225,7 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
             entries = await p.failopen.call(
                 "store_count", lambda: asyncio.to_thread(store.count), None
             )
-        return p.stats.snapshot(
+        snapshot = p.stats.snapshot(
             memory_entries=len(p.memory),
             memory_bytes=p.memory.nbytes,
             in_flight=p.coalescer.in_flight(),
@@ -223,6 +233,7 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
             privacy=p.privacy.stats(),
             compression=p.compression.totals(),
         )
+        return with_integrity(snapshot, store)
 
     async def _purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
         model = resolve_model(model) if model is not None else None
@@ -241,21 +252,10 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
             for e in entries
         ]  # fmt: skip
 
-    async def _ready(self) -> bool:
-        backend = self._parts.backend
-
-        async def check() -> bool:
-            tier = await backend.ready()
-            if tier is None:
-                return backend.tier is None
-            await tier.embed("readiness probe")
-            await tier.retrieve(
-                "readiness probe", tenant="-", namespace="-", scope="-", now=self._parts.clock()
-            )
-            return True
-
-        return await self._parts.failopen.call("readiness", check, False, timeout_s=READY_TIMEOUT_S)
-
     async def _shutdown(self) -> None:
-        await self._parts.writer.close()
-        await self._parts.backend.close()
+        """Flush and close; a store error is counted (kind ``store_close``), never raised."""
+        p = self._parts
+        if p.lag is not None:
+            p.lag.stop()
+        await p.writer.close()
+        await p.failopen.call("store_close", p.backend.close, None, timeout_s=READY_TIMEOUT_S)

@@ -28,7 +28,9 @@ class CacheControl(BaseModel):
 
     no_cache: bool = Field(False, alias="no-cache", description="Skip every lookup (fresh answer).")
     no_store: bool = Field(False, alias="no-store", description="Do not store the answer.")
-    ttl: float | None = Field(None, ge=0, description="Lifetime of the stored answer, seconds.")
+    ttl: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="Lifetime of the stored answer, seconds."
+    )
     max_age: float | None = Field(
         None,
         ge=0,

@@ -93,9 +93,12 @@ class CacheStats:
     """Counters since the cache started, and the sizes of its tiers (``SemanticCache.stats``).
 
     ``errors`` counts cache failures that were served as misses, by kind (``store_upsert``,
-    ``semantic_lookup``, ...). ``store_entries`` is None when there is no store or it could
-    not be counted. ``privacy``: the private-data gate's decisions by kind (never text);
-    ``compression``: what prompt compression saved, apart from the cache's savings.
+    ``semantic_lookup``, ...). ``shed`` counts work skipped by admission control because it
+    could not start within its budget (``semantic_lookup``, ``store_retrieve``,
+    ``store_upsert``): the request went on without it. ``store_entries`` is None when there
+    is no store or it could not be counted. ``privacy``: the private-data gate's decisions by
+    kind (never text); ``compression``: what prompt compression saved, apart from the cache's
+    savings.
     """
 
     requests: int
@@ -113,6 +116,7 @@ class CacheStats:
     counts: Mapping[str, int] = field(default_factory=dict)
     privacy: PrivacyStats | None = None
     compression: CompressionTotals | None = None
+    shed: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def hit_rate(self) -> float:
@@ -143,6 +147,7 @@ class Stats:
         self._lock = threading.Lock()
         self._tiers: Counter[Tier] = Counter()
         self._errors: Counter[str] = Counter()
+        self._shed: Counter[str] = Counter()
         self._counts: Counter[str] = Counter()
         self._saved_cost = 0.0
         self._saved_tokens = 0
@@ -157,6 +162,10 @@ class Stats:
     def error(self, kind: str) -> None:
         with self._lock:
             self._errors[kind] += 1
+
+    def shed(self, kind: str) -> None:
+        with self._lock:
+            self._shed[kind] += 1
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -176,6 +185,7 @@ class Stats:
                 saved_cost_usd=self._saved_cost,
                 saved_tokens=self._saved_tokens,
                 counts=counts,
+                shed=dict(self._shed),
                 **sizes,
             )
 

@@ -125,3 +125,18 @@ def _copy_sparse(source: str, target: str) -> None:
             offset = end
         dst.truncate(size)
     shutil.copystat(source, target)
+
+
+def identity(root: Path, shard: str) -> tuple[int, ...]:
+    """(device, inode) of the store directory and of its live shard: they change when either
+    is deleted and recreated or replaced. Raises ``OSError`` when either is gone."""
+    top, live = os.stat(root), os.stat(root / shard)
+    return (top.st_dev, top.st_ino, live.st_dev, live.st_ino)
+
+
+def checked_identity(root: Path, shard: str) -> tuple[int, ...]:
+    """:func:`identity`, with ``OSError`` as :class:`StoreError`."""
+    try:
+        return identity(root, shard)
+    except OSError as exc:
+        raise StoreError(f"cannot stat store directory {root}: {exc}") from exc

@@ -5,6 +5,13 @@ Why a separate process at all is explained in :mod:`semcache.stores.edge`. The c
 own CPU priority so that the serving process keeps answering lookups while it builds HNSW
 graphs. It prints ``optimized`` or ``unchanged`` and exits 0, or exits non-zero with the
 engine's message on stderr.
+
+The child must not outlive its parent (issue 10: it survived a ``kill -9`` of the parent in
+3 of 5 rounds, holding CPU and a copy of the shard). On Linux it asks the kernel for SIGKILL
+when its parent dies (``prctl(PR_SET_PDEATHSIG)``), then checks that the semcache process named in
+``EDGE_OPTIMIZE_PARENT_PID`` is still alive (it may have died before the request). Behind
+a wrapper that forks instead of exec-ing, the signal comes when the wrapper dies. A
+watchdog thread would not do: ``optimize()`` holds the GIL for the whole build.
 """
 
 from __future__ import annotations
@@ -14,9 +21,35 @@ import os
 import sys
 
 NICE_INCREMENT = 10
+PARENT_VARIABLE = "EDGE_OPTIMIZE_PARENT_PID"
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Be killed when the parent dies; exit now if it already has."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    expected = os.environ.get(PARENT_VARIABLE)
+    if expected is not None and expected.isdigit() and not _alive(int(expected)):
+        sys.exit(3)  # the parent died before the kernel could be asked to tell us
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def main(shard_dir: str) -> int:
+    die_with_parent()
     import qdrant_edge
 
     with contextlib.suppress(OSError):  # a courtesy: normal priority is still correct

@@ -166,3 +166,26 @@ class StoreAdmin(Protocol):
         """At most ``limit`` entries, newest ``created_at`` first (vectors not read back),
         of one tenant or of all; for operators' audits of what is served."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Integrity:
+    """What a store found wrong with its own files since it was opened.
+
+    ``reopened``: times the store found its directory deleted or replaced under it and
+    reopened it (writes after that land in the new directory; what the lost one held is
+    gone). ``last_problem``: what it found last; ``last_at``: when (``time.monotonic``).
+    """
+
+    reopened: int = 0
+    last_problem: str | None = None
+    last_at: float | None = None
+
+
+@runtime_checkable
+class StoreIntegrity(Protocol):
+    """Optional: a store that checks its own files reports what it found (for ``health``)."""
+
+    def integrity(self) -> Integrity:
+        """Problems found and repaired since ``setup``."""
+        ...

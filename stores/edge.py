@@ -28,12 +28,21 @@ Measured here: a lookup loop answered 689 lookups (p50 0.4 ms) during a 3.1 s cy
 lookups take 1.0 ms p50 after the swap. The cost is one sparse copy of the shard per cycle
 (0.3 s for 100k x 384 points, 226 MB) and twice the disk while it runs. A crash at any step
 leaves ``store.json`` naming a complete shard; other generations are removed at ``setup``.
+The optimiser child is killed by the kernel if this process dies (``_edge_optimize.py``).
+
+Integrity: before every write the store checks that its directory and live shard are the
+ones it opened (inode numbers). A directory deleted or replaced under a running store is
+reopened (created afresh if gone), the write lands there, and the event is reported by
+:meth:`QdrantEdgeStore.integrity` (``StoreIntegrity``), which the cache counts as
+``errors["store_lost"]`` and reports in ``health()``. ``close`` releases the directory even
+when the final flush fails.
 Writes wait during the copy and the swap (each well under a second at 100k points).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -58,7 +67,8 @@ from ._edge_engine import (
     live_filter,
     selection_filter,
 )
-from .base import Entry, Match, point_id
+from ._edge_optimize import PARENT_VARIABLE
+from .base import Entry, Integrity, Match, point_id
 from .where import Selection, Where
 
 if TYPE_CHECKING:
@@ -117,6 +127,8 @@ class QdrantEdgeStore:
         self._optimizer: threading.Thread | None = None
         self._child: subprocess.Popen[str] | None = None
         self._closing = threading.Event()
+        self._identity: tuple[int, ...] | None = None
+        self._integrity = Integrity()
 
     # -- opening and closing ----------------------------------------------------------
 
@@ -124,6 +136,11 @@ class QdrantEdgeStore:
         if self._shard is not None:
             self._check_meta(self._meta, embedder, dim)
             return
+        self._open_directory(embedder, dim)
+        self._closing.clear()
+
+    def _open_directory(self, embedder: str, dim: int) -> None:
+        """Open (or create) the store directory and its live shard; clean stale generations."""
         if self._requested_path == MEMORY:
             root = files.temporary_directory()
         else:
@@ -151,6 +168,7 @@ class QdrantEdgeStore:
                     ensure_indexes(shard)
                     info = shard.info()
                 self._unoptimized = info.points_count - info.indexed_vectors_count
+            identity = files.checked_identity(root, meta["shard"])
         except BaseException:
             if shard is not None:
                 with engine_errors("close"):
@@ -161,10 +179,14 @@ class QdrantEdgeStore:
             raise
         self._root, self._lock, self._shard, self._meta = root, lock, shard, meta
         self._shard_name = meta["shard"]
-        self._closing.clear()
+        self._identity = identity
 
     def close(self) -> None:
-        """Stop a running optimisation, flush, close the shard and release the directory."""
+        """Stop a running optimisation, flush, close the shard and release the directory.
+
+        The directory is released and a temporary one removed even when the flush fails
+        (that error is raised after, as :class:`StoreError`).
+        """
         if self._shard is None:
             return
         self._closing.set()
@@ -173,16 +195,68 @@ class QdrantEdgeStore:
             child.kill()
         if self._optimizer is not None:
             self._optimizer.join()
-        with self._write_lock, self._io_lock:
+        try:
+            with self._write_lock, self._io_lock:
+                shard, self._shard = self._shard, None
+                with engine_errors("close"):
+                    try:
+                        shard.flush()
+                    finally:
+                        shard.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+            if self._requested_path == MEMORY and self._root is not None:
+                shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+
+    # -- integrity --------------------------------------------------------------------
+
+    def integrity(self) -> Integrity:
+        """Times the directory was found deleted or replaced and reopened (``StoreIntegrity``)."""
+        return self._integrity
+
+    def _verify_directory(self) -> None:
+        """Before a write (the caller holds ``_write_lock``): reopen a lost directory.
+
+        The engine keeps its files open, so after the directory is deleted or replaced
+        reads still answer and writes still succeed, into files nobody will ever read
+        again (issue 10: 20 answers "stored", 0 after a restart). Comparing the directory's
+        and the live shard's inode with those seen at open catches both, for one ``stat``
+        each per write.
+        """
+        root = self._root
+        if root is None or self._shard is None:
+            return
+        try:
+            current = files.identity(root, self._shard_name)
+        except OSError:
+            current = None
+        if current == self._identity:
+            return
+        problem = f"store directory {root} was deleted or replaced while open"
+        logger.warning("%s; reopening it (entries written before are lost)", problem)
+        embedder, dim = self._meta["embedder"], self._meta["dim"]
+        child = self._child
+        if child is not None and child.poll() is None:
+            child.kill()  # its copy lived in the lost directory
+        with self._io_lock:
             shard, self._shard = self._shard, None
-            with engine_errors("close"):
-                shard.flush()
-                shard.close()
-        if self._lock is not None:
-            self._lock.release()
-        if self._requested_path == MEMORY and self._root is not None:
-            shutil.rmtree(self._root, ignore_errors=True)
-        self._root = None
+            try:
+                with engine_errors("close lost shard"):
+                    shard.close()
+            except StoreError as exc:
+                logger.warning("closing the lost shard failed: %s", exc)
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+            self._open_directory(embedder, dim)
+        self._integrity = Integrity(
+            reopened=self._integrity.reopened + 1,
+            last_problem=problem,
+            last_at=time.monotonic(),
+        )
 
     @property
     def directory(self) -> Path | None:
@@ -273,6 +347,7 @@ class QdrantEdgeStore:
 
     def _apply(self, operation: Any, name: str, *, written: int = 0) -> None:
         """Apply a write; the caller holds ``_write_lock``."""
+        self._verify_directory()
         with self._io_lock, engine_errors(name):
             self._open().update(operation)
         if self._replay is not None:
@@ -362,7 +437,11 @@ class QdrantEdgeStore:
         command = [*self._optimizer_command, str(copy)]
         try:
             child = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, PARENT_VARIABLE: str(os.getpid())},
             )
         except OSError as exc:
             raise StoreError(f"cannot start the optimiser process: {exc}") from exc
@@ -395,6 +474,7 @@ class QdrantEdgeStore:
                         fresh.update(operation)
                 meta = {**self._meta, "shard": copy.name}
                 files.write_meta(root, meta)
+                identity = files.checked_identity(root, copy.name)
             except BaseException:
                 with engine_errors("close copy"):
                     fresh.close()
@@ -402,6 +482,7 @@ class QdrantEdgeStore:
             with self._io_lock:
                 old, old_name = self._shard, self._shard_name
                 self._shard, self._shard_name, self._meta = fresh, copy.name, meta
+                self._identity = identity
         with engine_errors("close old shard"):
             old.close()
         shutil.rmtree(root / old_name, ignore_errors=True)

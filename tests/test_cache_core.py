@@ -348,7 +348,7 @@ def test_sync_and_async_apis_have_the_same_operations():
 
     pairs = [("completion", "acompletion"), ("close", "aclose"), ("purge", "apurge"),
              ("recent_entries", "arecent_entries"), ("ready", "aready"),
-             ("flush", "aflush"), ("__enter__", "__aenter__"),
+             ("flush", "aflush"), ("health", "ahealth"), ("__enter__", "__aenter__"),
              ("__exit__", "__aexit__")]  # fmt: skip
     for sync_name, async_name in pairs:
         sync, asynchronous = getattr(SemanticCache, sync_name), getattr(SemanticCache, async_name)
@@ -360,7 +360,8 @@ def test_sync_and_async_apis_have_the_same_operations():
     public = {n for n in vars(SemanticCache) if not n.startswith("_")}
     assert public == {"completion", "acompletion", "batch_completion", "stats", "purge",
                       "apurge", "recent_entries", "arecent_entries", "ready", "aready",
-                      "flush", "aflush", "close", "aclose", "closed"}  # fmt: skip
+                      "flush", "aflush", "close", "aclose", "closed", "health",
+                      "ahealth"}  # fmt: skip
 
 
 async def test_async_admin_twins(cache, upstream, req):

@@ -109,7 +109,8 @@ def _sections() -> list[type[BaseModel]]:
 
 
 def test_there_are_sections_to_check():
-    assert len(_sections()) == 7  # policy, exact, coalesce, semantic, store, privacy, compression
+    assert len(_sections()) == 9  # policy, exact, coalesce, semantic, store, privacy,
+    # compression, admission, health
 
 
 @pytest.mark.parametrize("section", _sections(), ids=lambda s: s.__name__)

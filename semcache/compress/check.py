@@ -24,8 +24,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ._features import Details, extract
+from ._features import extract
+
+if TYPE_CHECKING:
+    from semcache.guard.features import Details
 
 KINDS = (
     "number",

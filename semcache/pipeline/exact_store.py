@@ -4,19 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from semcache._admission import Admission
 from semcache._answer import Answer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
+from semcache.semantic import SemanticTier
 from semcache.stats import Tier
 
 
 class ExactStoreStage:
     """Retrieve by the exact key (a store read, no embedding); a hit is kept in memory too,
     unless a purge ran meanwhile (the read raced it; remembering it would undo the purge).
-    An entry older than the caller's ``s-maxage`` is a miss."""
+
+    An entry older than the caller's ``s-maxage`` is a miss. The read is skipped (counted as
+    shed, kind ``store_retrieve``) when ``admission`` does not expect it to start within its
+    wait budget: the request goes on to the next stages.
+    """
 
     def __init__(
         self,
@@ -25,7 +31,10 @@ class ExactStoreStage:
         failopen: FailOpen,
         fence: Fence,
         clock: Callable[[], float],
+        *,
+        admission: Admission,
     ) -> None:
+        self._admission = admission
         self._backend = backend
         self._fence = fence
         self._memory = memory
@@ -35,22 +44,34 @@ class ExactStoreStage:
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if request.decision.lookup:
             tier = await self._backend.ready()
-            if tier is not None:
-                token = self._fence.begin()  # a purge during the read must not be undone
-                entry = await self._failopen.call(
-                    "store_retrieve",
-                    lambda: tier.retrieve(
-                        request.keys.exact,
-                        tenant=request.tenant,
-                        namespace=request.control.namespace,
-                        scope=request.entry_scope,
-                        now=self._clock(),
-                    ),
-                    None,
-                )
-                if entry is not None and request.control.accepts(entry.created_at, self._clock()):
-                    answer = Answer.of(entry)
-                    if self._fence.admits(entry, token):
-                        self._memory.put(answer)
-                    return Found(answer, Tier.EXACT)
+            found = await self._read(request, tier) if tier is not None else None
+            if found is not None:
+                return found
         return await call_next(request)
+
+    async def _read(self, request: Request, tier: SemanticTier) -> Found | None:
+        ticket = self._admission.enter()
+        if ticket is None:
+            self._failopen.shed("store_retrieve")
+            return None
+        token = self._fence.begin()  # a purge during the read must not be undone
+        try:
+            entry = await self._failopen.call(
+                "store_retrieve",
+                lambda: tier.retrieve(
+                    request.keys.exact,
+                    tenant=request.tenant,
+                    namespace=request.control.namespace,
+                    scope=request.entry_scope,
+                    now=self._clock(),
+                ),
+                None,
+            )
+        finally:
+            ticket.leave()
+        if entry is None or not request.control.accepts(entry.created_at, self._clock()):
+            return None
+        answer = Answer.of(entry)
+        if self._fence.admits(entry, token):
+            self._memory.put(answer)
+        return Found(answer, Tier.EXACT)

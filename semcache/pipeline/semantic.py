@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
+from semcache._admission import Admission
 from semcache._answer import Answer
 from semcache._failopen import FailOpen
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
+from semcache.semantic import Lookup
 from semcache.stats import Stats, Tier
 
 
@@ -20,6 +23,11 @@ class SemanticStage:
     stored without embedding the question again and reports how close it came. A hit is not
     put in memory: memory answers exact repeats of the entry's own key, and the paraphrase's
     key is not that. A match older than the caller's ``s-maxage`` is a miss.
+
+    Admission control bounds what the lookup adds to a miss: it runs only when the
+    ``admission`` gate expects it to start within its wait budget (else it is skipped at
+    once and counted as shed, kind ``semantic_lookup``), and, with ``deadline_s``, an
+    admitted lookup that takes longer is abandoned the same way (kind ``semantic_deadline``).
     """
 
     def __init__(
@@ -28,11 +36,16 @@ class SemanticStage:
         failopen: FailOpen,
         stats: Stats,
         clock: Callable[[], float],
+        *,
+        admission: Admission,
+        deadline_s: float | None = None,
     ) -> None:
         self._backend = backend
         self._failopen = failopen
         self._stats = stats
         self._clock = clock
+        self._admission = admission
+        self._deadline_s = deadline_s
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         keys = request.keys
@@ -43,18 +56,30 @@ class SemanticStage:
         tier = await self._backend.ready()
         if tier is None:
             return await call_next(request)
-        lookup = await self._failopen.call(
-            "semantic_lookup",
-            lambda: tier.lookup(
-                prompt,
-                tenant=request.tenant,
-                namespace=request.control.namespace,
-                scope=scope,
-                now=self._clock(),
-            ),
-            None,
-        )
-        if lookup is None:
+        ticket = self._admission.enter()
+        if ticket is None:
+            self._failopen.shed("semantic_lookup")
+            return await call_next(request)
+        try:
+            lookup = await self._failopen.call(
+                "semantic_lookup",
+                lambda: self._bounded(
+                    tier.lookup(
+                        prompt,
+                        tenant=request.tenant,
+                        namespace=request.control.namespace,
+                        scope=scope,
+                        now=self._clock(),
+                    )
+                ),
+                None,
+            )
+        finally:
+            ticket.leave()
+        if lookup is _LATE:
+            self._failopen.shed("semantic_deadline")
+            return await call_next(request)
+        if not isinstance(lookup, Lookup):  # failed (counted by FailOpen)
             return await call_next(request)
         if lookup.rejected:
             self._stats.count("verifier_rejections")
@@ -62,3 +87,17 @@ class SemanticStage:
         if match is not None and request.control.accepts(match.entry.created_at, self._clock()):
             return Found(Answer.of(match.entry), Tier.SEMANTIC, match.similarity, lookup.nearest)
         return await call_next(replace(request, vector=lookup.vector, nearest=lookup.nearest))
+
+    async def _bounded(self, lookup: Awaitable[Lookup]) -> Lookup | object:
+        """The lookup, or ``_LATE`` when it outlasts ``deadline_s`` (then it is cancelled)."""
+        if self._deadline_s is None:
+            return await lookup
+        try:
+            async with asyncio.timeout(self._deadline_s):
+                return await lookup
+        except TimeoutError:
+            return _LATE
+
+
+#: Marks a lookup abandoned at its deadline (a shed, not a failure of the store).
+_LATE = object()

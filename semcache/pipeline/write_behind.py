@@ -1,7 +1,13 @@
 """Write-behind: store fresh answers off the response path, purge, and delete expired entries.
 
 A miss's answer goes into memory at once (so the next identical request hits) and into the
-store in a background task (so the caller never waits for embedding or the store). Purges go
+store in a background task (so the caller never waits for embedding or the store). Under
+overload the store write is dropped (the answer stays in memory) and counted as shed, kind
+``store_upsert``: when ``max_pending`` writes are already pending, or when the question
+still needs embedding and the embedder's admission gate would not admit a lookup now (a
+queue over its wait budget, or the process short of CPU): writes never pile up behind a
+busy embedder, where they would take CPU from the requests and delay the lookups.
+Pending writes are thus bounded, never a queue that grows with the load. Purges go
 through here too, because a purge must win over writes still pending: both share the fence
 and a lock around "check the fence, write" and "record the purge, delete".
 """
@@ -14,6 +20,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from semcache._admission import Admission
 from semcache._answer import Answer, is_complete
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
@@ -46,7 +53,11 @@ class WriteBehind:
         clock: Callable[[], float],
         *,
         purge_interval_s: float,
+        embed_gate: Admission,
+        max_pending: int = 256,
     ) -> None:
+        self._embed_gate = embed_gate
+        self._max_pending = max_pending
         self._backend = backend
         self._memory = memory
         self._failopen = failopen
@@ -72,6 +83,9 @@ class WriteBehind:
         self._memory.put(answer)
         if self._backend.started is None:
             return  # the semantic tier is off or not up: memory alone keeps the answer
+        if len(self._pending) >= self._max_pending:
+            self._failopen.shed("store_upsert")
+            return
         write = self._failopen.call(
             "store_upsert", lambda: self._write(answer, prompt, vector, token), None
         )
@@ -87,8 +101,17 @@ class WriteBehind:
         if tier is None or tier.embedder is None:
             return
         entry = answer.entry
+        if vector is None and prompt is not None:
+            ticket = self._embed_gate.enter(background=True)
+            if ticket is None:
+                self._failopen.shed("store_upsert")
+                return
+            try:
+                vector = await tier.embed(prompt)
+            finally:
+                ticket.leave()
         if vector is None:
-            vector = await tier.embed(prompt) if prompt is not None else tier.exact_only_vector()
+            vector = tier.exact_only_vector()
         async with self._lock:
             if not self.fence.admits(entry, token):
                 self._stats.count("fenced_writes")

@@ -61,7 +61,7 @@ def create_app(
         cache=cache,
         keys=keys,
         upstreams=upstreams,
-        metrics=ProxyMetrics(),
+        metrics=ProxyMetrics(tenant_labels=config.server.metrics_tenant_labels),
         owns_cache=owns_cache,
     )
 

@@ -39,9 +39,15 @@ class KeyRing:
     useful about how much of a guessed key was right, and the keys themselves are not kept.
     """
 
-    def __init__(self, clients: Mapping[str, str], admin_key: SecretStr | None = None) -> None:
+    def __init__(
+        self,
+        clients: Mapping[str, str],
+        admin_key: SecretStr | None = None,
+        metrics_key: SecretStr | None = None,
+    ) -> None:
         self._tenants = {_digest(key): tenant for key, tenant in clients.items()}
         self._admin = None if admin_key is None else _digest(admin_key.get_secret_value())
+        self._metrics = None if metrics_key is None else _digest(metrics_key.get_secret_value())
 
     @classmethod
     def from_config(cls, config: ProxyConfig, environ: Mapping[str, str] | None = None) -> KeyRing:
@@ -59,7 +65,13 @@ class KeyRing:
             if admin is None
             else resolve_secret(admin, field="server.admin_key", environ=environ)
         )
-        return cls(clients, admin_key)
+        metrics = config.server.metrics_key
+        metrics_key = (
+            None
+            if metrics is None
+            else resolve_secret(metrics, field="server.metrics_key", environ=environ)
+        )
+        return cls(clients, admin_key, metrics_key)
 
     def tenant_for(self, authorization: str | None) -> str | None:
         """The tenant of a client's ``Authorization`` header, or None when it is not valid."""
@@ -78,3 +90,10 @@ class KeyRing:
         if token is None or self._admin is None:
             return False
         return hmac.compare_digest(_digest(token), self._admin)
+
+    def may_read_metrics(self, authorization: str | None) -> bool:
+        """True when /metrics is open (no metrics key set) or the metrics key was sent."""
+        if self._metrics is None:
+            return True
+        token = bearer_token(authorization)
+        return token is not None and hmac.compare_digest(_digest(token), self._metrics)

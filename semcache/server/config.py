@@ -146,7 +146,32 @@ class ServerOptions(BaseModel):
         "idle expiry (httpx: 5 s), so a client never reuses a connection the server is closing.",
     )
 
-    _env_only = field_validator("admin_key")(_require_env_reference)
+    max_body_bytes: int = Field(
+        8 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body accepted, in bytes; a larger one is refused with 413 "
+        "before it is read whole (by its Content-Length, or while it streams in).",
+    )
+    max_json_depth: int = Field(
+        32,
+        ge=4,
+        le=500,
+        description="Deepest nesting of objects and arrays accepted in a request body; deeper "
+        "is a 400 naming the field (OpenAI's own shapes need fewer than 10 levels; a JSON "
+        "schema in 'tools' or 'response_format' rarely needs 20).",
+    )
+    metrics_key: str | None = Field(
+        None,
+        description="'os.environ/NAME' of a bearer key /metrics requires; None serves /metrics "
+        "without auth (bind the proxy to a private interface then).",
+    )
+    metrics_tenant_labels: bool = Field(
+        True,
+        description="Label per-tenant series (requests, saved tokens and cost) with the tenant; "
+        "False drops the label, so /metrics says nothing about which tenants exist.",
+    )
+
+    _env_only = field_validator("admin_key", "metrics_key")(_require_env_reference)
 
 
 class ProxyConfig(BaseModel):
@@ -203,7 +228,7 @@ def _referenced_variables(sections: Mapping[str, Any]) -> set[str]:
         references.append(client.key.get_secret_value())
     server = sections.get("server")
     if server is not None:
-        references.append(server.admin_key)
+        references += [server.admin_key, server.metrics_key]
     return {name for ref in references if ref is not None and (name := _env_name(ref))}
 
 

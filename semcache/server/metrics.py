@@ -3,12 +3,21 @@
 A registry per app (not the process-global default) lets tests and embedders run several
 apps in one process without "duplicated timeseries" errors and read exact counts back.
 Label values are bounded: tiers and error kinds are fixed sets, tenants and models come
-from the config file, never from request content.
+from the config file, never from request content. With ``tenant_labels=False`` no series
+carries a tenant label at all.
+
+Cache degradation is exported from ``cache.stats()`` at each scrape: every fail-open
+counter as ``semcache_cache_failures_total{kind}`` and every shed counter (work skipped by
+admission control) as ``semcache_cache_shed_total{kind}``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from semcache.stats import CacheInfo, CacheStats, Tier
 
@@ -23,14 +32,47 @@ _SIMILARITY_BUCKETS = (
 )  # fmt: skip
 
 
+class CacheCounters(Collector):
+    """The cache's own fail-open and shed counters, as of the last scrape's ``cache.stats()``."""
+
+    def __init__(self) -> None:
+        self.failures: Mapping[str, int] = {}
+        self.shed: Mapping[str, int] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        failures = CounterMetricFamily(
+            "semcache_cache_failures",
+            "Cache failures served as misses (the request went on without the cache), by kind.",
+            labels=["kind"],
+        )
+        for kind, n in sorted(self.failures.items()):
+            failures.add_metric([kind], n)
+        shed = CounterMetricFamily(
+            "semcache_cache_shed",
+            "Cache work skipped by admission control because it could not start in time, by kind.",
+            labels=["kind"],
+        )
+        for kind, n in sorted(self.shed.items()):
+            shed.add_metric([kind], n)
+        yield failures
+        yield shed
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+
 class ProxyMetrics:
     """Counters, histograms and gauges of one app; :meth:`render` is the /metrics body."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, tenant_labels: bool = True) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        self._tenant_labels = tenant_labels
+        tenant = ["tenant"] if tenant_labels else []
+        self.cache_counters = CacheCounters()
+        r.register(self.cache_counters)
         self.requests = Counter(
-            "semcache_requests", "Completed chat requests by tier.", ["tier", "tenant"], registry=r
+            "semcache_requests", "Completed chat requests by tier.", ["tier", *tenant], registry=r
         )
         self.upstream_calls = Counter(
             "semcache_upstream_calls",
@@ -71,11 +113,11 @@ class ProxyMetrics:
             registry=r,
         )
         self.saved_tokens = Counter(
-            "semcache_saved_tokens", "Upstream tokens not spent thanks to hits.", ["tenant"],
+            "semcache_saved_tokens", "Upstream tokens not spent thanks to hits.", tenant,
             registry=r,
         )  # fmt: skip
         self.saved_cost = Counter(
-            "semcache_saved_cost_usd", "Upstream cost not spent thanks to hits, USD.", ["tenant"],
+            "semcache_saved_cost_usd", "Upstream cost not spent thanks to hits, USD.", tenant,
             registry=r,
         )  # fmt: skip
         self.compression_saved_tokens = Counter(
@@ -108,7 +150,8 @@ class ProxyMetrics:
     def record_request(self, *, tenant: str, model: str, info: CacheInfo, latency_s: float) -> None:
         """Count one answered request; ``latency_s`` is its end-to-end duration."""
         tier = info.tier
-        self.requests.labels(tier=tier, tenant=tenant).inc()
+        by_tenant = {"tenant": tenant} if self._tenant_labels else {}
+        self.requests.labels(tier=tier, **by_tenant).inc()
         self.request_seconds.labels(tier=tier).observe(latency_s)
         if tier.used_upstream:
             self.upstream_calls.labels(model=model).inc()
@@ -119,20 +162,27 @@ class ProxyMetrics:
         if tier is Tier.MISS and info.nearest_similarity is not None:
             self.nearest_miss_similarity.observe(info.nearest_similarity)
         if info.saved_tokens:
-            self.saved_tokens.labels(tenant=tenant).inc(info.saved_tokens)
+            self._by_tenant(self.saved_tokens, by_tenant).inc(info.saved_tokens)
         if info.saved_cost_usd:
-            self.saved_cost.labels(tenant=tenant).inc(info.saved_cost_usd)
+            self._by_tenant(self.saved_cost, by_tenant).inc(info.saved_cost_usd)
         if info.compression_saved_tokens:
             self.compression_saved_tokens.inc(info.compression_saved_tokens)
             self.compression_saved_cost.inc(info.compression_saved_usd)
+
+    @staticmethod
+    def _by_tenant(counter: Counter, labels: dict[str, str]) -> Counter:
+        return counter.labels(**labels) if labels else counter
 
     def record_error(self, *, kind: str, status: int) -> None:
         self.errors.labels(kind=kind, status=str(status)).inc()
 
     def render(self, stats: CacheStats | None = None) -> bytes:
         """The exposition text; ``stats`` (``cache.stats()``) refreshes the store gauge."""
-        if stats is not None and stats.store_entries is not None:
-            self.store_entries.set(stats.store_entries)
+        if stats is not None:
+            self.cache_counters.failures = dict(stats.errors)
+            self.cache_counters.shed = dict(stats.shed)
+            if stats.store_entries is not None:
+                self.store_entries.set(stats.store_entries)
         privacy = stats.privacy if stats is not None else None
         if privacy is not None:
             for kind, n in privacy.findings.items():

@@ -23,10 +23,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from semcache.errors import InvalidRequest
 from semcache.server import sse
 from semcache.server.access_log import log_request
+from semcache.server.config import ServerOptions
 from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
 from semcache.server.request import ChatRequest, parse_chat_request
 from semcache.server.state import Proxy, proxy_of
 from semcache.server.upstreams import Upstream
+from semcache.server.validate import check_depth
 from semcache.stats import CacheInfo, Tier, cache_info
 
 router = APIRouter()
@@ -91,12 +93,36 @@ def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JS
     return JSONResponse(error.body(), status_code=error.status, headers=headers)
 
 
-async def _json_body(request: Request) -> Any:
-    raw = await request.body()
+async def _json_body(request: Request, options: ServerOptions) -> Any:
+    """The parsed body; 413 past ``max_body_bytes`` (before reading it whole), 400 when it is
+    not JSON or nested deeper than ``max_json_depth``."""
+    limit = options.max_body_bytes
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
     try:
-        return orjson.loads(raw)
+        body = orjson.loads(b"".join(chunks))
     except orjson.JSONDecodeError:
         raise InvalidRequest("body", "is not valid JSON") from None
+    check_depth(body, options.max_json_depth)
+    return body
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(
+        413,
+        f"Request body larger than {limit} bytes (server.max_body_bytes).",
+        kind="invalid_request",
+        type="invalid_request_error",
+        param="body",
+        code="request_too_large",
+    )
 
 
 def _call_kwargs(chat: ChatRequest, upstream: Upstream, tenant: str) -> dict[str, Any]:
@@ -123,7 +149,8 @@ async def chat_completions(request: Request) -> Response:
         if tenant is None:
             raise unauthorized()
         exchange.fields["tenant"] = tenant
-        chat = parse_chat_request(await _json_body(request), request.headers)
+        body = await _json_body(request, proxy.config.server)
+        chat = parse_chat_request(body, request.headers)
         exchange.fields.update(model=chat.model, stream=chat.stream)
         if proxy.config.server.log_content:
             exchange.fields["messages"] = chat.params.get("messages")

@@ -1,4 +1,10 @@
-"""Operations endpoints: liveness, readiness and Prometheus metrics (no auth, no tenant data)."""
+"""Operations endpoints: liveness, readiness and Prometheus metrics.
+
+``/readyz`` reports ``cache.health()``: 200 while the cache is ready (degraded parts are
+listed), 503 when a part is down (the policy is in :mod:`semcache.health`). ``/metrics``
+needs the metrics key when ``server.metrics_key`` is set, and carries tenant labels only
+while ``server.metrics_tenant_labels`` is on.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,10 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from semcache.server.http_errors import ApiError
 from semcache.server.metrics import CONTENT_TYPE
+from semcache.server.openai_routes import error_response
+from semcache.server.openapi import openapi_document
 from semcache.server.state import proxy_of
 
 router = APIRouter()
@@ -22,13 +31,23 @@ async def healthz() -> Response:
 
 @router.get("/readyz")
 async def readyz(request: Request) -> Response:
-    """The cache can answer: store opened and embedder loaded (503 until then)."""
-    ready = await asyncio.to_thread(proxy_of(request).cache.ready)
-    return JSONResponse({"ready": ready}, status_code=200 if ready else 503)
+    """The cache's health: 200 when ready (degraded parts listed), else 503."""
+    health = await asyncio.to_thread(proxy_of(request).cache.health)
+    return JSONResponse(health.as_dict(), status_code=200 if health.ready else 503)
 
 
 @router.get("/metrics")
 async def metrics(request: Request) -> Response:
     proxy = proxy_of(request)
+    if not proxy.keys.may_read_metrics(request.headers.get("authorization")):
+        return error_response(
+            ApiError(401, "Metrics key required.", kind="auth", code="invalid_api_key")
+        )
     stats = await asyncio.to_thread(proxy.cache.stats)
     return Response(proxy.metrics.render(stats), media_type=CONTENT_TYPE)
+
+
+@router.get("/openapi.json")
+async def openapi() -> Response:
+    """The OpenAPI document of the chat route (see :mod:`semcache.server.openapi`)."""
+    return JSONResponse(openapi_document())

@@ -8,11 +8,13 @@ it), and LiteLLM call options such as ``api_base``/``api_key``/``mock_response``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.server.validate import validate_chat_params
 
 #: OpenAI chat-completion body fields forwarded upstream (``model`` is mapped separately).
 OPENAI_CHAT_FIELDS: frozenset[str] = frozenset(
@@ -58,9 +60,12 @@ def _header_value(header: str, name: str, raw: str) -> Any:
         raise InvalidRequest(header, f"expected true or false, got {raw!r}")
     if name == "ttl":
         try:
-            return float(raw)
+            seconds = float(raw)
         except ValueError:
             raise InvalidRequest(header, f"expected seconds as a number, got {raw!r}") from None
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise InvalidRequest(header, f"expected finite, non-negative seconds, got {raw!r}")
+        return seconds
     return raw
 
 
@@ -83,7 +88,8 @@ def cache_controls(headers: Mapping[str, str], body_cache: Any) -> dict[str, Any
 
 
 def parse_chat_request(body: Any, headers: Mapping[str, str]) -> ChatRequest:
-    """Validate the shape of a chat body; raise :class:`InvalidRequest` naming the field."""
+    """Validate a chat body (shape, OpenAI's ranges and message shapes, cache controls);
+    raise :class:`InvalidRequest` naming the field."""
     if not isinstance(body, Mapping):
         raise InvalidRequestType("body", "expected a JSON object")
     if "tenant" in body:
@@ -105,6 +111,7 @@ def parse_chat_request(body: Any, headers: Mapping[str, str]) -> ChatRequest:
         params[name] = value
     if "messages" not in params:
         raise InvalidRequest("messages", "is required")
+    validate_chat_params(params)
     return ChatRequest(
         model=model, params=params, stream=stream, cache=cache_controls(headers, body.get("cache"))
     )

@@ -1,0 +1,287 @@
+"""Is the cache ever worse than no cache? The proxy with its cache against the same proxy
+with the cache disabled, at 20, 150 and 400 concurrent clients, loopback only.
+
+    python benchmarks/bench_overload.py [--seconds 10] [--levels 20,150,400] [--json out.json]
+
+Processes (all on 127.0.0.1, all stopped at the end, the whole run bounded by --max-total-s):
+- a fake OpenAI upstream (``bench_proxy.py --upstream``) answering after 50-150 ms;
+- proxy "cache": ``semcache serve`` with the default cache (exact tiers, coalescer, bundled
+  MiniLM embedder on the CPU, embedded store in a temporary directory, admission control at
+  its defaults);
+- proxy "nocache": the same config with every tier off (``semantic.enabled = false``,
+  ``store.backend = "none"``, ``exact.max_entries = 0``, ``coalesce.enabled = false``);
+- this process: closed-loop clients, each sending its next request when the last one was
+  answered, for --seconds per proxy and level, split into --rounds interleaved slices
+  (nocache, cache, cache, nocache, ...) so both proxies see the same background load on a
+  shared machine, on ``bench_proxy``'s workload: 50% new questions, 30% exact repeats,
+  20% paraphrases (``semcache/data/pairs.jsonl``), each run's questions tagged with the run
+  so that no run is answered from an earlier one.
+
+Reported per level: throughput of each proxy and their ratio (cache / nocache), latency p50
+and p99 of the no-cache proxy, of the cache proxy's misses, and the difference ("added"),
+hits by tier, and what the cache shed or failed (from its /metrics). Asserts nothing; the
+issue's targets are p99 added <= 10 ms and a throughput ratio >= 0.95 at every level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import httpx
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_proxy import free_port, workload  # noqa: E402
+
+CLIENT_KEY = "overload-client-key"
+MODEL = "bench-model"
+DISABLED = """
+[cache.semantic]
+enabled = false
+[cache.store]
+backend = "none"
+[cache.exact]
+max_entries = 0
+[cache.coalesce]
+enabled = false
+"""
+
+
+def start_upstream(min_ms: float, max_ms: float) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "bench_proxy.py"), "--upstream", str(min_ms), str(max_ms)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    return process, json.loads(process.stdout.readline())["api_base"]
+
+
+def start_proxy(name: str, api_base: str, workdir: Path, cache_toml: str) -> tuple[Any, str]:
+    config = workdir / f"{name}.toml"
+    config.write_text(
+        f"""
+[[model_list]]
+model_name = "{MODEL}"
+litellm_params.model = "openai/gpt-4o-mini"
+litellm_params.api_base = "{api_base}"
+litellm_params.api_key = "os.environ/BENCH_UPSTREAM_KEY"
+litellm_params.max_retries = 0
+litellm_params.timeout = 60
+
+[[clients]]
+key = "{CLIENT_KEY}"
+tenant = "bench"
+{cache_toml}
+""",
+        encoding="utf-8",
+    )
+    port = free_port()
+    code = "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, "--port", str(port), "--config", str(config)],
+        env={**os.environ, "BENCH_UPSTREAM_KEY": "sk-bench"},
+        stdout=subprocess.DEVNULL,
+        stderr=(workdir / f"{name}.log").open("w"),
+        cwd=workdir,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 240
+    while True:  # /readyz loads the embedder and opens the store
+        try:
+            if httpx.get(f"{base}/readyz", timeout=120).status_code == 200:
+                return process, base
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"proxy {name} did not become ready; see {workdir}/{name}.log")
+        time.sleep(0.2)
+
+
+async def closed_loop(
+    base: str, position: Iterator[tuple[str, str]], clients: int, seconds: float
+) -> tuple[float, list[tuple[str, str, float]]]:
+    """``clients`` workers send the next questions until ``seconds`` have passed."""
+    results: list[tuple[str, str, float]] = []  # (kind, tier, latency_s)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    headers = {"authorization": f"Bearer {CLIENT_KEY}"}
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60, headers=headers) as c:
+        stop_at = time.perf_counter() + seconds
+
+        async def worker() -> None:
+            while time.perf_counter() < stop_at:
+                kind, question = next(position)
+                body = {"model": MODEL, "messages": [{"role": "user", "content": question}]}
+                started = time.perf_counter()
+                try:
+                    response = await c.post("/v1/chat/completions", json=body)
+                    tier = response.headers.get("x-semcache-tier", "error")
+                    if response.status_code != 200:
+                        tier = f"http_{response.status_code}"
+                except httpx.HTTPError as exc:
+                    tier = type(exc).__name__
+                results.append((kind, tier, time.perf_counter() - started))
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(clients)))
+        return time.perf_counter() - started, results
+
+
+def cache_counters(base: str) -> dict[str, float]:
+    text = httpx.get(f"{base}/metrics", timeout=30).text
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith(("semcache_cache_shed_total", "semcache_cache_failures_total")):
+            name, value = line.rsplit(" ", 1)
+            out[name.replace("semcache_cache_", "")] = float(value)
+    return out
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000 if values else float("nan")
+
+
+def run_level(
+    clients: int, seconds: float, rounds: int, seed: int, cache_base: str, nocache_base: str
+) -> dict[str, Any]:
+    need = 40_000  # more than a run can send on this kind of machine
+
+    def questions(run: int) -> list[tuple[str, str]]:
+        # a tag per run, so no run finds another run's answers in the cache
+        return [(kind, f"{q} (run {run})") for kind, q in workload(need, run)]
+
+    before = cache_counters(cache_base)
+    load_before = load_average()
+    # Interleaved slices (nocache, cache, cache, nocache, ...), so that both proxies see the
+    # same background load on a shared machine; each proxy's questions continue across them.
+    streams = {nocache_base: iter(questions(seed)), cache_base: iter(questions(seed + 1))}
+    elapsed = {nocache_base: 0.0, cache_base: 0.0}
+    outcomes: dict[str, list[tuple[str, str, float]]] = {nocache_base: [], cache_base: []}
+    for i in range(rounds):
+        order = (nocache_base, cache_base) if i % 2 == 0 else (cache_base, nocache_base)
+        for base_url in order:
+            took, got = asyncio.run(
+                closed_loop(base_url, streams[base_url], clients, seconds / rounds)
+            )
+            elapsed[base_url] += took
+            outcomes[base_url] += got
+    base_s, base = elapsed[nocache_base], outcomes[nocache_base]
+    cache_s, cached = elapsed[cache_base], outcomes[cache_base]
+    after = cache_counters(cache_base)
+    base_lat = [lat for _, tier, lat in base if tier in ("miss", "bypass")]
+    miss_lat = [lat for _, tier, lat in cached if tier == "miss"]
+    tiers = Counter(tier for _, tier, _ in cached)
+    served = {"miss", "bypass", "exact", "semantic", "coalesced"}
+    errors = {t: n for t, n in Counter(t for _, t, _ in base + cached).items() if t not in served}
+    return {
+        "clients": clients,
+        "load_avg_before": load_before,
+        "load_avg_after": load_average(),
+        "nocache_rps": len(base) / base_s,
+        "cache_rps": len(cached) / cache_s,
+        "throughput_ratio": (len(cached) / cache_s) / (len(base) / base_s),
+        "nocache_p50_ms": pct(base_lat, 50),
+        "nocache_p99_ms": pct(base_lat, 99),
+        "miss_p50_ms": pct(miss_lat, 50),
+        "miss_p99_ms": pct(miss_lat, 99),
+        "added_p50_ms": pct(miss_lat, 50) - pct(base_lat, 50),
+        "added_p99_ms": pct(miss_lat, 99) - pct(base_lat, 99),
+        "tiers": dict(tiers),
+        "errors": errors,
+        "cache_counters": {k: after[k] - before.get(k, 0.0) for k in after},
+    }
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    head = (
+        f"{'clients':>7} {'nocache rps':>11} {'cache rps':>9} {'ratio':>6} "
+        f"{'nocache p50/p99 ms':>19} {'miss p50/p99 ms':>16} {'added p50/p99 ms':>17}  hits"
+    )
+    print(head)
+    for r in rows:
+        hits = {t: n for t, n in r["tiers"].items() if t != "miss"}
+        print(
+            f"{r['clients']:>7} {r['nocache_rps']:>11.1f} {r['cache_rps']:>9.1f} "
+            f"{r['throughput_ratio']:>6.3f} "
+            f"{r['nocache_p50_ms']:>9.1f}/{r['nocache_p99_ms']:<9.1f}"
+            f"{r['miss_p50_ms']:>7.1f}/{r['miss_p99_ms']:<8.1f}"
+            f"{r['added_p50_ms']:>8.1f}/{r['added_p99_ms']:<8.1f} {hits}"
+        )
+        print(f"        shed/failed: {r['cache_counters']}  errors: {r['errors']}  "
+              f"load avg {r['load_avg_before']} -> {r['load_avg_after']}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="per run (two runs a level)")
+    parser.add_argument("--levels", default="20,150,400")
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved slices per proxy")
+    parser.add_argument("--min-delay-ms", type=float, default=50)
+    parser.add_argument("--max-delay-ms", type=float, default=150)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-total-s", type=float, default=900, help="stop everything after")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    signal.signal(signal.SIGALRM, lambda *_: sys.exit("bench_overload: --max-total-s reached"))
+    signal.alarm(int(args.max_total_s))
+    processes: list[subprocess.Popen] = []
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="semcache-overload-") as tmp:
+        workdir = Path(tmp)
+        try:
+            upstream, api_base = start_upstream(args.min_delay_ms, args.max_delay_ms)
+            processes.append(upstream)
+            store = f'[cache.store]\npath = "{workdir / "store"}"\n'
+            cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
+            processes.append(cache_proc)
+            nocache_proc, nocache_base = start_proxy("nocache", api_base, workdir, DISABLED)
+            processes.append(nocache_proc)
+            print(f"cpus {os.cpu_count()}, load avg {load_average()}, {args.seconds:g} s per run")
+            for i, clients in enumerate(int(x) for x in args.levels.split(",")):
+                rows.append(
+                    run_level(
+                        clients, args.seconds, args.rounds, args.seed + 10 * i, cache_base,
+                        nocache_base,
+                    )
+                )  # fmt: skip
+                print_table(rows[-1:])
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+    print()
+    print_table(rows)
+    if args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    main()

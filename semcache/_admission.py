@@ -1,0 +1,166 @@
+"""Admission control: start cache work only when it can start soon, otherwise skip it.
+
+Why not timeouts: a timeout lets the work queue up first and gives up after the user has
+already waited (issue 10: every lookup waited 2 s, then went upstream anyway). A gate in
+front of the queue refuses at once, so a skipped lookup costs nothing and the request goes
+upstream at no-cache speed.
+
+Contract of :class:`Admission`:
+
+- ``enter()`` returns a :class:`Ticket` when the expected wait for this piece of work is at
+  most ``wait_budget_s``, else None (the caller skips the work and counts it as shed).
+  The caller must ``leave()`` every ticket it got, success or failure.
+- The expected wait is ``in_flight x cost``: work already admitted times the observed
+  cost per completed item (seconds of busy time between completions, an exponentially
+  weighted average). A micro-batched embedder finishing n items per batch of T seconds
+  shows a cost of T/n, so the estimate follows batching without knowing about it.
+- When nothing is in flight the gate always admits: the estimate refreshes even after a
+  slow spell (a gate that only ever refuses would never learn that the spell ended).
+  Before the first completion the cost is unknown, so a cold gate admits one piece of work
+  at a time (a burst at start-up must not all queue behind a model that is still slow).
+- ``max_in_flight`` (optional) is a hard ceiling whatever the estimate says.
+- ``lag`` (optional, a :class:`LoopLag`): how late the event loop currently runs its
+  callbacks. A late loop means the process is out of CPU (or GIL): work admitted then would
+  take CPU from the requests themselves, which is how a cache makes a saturated proxy
+  slower than no cache. So while the lag exceeds ``max_lag_s`` nothing is admitted, even
+  with nothing in flight (the lag is measured on its own, so it still refreshes). It has
+  its own limit, above the wait budget, because a busy machine delays every wake-up by a
+  few milliseconds without being saturated.
+
+Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+#: Weight of the newest cost sample in the moving average.
+ALPHA = 0.1
+
+
+class Ticket:
+    """Admission of one piece of work; ``leave()`` it when the work ends (idempotent)."""
+
+    __slots__ = ("_gate", "_left")
+
+    def __init__(self, gate: Admission) -> None:
+        self._gate = gate
+        self._left = False
+
+    def leave(self) -> None:
+        if not self._left:
+            self._left = True
+            self._gate._leave()
+
+
+class Admission:
+    """A gate bounded by expected wait (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        wait_budget_s: float,
+        max_in_flight: int | None = None,
+        lag: LoopLag | None = None,
+        max_lag_s: float = 0.01,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._lag = lag
+        self.max_lag_s = max_lag_s
+        self.wait_budget_s = wait_budget_s
+        self.max_in_flight = max_in_flight
+        self._clock = clock
+        self._in_flight = 0
+        self._cost_s = 0.0
+        self._busy_since = 0.0  # start of the current busy stretch's unaccounted time
+        self._completed = 0
+        self.admitted = 0
+        self.shed = 0
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @property
+    def cost_s(self) -> float:
+        """Observed seconds of busy time per completed item (moving average)."""
+        return self._cost_s
+
+    def expected_wait_s(self) -> float:
+        """Seconds a piece of work entering now is expected to wait before it starts."""
+        return self._in_flight * self._cost_s
+
+    def _late(self) -> bool:
+        if self._lag is None:
+            return False
+        self._lag.ensure_running()
+        return self._lag.lag_s > self.max_lag_s
+
+    def enter(self, *, background: bool = False) -> Ticket | None:
+        """A ticket, or None when the work should be skipped (counted in ``shed``).
+
+        ``background`` work (nobody waits for it, such as a store write) is also admitted
+        while the cost is not measured yet; it is otherwise gated like any other, so it
+        runs only when the queue is short and never piles up behind a busy embedder.
+        """
+        full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
+        cold = self._completed == 0 and not background
+        queued = self._in_flight > 0 and (
+            full or cold or self.expected_wait_s() > self.wait_budget_s
+        )
+        if queued or self._late():
+            self.shed += 1
+            return None
+        if self._in_flight == 0:
+            self._busy_since = self._clock()
+        self._in_flight += 1
+        self.admitted += 1
+        return Ticket(self)
+
+    def _leave(self) -> None:
+        now = self._clock()
+        sample = max(0.0, now - self._busy_since)
+        self._busy_since = now
+        first = self._completed == 0
+        self._cost_s = sample if first else self._cost_s + ALPHA * (sample - self._cost_s)
+        self._completed += 1
+        self._in_flight -= 1
+
+
+class LoopLag:
+    """How late the running event loop wakes a sleeper (seconds, moving average).
+
+    A task sleeps ``interval_s`` at a time and records how much later than asked it woke:
+    on an idle process that is well under a millisecond; when CPU-bound work (LiteLLM's
+    response parsing, an embedder stealing cores, other processes) saturates the machine,
+    it grows with the backlog. Started on first use on the loop that uses it; ``stop()``
+    ends it. Costs one wake-up per interval.
+    """
+
+    def __init__(
+        self, *, interval_s: float = 0.01, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        self._interval_s = interval_s
+        self._clock = clock
+        self._task: asyncio.Task[None] | None = None
+        self.lag_s = 0.0
+
+    def ensure_running(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._sample_forever())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            with contextlib.suppress(RuntimeError):  # its loop is already closed
+                self._task.get_loop().call_soon_threadsafe(self._task.cancel)
+            self._task = None
+
+    async def _sample_forever(self) -> None:
+        while True:
+            asked = self._clock()
+            await asyncio.sleep(self._interval_s)
+            sample = max(0.0, self._clock() - asked - self._interval_s)
+            self.lag_s += ALPHA * 2 * (sample - self.lag_s)

@@ -1,0 +1,138 @@
+"""``cache.health()``: which part of the cache is degraded, and whether it is ready.
+
+The cache never fails a call because of itself (it degrades to a miss), so "degraded" is
+something an operator has to be told. Parts are named by the kinds that ``FailOpen`` counts
+(``semantic_lookup``, ``store_upsert``, ``store_retrieve``, ``semantic_setup``, ...), plus
+``store_integrity`` for a store directory that was lost and reopened and ``readiness`` for
+the active probe.
+
+Not-ready policy (what makes the proxy's ``/readyz`` answer 503):
+
+- the probe fails: the semantic tier cannot be set up, or cannot embed a question and read
+  the store right now; or
+- a part is *down*: its most recent call failed, within the health window, with no success
+  since (for example every store write failing because the disk is full).
+
+In both cases requests are still answered (upstream, at no-cache speed), but the cache is
+doing nothing, so an orchestrator should know. *Degraded* parts (a failure, or work shed by
+admission control, within the window, or a store directory reopened) are listed but keep the
+cache ready: shedding is the cache protecting latency under load, and taking the replica out
+of rotation for it would move its load onto the others.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from semcache.stats import CacheStats
+from semcache.stores.base import StoreIntegrity
+
+if TYPE_CHECKING:
+    from semcache._build import Assembly
+
+
+class Status(enum.StrEnum):
+    OK = "ok"
+    DEGRADED = "degraded"
+    DOWN = "down"
+
+
+@dataclass(frozen=True, slots=True)
+class PartHealth:
+    """One part's state and, when not ``ok``, why."""
+
+    status: Status
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """The cache's health now; ``parts`` lists only the parts that are not ``ok``."""
+
+    ready: bool
+    parts: Mapping[str, PartHealth] = field(default_factory=dict)
+
+    @property
+    def status(self) -> Status:
+        """The worst part's status (``ok`` when every part is)."""
+        statuses = {part.status for part in self.parts.values()}
+        for status in (Status.DOWN, Status.DEGRADED):
+            if status in statuses:
+                return status
+        return Status.OK
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form (the proxy's ``/readyz`` body)."""
+        return {
+            "ready": self.ready,
+            "status": str(self.status),
+            "parts": {
+                name: {"status": str(part.status), "reason": part.reason}
+                for name, part in self.parts.items()
+            },
+        }
+
+
+async def probe(parts: Assembly, timeout_s: float) -> bool:
+    """Is the semantic tier usable now: set up, able to embed and to read the store?
+
+    True when there is no semantic tier to probe (memory only). Runs through ``FailOpen``
+    (kind ``readiness``), so a failing probe is counted like any other failure.
+    """
+    backend = parts.backend
+
+    async def check() -> bool:
+        tier = await backend.ready()
+        if tier is None:
+            return backend.tier is None
+        await tier.embed("readiness probe")
+        await tier.retrieve(
+            "readiness probe", tenant="-", namespace="-", scope="-", now=parts.clock()
+        )
+        return True
+
+    return await parts.failopen.call("readiness", check, False, timeout_s=timeout_s)
+
+
+async def assess(parts: Assembly, timeout_s: float) -> Health:
+    """Probe the tier, then grade every part FailOpen has seen within the health window."""
+    ready = await probe(parts, timeout_s)
+    failopen = parts.failopen
+    now, window = failopen.now(), parts.health_window_s
+    graded: dict[str, PartHealth] = {}
+    for kind, state in failopen.state().items():
+        recent_failure = state.last_failure is not None and now - state.last_failure <= window
+        recent_shed = state.last_shed is not None and now - state.last_shed <= window
+        if kind == "readiness" and ready:
+            continue
+        if recent_failure and state.down:
+            graded[kind] = PartHealth(Status.DOWN, state.last_reason)
+        elif recent_failure:
+            graded[kind] = PartHealth(Status.DEGRADED, f"recovered from: {state.last_reason}")
+        elif recent_shed:
+            graded[kind] = PartHealth(Status.DEGRADED, "overloaded: work shed")
+    tier = parts.backend.started
+    store = tier.store if tier is not None else None
+    if isinstance(store, StoreIntegrity):
+        report = store.integrity()
+        if report.last_at is not None and now - report.last_at <= window:
+            graded["store_integrity"] = PartHealth(
+                Status.DEGRADED, f"{report.last_problem} (reopened {report.reopened}x)"
+            )
+    down = any(part.status is Status.DOWN for part in graded.values())
+    if not ready and "readiness" not in graded:
+        graded["readiness"] = PartHealth(Status.DOWN, "probe failed")
+    return Health(ready=ready and not down, parts=graded)
+
+
+def with_integrity(stats: CacheStats, store: object) -> CacheStats:
+    """``stats`` with the store's reopenings counted as errors of kind ``store_lost``."""
+    if not isinstance(store, StoreIntegrity):
+        return stats
+    reopened = store.integrity().reopened
+    if not reopened:
+        return stats
+    return replace(stats, errors={**stats.errors, "store_lost": reopened})

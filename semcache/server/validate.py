@@ -1,0 +1,217 @@
+"""Checks of a chat body against OpenAI's documented shapes and ranges, before any work.
+
+Each problem is an :class:`~semcache.errors.InvalidRequest` naming the field by its path
+(``messages[2].content[0].image_url.url``), so the client gets a 400 saying what to fix;
+nothing is looked up, stored or sent upstream. Without these checks a bad value reached
+LiteLLM or the provider: a content part that is not an object came back as a 502 from
+inside LiteLLM, ``temperature: -5`` and ``max_tokens: -1`` were accepted and forwarded,
+and ``tools`` nested 900 deep ended in a RecursionError (500).
+
+Ranges are OpenAI's (Chat Completions API reference): ``temperature`` 0..2, ``top_p`` 0..1,
+``presence_penalty``/``frequency_penalty`` -2..2, ``n`` 1..128, ``max_tokens`` and
+``max_completion_tokens`` >= 1, ``top_logprobs`` 0..20, ``logit_bias`` values -100..100,
+``stop`` a string or up to 4 strings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from semcache.errors import InvalidRequest, InvalidRequestType
+
+_NUMBER_RANGES: dict[str, tuple[float, float]] = {
+    "temperature": (0.0, 2.0),
+    "top_p": (0.0, 1.0),
+    "presence_penalty": (-2.0, 2.0),
+    "frequency_penalty": (-2.0, 2.0),
+}
+_INTEGER_RANGES: dict[str, tuple[int, int | None]] = {
+    "n": (1, 128),
+    "max_tokens": (1, None),
+    "max_completion_tokens": (1, None),
+    "top_logprobs": (0, 20),
+}
+_BOOLEANS = ("logprobs", "parallel_tool_calls", "store")
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+#: Content part types each role may send (OpenAI's message shapes).
+_PART_TYPES: dict[str, frozenset[str]] = {
+    "system": frozenset({"text"}),
+    "developer": frozenset({"text"}),
+    "tool": frozenset({"text"}),
+    "assistant": frozenset({"text", "refusal"}),
+    "user": frozenset({"text", "image_url", "input_audio", "file"}),
+}
+_IMAGE_DETAIL = frozenset({"auto", "low", "high"})
+_AUDIO_FORMATS = frozenset({"wav", "mp3"})
+
+
+def check_depth(value: Any, max_depth: int) -> None:
+    """Refuse objects and arrays nested deeper than ``max_depth`` (iteratively: no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(value, "body", 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children = [(v, f"{path}.{k}" if path != "body" else str(k)) for k, v in node.items()]
+        elif isinstance(node, list):
+            children = [(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        else:
+            continue
+        if depth > max_depth:
+            raise InvalidRequest(path, f"nested deeper than {max_depth} levels")
+        stack.extend((child, where, depth + 1) for child, where in children)
+
+
+def validate_chat_params(params: Mapping[str, Any]) -> None:
+    """Check OpenAI's documented ranges and message shapes of forwarded chat params."""
+    for name, (low, high) in _NUMBER_RANGES.items():
+        value = params.get(name)
+        if value is not None:
+            _number(name, value, low, high)
+    for name, (ilow, ihigh) in _INTEGER_RANGES.items():
+        value = params.get(name)
+        if value is not None:
+            _integer(name, value, ilow, ihigh)
+    for name in _BOOLEANS:
+        value = params.get(name)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidRequestType(name, f"expected true or false, got {value!r}")
+    seed = params.get("seed")
+    if seed is not None:
+        _integer("seed", seed, None, None)
+    _stop(params.get("stop"))
+    _logit_bias(params.get("logit_bias"))
+    _messages(params.get("messages"))
+    _tools(params.get("tools"))
+
+
+def _number(name: str, value: Any, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidRequestType(name, f"expected a number, got {value!r}")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise InvalidRequest(name, f"expected a number from {low:g} to {high:g}, got {value!r}")
+
+
+def _integer(name: str, value: Any, low: int | None, high: int | None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidRequestType(name, f"expected an integer, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"from {low} to {high}"
+        raise InvalidRequest(name, f"expected an integer {bounds}, got {value!r}")
+
+
+def _stop(value: Any) -> None:
+    if value is None or isinstance(value, str):
+        return
+    if not isinstance(value, list) or len(value) > 4:
+        raise InvalidRequest("stop", "expected a string or a list of up to 4 strings")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise InvalidRequestType(f"stop[{i}]", f"expected a string, got {item!r}")
+
+
+def _logit_bias(value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise InvalidRequestType("logit_bias", "expected an object of token ids to numbers")
+    for token, bias in value.items():
+        if not str(token).isdigit():
+            raise InvalidRequest(f"logit_bias.{token}", "expected a token id (an integer)")
+        _number(f"logit_bias.{token}", bias, -100.0, 100.0)
+
+
+def _one_of(value: Any, allowed: frozenset[str]) -> bool:
+    """``value in allowed`` for any JSON value (a list or an object is not hashable)."""
+    return isinstance(value, str) and value in allowed
+
+
+def _object(field: str, value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidRequestType(field, f"expected an object, got {type(value).__name__}")
+    return value
+
+
+def _string(field: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise InvalidRequestType(field, f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _messages(value: Any) -> None:
+    if not isinstance(value, list) or not value:
+        raise InvalidRequest("messages", "expected a non-empty list of messages")
+    for i, raw in enumerate(value):
+        where = f"messages[{i}]"
+        message = _object(where, raw)
+        role = message.get("role")
+        if not _one_of(role, ROLES):
+            raise InvalidRequest(f"{where}.role", f"expected one of {sorted(ROLES)}, got {role!r}")
+        content = message.get("content")
+        may_be_empty = role in {"assistant", "function"}
+        if content is None and not may_be_empty:
+            raise InvalidRequest(f"{where}.content", "is required")
+        if isinstance(content, list) and role != "function":
+            _parts(f"{where}.content", content, _PART_TYPES[role])
+        elif content is not None and not isinstance(content, str):
+            raise InvalidRequestType(
+                f"{where}.content", "expected a string or a list of content parts"
+            )
+        if role == "tool":
+            _string(f"{where}.tool_call_id", message.get("tool_call_id"))
+        name = message.get("name")
+        if name is not None:
+            _string(f"{where}.name", name)
+
+
+def _parts(where: str, parts: list[Any], allowed: frozenset[str]) -> None:
+    if not parts:
+        raise InvalidRequest(where, "expected at least one content part")
+    for j, raw in enumerate(parts):
+        field = f"{where}[{j}]"
+        part = _object(field, raw)
+        kind = part.get("type")
+        if not _one_of(kind, allowed):
+            raise InvalidRequest(
+                f"{field}.type", f"expected one of {sorted(allowed)}, got {kind!r}"
+            )
+        if kind in {"text", "refusal"}:
+            _string(f"{field}.{kind}", part.get(kind))
+        elif kind == "image_url":
+            image = _object(f"{field}.image_url", part.get("image_url"))
+            _string(f"{field}.image_url.url", image.get("url"))
+            detail = image.get("detail")
+            if detail is not None and not _one_of(detail, _IMAGE_DETAIL):
+                raise InvalidRequest(
+                    f"{field}.image_url.detail", f"expected one of {sorted(_IMAGE_DETAIL)}"
+                )
+        elif kind == "input_audio":
+            audio = _object(f"{field}.input_audio", part.get("input_audio"))
+            _string(f"{field}.input_audio.data", audio.get("data"))
+            if not _one_of(audio.get("format"), _AUDIO_FORMATS):
+                raise InvalidRequest(
+                    f"{field}.input_audio.format", f"expected one of {sorted(_AUDIO_FORMATS)}"
+                )
+        elif kind == "file":
+            file = _object(f"{field}.file", part.get("file"))
+            for key in ("file_data", "file_id", "filename"):
+                if file.get(key) is not None:
+                    _string(f"{field}.file.{key}", file.get(key))
+
+
+def _tools(value: Any) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise InvalidRequestType("tools", "expected a list of tools")
+    for i, raw in enumerate(value):
+        where = f"tools[{i}]"
+        tool = _object(where, raw)
+        kind = tool.get("type")
+        if not _one_of(kind, frozenset({"function", "custom"})):
+            raise InvalidRequest(f"{where}.type", f"expected 'function' or 'custom', got {kind!r}")
+        spec = _object(f"{where}.{kind}", tool.get(kind))
+        _string(f"{where}.{kind}.name", spec.get("name"))
+        if kind == "function" and spec.get("parameters") is not None:
+            _object(f"{where}.function.parameters", spec.get("parameters"))
