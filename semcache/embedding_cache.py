@@ -95,7 +95,7 @@ class EmbeddingAPI:
         if not control.no_store and (control.ttl is None or control.ttl > 0):
             await parts.backend.ready()
             parts.writer.submit(answer, prompt=None, vector=None, token=token)
-        found = Found(answer, Tier.MISS, response=response)  # type: ignore[arg-type]
+        found = Found(answer, Tier.MISS, response=response)
         return cast(EmbeddingResponse, self._delivery.deliver(found))
 
     async def _lookup(self, key: str, tenant: str, control: CacheControl) -> Found | None:

@@ -73,7 +73,7 @@ def tenant_of(kwargs: Mapping[str, Any]) -> str | None:
     metadata = [s for s in sources if isinstance(s, Mapping)]
     for source in metadata:
         if source.get("tenant") is not None:
-            return source["tenant"]
+            return str(source["tenant"])
     scope = []
     for name in PROXY_SCOPE_FIELDS:
         value = next((s[name] for s in metadata if s.get(name) is not None), None)
@@ -151,4 +151,4 @@ class LiteLLMCache(Cache):
             await self.semcache.astore(response=response, **semcache_call(kwargs))
 
     def _handles(self, kwargs: Mapping[str, Any]) -> bool:
-        return "messages" in kwargs and self.should_use_cache(**kwargs) is True
+        return "messages" in kwargs and self.should_use_cache(**kwargs) is True  # type: ignore[no-untyped-call]

@@ -78,7 +78,9 @@ class CachedLLM(LLM):
         return self.llm.metadata
 
     # -- translation ----------------------------------------------------------------------------
-    def _call(self, kind: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> dict:
+    def _call(
+        self, kind: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         call: dict[str, Any] = {
             "model": self.llm.metadata.model_name,
             "custom_llm_provider": "llamaindex",  # keys apart from LiteLLM models of that name
@@ -92,11 +94,13 @@ class CachedLLM(LLM):
             call["cache"] = {"namespace": self.namespace}
         return call
 
-    def _chat_call(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> dict:
+    def _chat_call(self, messages: Sequence[ChatMessage], kwargs: dict[str, Any]) -> dict[str, Any]:
         plain = [{"role": m.role.value, "content": m.content or ""} for m in messages]
         return self._call("chat", plain, kwargs)
 
-    def _complete_call(self, prompt: str, formatted: bool, kwargs: dict[str, Any]) -> dict:
+    def _complete_call(
+        self, prompt: str, formatted: bool, kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
         return self._call(
             "complete", [{"role": "user", "content": prompt}], {**kwargs, "formatted": formatted}
         )

@@ -72,7 +72,7 @@ async def _serve(request: Request, kind: str) -> Response:
         if tenant is None:
             raise unauthorized()
         exchange.fields["tenant"] = tenant
-        body = await _json_body(request)
+        body = await _json_body(request, proxy.config.server)
         fields, required = (
             (EMBEDDING_FIELDS, "input") if kind == "embeddings" else (COMPLETION_FIELDS, "prompt")
         )

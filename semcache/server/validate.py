@@ -153,7 +153,7 @@ def _messages(value: Any) -> None:
         if content is None and not may_be_empty:
             raise InvalidRequest(f"{where}.content", "is required")
         if isinstance(content, list) and role != "function":
-            _parts(f"{where}.content", content, _PART_TYPES[role])
+            _parts(f"{where}.content", content, _PART_TYPES[str(role)])
         elif content is not None and not isinstance(content, str):
             raise InvalidRequestType(
                 f"{where}.content", "expected a string or a list of content parts"
@@ -211,7 +211,7 @@ def _tools(value: Any) -> None:
         kind = tool.get("type")
         if not _one_of(kind, frozenset({"function", "custom"})):
             raise InvalidRequest(f"{where}.type", f"expected 'function' or 'custom', got {kind!r}")
-        spec = _object(f"{where}.{kind}", tool.get(kind))
+        spec = _object(f"{where}.{kind}", tool.get(str(kind)))
         _string(f"{where}.{kind}.name", spec.get("name"))
         if kind == "function" and spec.get("parameters") is not None:
             _object(f"{where}.function.parameters", spec.get("parameters"))
