@@ -7,6 +7,7 @@ thread and never stall the event loop that serves completions.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -93,7 +94,16 @@ async def _entries(request: Request) -> dict[str, Any]:
 async def _stats(request: Request) -> dict[str, Any]:
     proxy = _require_admin(request)
     stats = await asyncio.to_thread(proxy.cache.stats)
-    return {**asdict(stats), "hit_rate": stats.hit_rate}
+    return {**_plain(asdict(stats)), "hit_rate": stats.hit_rate}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping a plain dict (typed stats hold read-only mapping views)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 async def _answer(request: Request, handler: Any) -> Response:
