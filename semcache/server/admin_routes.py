@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, fields, is_dataclass
 from typing import Any
 
 from fastapi import APIRouter
@@ -94,11 +94,14 @@ async def _entries(request: Request) -> dict[str, Any]:
 async def _stats(request: Request) -> dict[str, Any]:
     proxy = _require_admin(request)
     stats = await asyncio.to_thread(proxy.cache.stats)
-    return {**_plain(asdict(stats)), "hit_rate": stats.hit_rate}
+    return {**_plain(stats), "hit_rate": stats.hit_rate}
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with every mapping a plain dict (typed stats hold read-only mapping views)."""
+    """Typed stats as JSON-ready values: dataclasses and read-only mapping views become dicts
+    (``dataclasses.asdict`` cannot copy a ``MappingProxyType``)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
