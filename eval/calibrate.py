@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -58,6 +59,17 @@ class SplitStats:
     recall: float
     recall_lo: float
     recall_hi: float
+
+
+class _Common(TypedDict):
+    """The fields every :class:`CalibrationResult` of one run shares."""
+
+    target: float
+    confidence: float
+    method: str
+    seed: int
+    calibration_pairs: int
+    held_out_pairs: int
 
 
 @dataclass(frozen=True)
@@ -134,7 +146,7 @@ def calibrate(
     alpha = 1.0 - confidence
     result = certify(scored_parts("scores", scores, parts), labels, parts, target, alpha)
     calibration_pairs = len(parts.fit) + len(parts.test)
-    common = {
+    common: _Common = {
         "target": target,
         "confidence": confidence,
         "method": METHOD,

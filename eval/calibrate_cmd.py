@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from rich.console import Console
@@ -46,7 +47,7 @@ from .frontier import (
     scored_parts,
     split_parts,
 )
-from .scorer_fit import average_precision
+from .scorer_fit import ModelKind, average_precision
 from .similarity import pair_similarities
 from .sweep import NO_VERIFIER
 
@@ -107,10 +108,10 @@ def build_candidates(
     pairs: PairSet,
     sims: dict[str, np.ndarray],
     parts: Parts,
-    verifier: HitVerifier | None,
+    verifier: HitVerifier,
     kinds: dict[str, bool],
     *,
-    model: str = "auto",
+    model: ModelKind | Literal["auto"] = "auto",
     seed: int = 0,
 ) -> tuple[list[ScoredParts], LearnedParts | None]:
     """The scorers ``kinds`` asks for (keys ``cosine``, ``guard``, ``learned``), scored on the
@@ -140,7 +141,7 @@ def build_candidates(
             list(sims),
             primary,
             kind=model,
-            seed=seed,  # type: ignore[arg-type]
+            seed=seed,
         )
         candidates.append(learned.scored)
     return candidates, learned

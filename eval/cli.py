@@ -169,7 +169,7 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
     # 'auto' may name the same guard as 'details': one sweep per distinct verifier
     resolved = (resolve.resolve_verifier(name) for name in verifier_names)
-    verifiers = list({v.name: v for v in resolved if v is not None}.values())
+    verifiers = list({v.name: v for v in resolved}.values())
     results: list[SweepResult] = []
     timings: dict[tuple[str, str], Timing] = {}
     calibrations: dict[GroupKey, CalibrationResult] = {}
@@ -207,7 +207,9 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(show.sweep_table(result))
     out.print(show.headline_table(results, calibrations))
     if args.frontier:
-        _print_frontiers(datasets, all_sims, verifiers[0] if verifiers else None, args, out)
+        # no verifier named: the null guard ('none'), which build_candidates skips
+        verifier = verifiers[0] if verifiers else resolve.resolve_verifier(NO_VERIFIER)
+        _print_frontiers(datasets, all_sims, verifier, args, out)
     plots: list[Path] = []
     if not args.no_plots:
         from .plots import write_plots
@@ -221,7 +223,7 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _print_frontiers(
     datasets: Sequence[PairSet],
     all_sims: dict[str, dict[str, np.ndarray]],
-    verifier: HitVerifier | None,
+    verifier: HitVerifier,
     args: argparse.Namespace,
     out: Console,
 ) -> None:

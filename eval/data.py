@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -148,7 +148,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
 def _delimited_rows(path: Path, delimiter: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
     with path.open(encoding="utf-8", newline="") as handle:
         # TSV corpora quote nothing; a stray '"' must stay text, not open a quoted field
-        quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+        quoting: Literal[0, 1, 2, 3] = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
         reader = csv.DictReader(handle, delimiter=delimiter, quoting=quoting)
         for row in reader:
             if None in row:

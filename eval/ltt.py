@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy.stats import beta, betabinom, binom
@@ -165,7 +166,7 @@ def simulated_true_hits(
             passes[:, j], np.where(following, reach[:, j + 1], true_hits[:, j]), 0.0
         )
         following = passes[:, j]
-    return reach[:, :-1].mean(axis=0)
+    return cast(np.ndarray, reach[:, :-1].mean(axis=0))
 
 
 def plan_sequence(
@@ -247,7 +248,10 @@ def hits_needed(rate: float, delta: float, alpha: float, cap: int = 10_000_000) 
     (rounded down) passes the test at δ; None when ``rate >= δ`` or beyond ``cap``."""
     if rate >= delta:
         return None
-    passes = lambda n: p_value(math.floor(rate * n), n, delta) <= alpha  # noqa: E731
+
+    def passes(n: int) -> bool:
+        return p_value(math.floor(rate * n), n, delta) <= alpha
+
     lo, hi = 1, 2
     while not passes(hi):
         lo, hi = hi, hi * 2

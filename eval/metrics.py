@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -166,15 +166,15 @@ class PRCurve:
 
     @property
     def false_hits(self) -> np.ndarray:
-        return self.hits - self.true_hits
+        return cast(np.ndarray, self.hits - self.true_hits)
 
     @property
     def precision(self) -> np.ndarray:
-        return self.true_hits / self.hits
+        return cast(np.ndarray, self.true_hits / self.hits)
 
     @property
     def false_hit_rate(self) -> np.ndarray:
-        return self.false_hits / self.hits
+        return cast(np.ndarray, self.false_hits / self.hits)
 
     @property
     def recall(self) -> np.ndarray:

@@ -23,7 +23,7 @@ def env_name(*path: str) -> str:
         fields = getattr(model, "model_fields", None)
         if fields is None or part not in fields:
             raise ConfigError(f"no settings field {'.'.join(path)!r} in CacheSettings")
-        model = fields[part].annotation  # type: ignore[assignment]
+        model = fields[part].annotation
     config = CacheSettings.model_config
     delimiter = config.get("env_nested_delimiter") or "__"
     return (str(config.get("env_prefix") or "") + delimiter.join(path)).upper()

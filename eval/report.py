@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .calibrate import CalibrationResult
 from .metrics import OperatingPoint
@@ -111,7 +111,7 @@ def _point(point: OperatingPoint | None) -> dict[str, Any] | None:
 
 
 def _calibration(result: CalibrationResult) -> dict[str, Any]:
-    return _jsonable({**asdict(result), "holds": result.holds})
+    return cast(dict[str, Any], _jsonable({**asdict(result), "holds": result.holds}))
 
 
 def summary_record(

@@ -15,6 +15,7 @@ and the ``cjk`` feature lets the trees split by script when a file mixes languag
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -63,7 +64,10 @@ def fit_boosted(rows: np.ndarray, labels: np.ndarray, seed: int = 0) -> BoostedT
     return BoostedTreesModel(init=init, learning_rate=clf.learning_rate, trees=trees)
 
 
-_FITTERS = {"logistic": fit_logistic, "boosted-trees": fit_boosted}
+_FITTERS: dict[ModelKind, Callable[[np.ndarray, np.ndarray, int], HitModel]] = {
+    "logistic": fit_logistic,
+    "boosted-trees": fit_boosted,
+}
 
 
 def out_of_fold(
@@ -94,7 +98,7 @@ class FittedScorer:
 
     model: HitModel
     out_of_fold: np.ndarray
-    cv_average_precision: dict[str, float]
+    cv_average_precision: dict[ModelKind, float]
     seconds: float
 
 

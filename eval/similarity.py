@@ -10,6 +10,7 @@ count, see :mod:`semcache.embedders._buckets`). A chunk is also the unit of prog
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -75,4 +76,4 @@ def pair_similarities(
     texts, index_a, index_b = distinct_texts(pairs)
     vectors = embed_texts(embedder, texts, chunk_size=chunk_size, progress=progress)
     similarity = np.einsum("ij,ij->i", vectors[index_a], vectors[index_b])
-    return np.clip(similarity, -1.0, 1.0).astype(np.float32)
+    return cast(np.ndarray, np.clip(similarity, -1.0, 1.0).astype(np.float32))

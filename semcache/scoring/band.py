@@ -20,6 +20,7 @@ model calls). :class:`ScoreBand` marks the cosine interval in which scoring is n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,8 +56,8 @@ def _logistic_floor(
     floor = const + float(
         np.minimum(weight[others] * low[others], weight[others] * high[others]).sum()
     )
-    w = weight[primary]
-    return floor + (w * cosine if w >= 0 else w * high[primary])
+    w = float(weight[primary])
+    return floor + (w * cosine if w >= 0 else w * float(high[primary]))
 
 
 def _tree_floor(tree: Tree, low: np.ndarray, high: np.ndarray) -> float:
@@ -92,6 +93,7 @@ def saturation_cosine(
 ) -> float:
     """Lowest primary cosine at which every feature row within ``[low, high]`` scores at least
     ``threshold`` (a probability); ``math.inf`` when no cosine up to 1 is enough."""
+    floor: Callable[[float], float]
     if isinstance(model, LogisticModel):
         floor = lambda c: _logistic_floor(model, primary, low, high, c)  # noqa: E731
     elif isinstance(model, BoostedTreesModel):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -130,7 +130,7 @@ class FeatureExtractor:
         fired = {d.rule for d in self._guard.differences(query, candidate)}
         return [float(rule in fired) for rule in RULES]
 
-    def row(self, query: str, candidate: str, cosines: Sequence[float]) -> np.ndarray:
+    def row(self, query: str, candidate: str, cosines: Iterable[float]) -> np.ndarray:
         """One row: ``cosines`` (one per embedder, in the model's order), lexical, guard."""
         return np.array(
             [*cosines, *lexical_features(query, candidate), *self.guard_flags(query, candidate)],

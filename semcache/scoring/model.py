@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -26,7 +26,10 @@ from semcache.errors import ConfigError
 class HitModel(Protocol):
     """A fitted model: a probability per feature row."""
 
-    kind: str
+    @property
+    def kind(self) -> str:
+        """The family's name in a scorer file (``logistic``, ``boosted-trees``)."""
+        ...
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Probability (0..1) that one answer serves both texts, one per row."""
@@ -36,7 +39,7 @@ class HitModel(Protocol):
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -500.0, 500.0)))
+    return cast(np.ndarray, 1.0 / (1.0 + np.exp(-np.clip(z, -500.0, 500.0))))
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,8 @@ class LogisticModel:
     kind: str = "logistic"
 
     def logit(self, rows: np.ndarray) -> np.ndarray:
-        return ((np.atleast_2d(rows) - self.mean) / self.scale) @ self.coef + self.intercept
+        standard = (np.atleast_2d(rows) - self.mean) / self.scale
+        return cast(np.ndarray, standard @ self.coef + self.intercept)
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         return _sigmoid(self.logit(rows))
