@@ -20,13 +20,20 @@ from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
 from semcache.pipeline.coalesce import CoalesceStage
 from semcache.pipeline.exact_store import ExactStoreStage
+from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.memory import MemoryStage
 from semcache.pipeline.prepare import Prepare
 from semcache.pipeline.semantic import SemanticStage
 from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
 from semcache.semantic import SemanticTier
-from semcache.settings import CacheSettings, SemanticSettings, StoreSettings
+from semcache.settings import (
+    CacheSettings,
+    CoalesceSettings,
+    RedisSettings,
+    SemanticSettings,
+    StoreSettings,
+)
 from semcache.stats import HitAudit, Stats
 
 if TYPE_CHECKING:
@@ -35,6 +42,7 @@ if TYPE_CHECKING:
     from semcache._upstream import Upstream
     from semcache.embedders.base import Embedder
     from semcache.guard import HitVerifier
+    from semcache.replicas.tier import SharedTier
     from semcache.stores.base import VectorStore
 
 
@@ -53,6 +61,7 @@ class Assembly:
     stats: Stats
     audit: HitAudit
     clock: Callable[[], float]
+    shared: SharedTier | None = None
 
 
 def assemble(
@@ -79,10 +88,14 @@ def assemble(
         from semcache._upstream import LiteLLMUpstream
 
         upstream = LiteLLMUpstream()
+    shared = _shared_tier(s.redis, memory, writer, failopen, clock)
     stages: list[Stage] = [
         memory_stage,
+        *([] if shared is None else [_redis_read(shared, memory, failopen, writer)]),
         ExactStoreStage(backend, memory, failopen, writer.fence, clock),
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
+        *_shared_flight(shared, failopen, stats, s.coalesce),
+        *([] if shared is None else [_redis_write(shared, failopen, stats)]),
         SemanticStage(backend, failopen, stats, clock),
         WriteBehindStage(writer),
     ]
@@ -105,7 +118,87 @@ def assemble(
         stats=stats,
         audit=HitAudit(),
         clock=clock,
+        shared=shared,
     )
+
+
+def _shared_tier(
+    r: RedisSettings,
+    memory: MemoryTier,
+    writer: WriteBehind,
+    failopen: FailOpen,
+    clock: Callable[[], float],
+) -> SharedTier | None:
+    """The Redis shared by replicas (exact tier, purge broadcast, flights), if configured."""
+    if r.url is None:
+        return None
+    from semcache.replicas.connect import RedisOptions, connect
+    from semcache.replicas.exact import RedisExact
+    from semcache.replicas.flights import SharedFlights
+    from semcache.replicas.keys import KeySpace
+    from semcache.replicas.purges import PurgeBroadcast
+    from semcache.replicas.tier import SharedTier
+
+    client = connect(
+        RedisOptions(
+            url=r.url,
+            username=r.username,
+            password=None if r.password is None else r.password.get_secret_value(),
+            tls_ca_file=r.tls_ca_file,
+            tls_cert_file=r.tls_cert_file,
+            tls_key_file=r.tls_key_file,
+            tls_verify=r.tls_verify,
+            timeout_s=r.timeout_s,
+            max_connections=r.max_connections,
+        )
+    )
+    keys = KeySpace(r.key_prefix)
+
+    def drop_memory() -> None:  # a gap in the purge subscription: forget everything local
+        writer.fence.record(PurgeFilter())
+        memory.purge()
+
+    broadcast = PurgeBroadcast(
+        client, keys.purges, failopen, on_purge=writer.purge, on_gap=drop_memory
+    )
+    flights = None
+    if r.coalesce:
+        # A follower polls the lease between blocking reads; a read must end well within
+        # the command timeout, and often enough to notice a dead leader soon after expiry.
+        poll_ms = max(10, min(r.lease_ms // 3, int(r.timeout_s * 500)))
+        flights = SharedFlights(
+            client,
+            keys,
+            failopen,
+            lease_ms=r.lease_ms,
+            stream_ttl_ms=int(r.stream_ttl_s * 1000),
+            poll_ms=poll_ms,
+        )
+    return SharedTier(client, RedisExact(client, keys, clock), broadcast, flights)
+
+
+def _redis_read(
+    shared: SharedTier, memory: MemoryTier, failopen: FailOpen, writer: WriteBehind
+) -> Stage:
+    from semcache.pipeline.redis_exact import RedisReadStage
+
+    return RedisReadStage(shared.exact, shared.broadcast, memory, failopen, writer.fence)
+
+
+def _redis_write(shared: SharedTier, failopen: FailOpen, stats: Stats) -> Stage:
+    from semcache.pipeline.redis_exact import RedisWriteStage
+
+    return RedisWriteStage(shared.exact, failopen, stats)
+
+
+def _shared_flight(
+    shared: SharedTier | None, failopen: FailOpen, stats: Stats, c: CoalesceSettings
+) -> list[Stage]:
+    if shared is None or shared.flights is None or not c.enabled:
+        return []
+    from semcache.pipeline.shared_flight import SharedFlightStage
+
+    return [SharedFlightStage(shared.flights, failopen, stats, max_wait_s=c.max_wait_s)]
 
 
 def _semantic_tier(

@@ -221,7 +221,10 @@ class SemanticCache:
 
     async def _purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
         model = resolve_model(model) if model is not None else None
-        return await self._parts.writer.purge(PurgeFilter(tenant, namespace, model))
+        purge = PurgeFilter(tenant, namespace, model)
+        shared = self._parts.shared  # first: its generation bump withdraws for every replica
+        removed = 0 if shared is None else await shared.purge(purge)
+        return max(removed, await self._parts.writer.purge(purge))
 
     async def _recent(self, tenant: str | None, limit: int) -> list[StoredEntry]:
         tier = await self._parts.backend.ready()
@@ -254,3 +257,5 @@ class SemanticCache:
     async def _shutdown(self) -> None:
         await self._parts.writer.close()
         await self._parts.backend.close()
+        if self._parts.shared is not None:
+            await self._parts.shared.close()

@@ -1,0 +1,115 @@
+"""Purges announced to every replica, so none keeps serving a purged answer from its memory.
+
+The shared Redis tier withdraws entries for everyone at once (a generation bump), but each
+replica also keeps answers in its own memory and store. A purge is therefore published on a
+channel; every other replica applies it locally (``on_purge``: memory, fence, local store).
+The purging replica waits until every subscriber confirmed (each pushes to a reply list), so
+when ``purge`` returns, no replica serves a purged answer. Pub/sub delivers only to connected subscribers, so after any gap in the subscription
+(a Redis outage, a reconnect) the replica calls ``on_gap``, which drops its whole memory
+tier: it cannot know what it missed, and losing cached answers is safe where serving a
+purged one is not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import orjson
+
+from semcache._failopen import FailOpen
+from semcache.pipeline.fence import PurgeFilter
+from semcache.replicas.connect import mapped
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+#: Seconds between attempts to resubscribe after the subscription failed.
+RESUBSCRIBE_S = 1.0
+#: A subscription's FailOpen timeout: it is meant to run until closed.
+_FOREVER_S = 365 * 24 * 3600.0
+
+
+class PurgeBroadcast:
+    def __init__(
+        self,
+        client: Redis,
+        channel: str,
+        failopen: FailOpen,
+        *,
+        on_purge: Callable[[PurgeFilter], Awaitable[object]],
+        on_gap: Callable[[], None],
+    ) -> None:
+        self._client = client
+        self._channel = channel
+        self._failopen = failopen
+        self._on_purge = on_purge
+        self._on_gap = on_gap
+        self.replica_id = uuid.uuid4().hex
+        self._task: asyncio.Task[None] | None = None
+        self._subscribed = asyncio.Event()
+
+    async def started(self) -> None:
+        """Start listening (once) and wait until subscribed, at most the command timeout."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._listen_forever())
+        if not self._subscribed.is_set():
+            await self._failopen.call("redis_subscribe", self._subscribed.wait, None)
+
+    async def publish(self, purge: PurgeFilter, *, ack_timeout_s: float) -> int:
+        """Announce ``purge`` and wait until every subscribed replica has applied it (at most
+        ``ack_timeout_s``); returns how many did not confirm in time."""
+        ack = f"{self._channel}:ack:{uuid.uuid4().hex}"
+        message = orjson.dumps(
+            {
+                "origin": self.replica_id,
+                "ack": ack,
+                "tenant": purge.tenant,
+                "namespace": purge.namespace,
+                "model": purge.model,
+            }
+        )
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ack_timeout_s
+        async with mapped():
+            missing = await self._client.publish(self._channel, message)
+            try:
+                while missing > 0 and (left := deadline - loop.time()) > 0:
+                    # short blocks: a BLPOP must end within the client's command timeout
+                    if await self._client.blpop([ack], timeout=min(left, 0.1)) is not None:
+                        missing -= 1
+            finally:
+                await self._client.delete(ack)
+        return missing
+
+    async def _listen_forever(self) -> None:
+        while True:
+            listen = self._listen
+            await self._failopen.call("redis_subscription", listen, None, timeout_s=_FOREVER_S)
+            self._subscribed.clear()
+            self._on_gap()
+            await asyncio.sleep(RESUBSCRIBE_S)
+
+    async def _listen(self) -> None:
+        async with mapped():
+            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._channel)
+                self._subscribed.set()
+                async for message in pubsub.listen():
+                    data = orjson.loads(message["data"])
+                    if data.get("origin") != self.replica_id:
+                        fields = (data.get("tenant"), data.get("namespace"), data.get("model"))
+                        await self._on_purge(PurgeFilter(*fields))
+                    await self._client.rpush(data["ack"], b"1")
+                    await self._client.pexpire(data["ack"], 60_000)
+            finally:
+                await pubsub.aclose()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
