@@ -85,13 +85,15 @@ class SharedFlightStage:
         self, flights: SharedFlights, claim: Claim, request: Request, deadline: float | None
     ) -> tuple[Followed | None, int]:
         """How following ended (None: Redis failed) and how many chunks were passed on."""
-        emit = request.emit
+        # Chunks are passed on only to a streaming request, as in-process: a request that
+        # does not stream gets the answer whole, so it can still take over a failed flight.
+        emit = request.emit if request.stream else None
         passed_on = 0
 
         def on_chunk(data: bytes) -> None:
             nonlocal passed_on
-            passed_on += 1
             if emit is not None:
+                passed_on += 1
                 emit(_chunk(data))
 
         result = await self._failopen.call(

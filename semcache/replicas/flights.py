@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from semcache._failopen import FailOpen
+from semcache.errors import StoreError
 from semcache.replicas.connect import mapped
 from semcache.replicas.exact import _GENS
 from semcache.replicas.keys import KeySpace
@@ -64,6 +65,9 @@ return 0
 """
 
 CHUNK, DONE, FAILED = b"c", b"d", b"f"
+
+#: Consecutive blocking reads that may time out before following fails.
+_READ_TIMEOUTS_TOLERATED = 2
 
 
 class Role(enum.Enum):
@@ -151,8 +155,7 @@ class SharedFlights:
                     followed.timed_out = True
                     return followed
                 block = max(1, min(block, left_ms))
-            async with mapped():
-                reply = await client.xread({claim.stream: cursor}, count=512, block=block)
+            reply = await self._read(claim.stream, cursor, block)
             if not reply:
                 async with mapped():
                     alive = await client.get(claim.lease) == claim.flight_id.encode()
@@ -175,6 +178,23 @@ class SharedFlights:
                 else:
                     followed.failed = True
                     return followed
+
+    async def _read(self, stream: str, cursor: bytes, block: int) -> Any:
+        """One blocking read; a read that outlasts the socket timeout (this process's loop
+        was busy, e.g. importing) counts as an empty read, up to a few times in a row."""
+        from redis.exceptions import TimeoutError as RedisTimeout
+
+        for attempt in range(_READ_TIMEOUTS_TOLERATED + 1):
+            try:
+                async with mapped():
+                    return await self._client.xread({stream: cursor}, count=512, block=block)
+            except StoreError as exc:
+                if (
+                    not isinstance(exc.__cause__, RedisTimeout)
+                    or attempt == _READ_TIMEOUTS_TOLERATED
+                ):
+                    raise
+        return None
 
     async def _append(self, stream: str, items: list[tuple[bytes, bytes]]) -> bool:
         async with mapped():
@@ -208,15 +228,27 @@ class Leader:
         self._queue.put_nowait((CHUNK, data))
 
     async def finish(self, outcome: dict[str, Any] | None) -> None:
-        """Append ``done`` with ``outcome`` (None: ``failed``), then release the lease."""
-        flights, claim = self._flights, self._claim
+        """End the flight: ``done`` with ``outcome``, or ``failed`` when it is None.
+
+        ``done`` is appended before the lease is released (the answer is already stored, so
+        a request arriving after the release finds it); ``failed`` after it, so a follower
+        that reads ``failed`` and claims again never finds this flight's lease still there.
+        """
         self._renewer.cancel()
         if outcome is None:
-            self._queue.put_nowait((FAILED, b""))
+            await self._release()
+            await self._close_stream((FAILED, b""))
         else:
-            self._queue.put_nowait((DONE, orjson.dumps(outcome)))
+            await self._close_stream((DONE, orjson.dumps(outcome)))
+            await self._release()
+
+    async def _close_stream(self, last: tuple[bytes, bytes]) -> None:
+        self._queue.put_nowait(last)
         self._queue.put_nowait((b"", b""))  # end of pump
         await asyncio.gather(self._pump, self._renewer, return_exceptions=True)
+
+    async def _release(self) -> None:
+        flights, claim = self._flights, self._claim
 
         async def release() -> None:
             async with mapped():

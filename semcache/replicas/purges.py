@@ -4,7 +4,8 @@ The shared Redis tier withdraws entries for everyone at once (a generation bump)
 replica also keeps answers in its own memory and store. A purge is therefore published on a
 channel; every other replica applies it locally (``on_purge``: memory, fence, local store).
 The purging replica waits until every subscriber confirmed (each pushes to a reply list), so
-when ``purge`` returns, no replica serves a purged answer. Pub/sub delivers only to connected subscribers, so after any gap in the subscription
+when ``purge`` returns, no replica serves a purged answer. Pub/sub delivers only to connected
+subscribers, so after any gap in the subscription
 (a Redis outage, a reconnect) the replica calls ``on_gap``, which drops its whole memory
 tier: it cannot know what it missed, and losing cached answers is safe where serving a
 purged one is not.
