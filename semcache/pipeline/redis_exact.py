@@ -9,6 +9,7 @@ answer exists (or arrives after its lease is released) finds it stored.
 from __future__ import annotations
 
 from semcache._answer import Answer, is_complete
+from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
 from semcache.pipeline.base import Found, Next, Request
@@ -16,12 +17,16 @@ from semcache.pipeline.fence import Fence
 from semcache.replicas.exact import RedisExact
 from semcache.replicas.purges import PurgeBroadcast
 from semcache.stats import Stats, Tier
+from semcache.stores.base import Entry
 
 
 class RedisReadStage:
     """An exact repeat answered from Redis; the hit is kept in memory too unless a purge ran
     meanwhile (the local fence, as for the local store). Starts the purge listener first, so
-    this replica hears of purges before it remembers anything."""
+    this replica hears of purges before it remembers anything.
+
+    The exact key includes tenant and namespace, so requests sharing a read always share a
+    partition."""
 
     def __init__(
         self,
@@ -36,22 +41,29 @@ class RedisReadStage:
         self._memory = memory
         self._failopen = failopen
         self._fence = fence
+        # Concurrent reads of one key share one GET: a burst of identical requests costs
+        # Redis one round trip (and one connection) per replica, not one per request.
+        self._reads: Coalescer[Entry | None, None] = Coalescer()
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         await self._broadcast.started()
         if not request.decision.lookup:
             return await call_next(request)
         token = self._fence.begin()
-        entry = await self._failopen.call(
-            "redis_get",
-            lambda: self._exact.get(
-                request.keys.exact,
-                tenant=request.tenant,
-                namespace=request.control.namespace,
-                model=request.keys.model,
-            ),
-            None,
-        )
+
+        async def read(_: object) -> Entry | None:
+            return await self._failopen.call(
+                "redis_get",
+                lambda: self._exact.get(
+                    request.keys.exact,
+                    tenant=request.tenant,
+                    namespace=request.control.namespace,
+                    model=request.keys.model,
+                ),
+                None,
+            )
+
+        entry = (await self._reads.do(request.keys.exact, read)).value
         if entry is None:
             return await call_next(request)
         answer = Answer.of(entry)

@@ -129,11 +129,12 @@ def test_a_purge_wins_over_a_write_that_began_before_it(replicas, raw):
 
 def test_redis_down_degrades_to_misses_and_is_counted(redis_url):
     upstream = FakeUpstream()
-    cache = SemanticCache(
-        settings("redis://127.0.0.1:1/0", timeout_s=0.2), upstream=upstream
-    )
+    cache = SemanticCache(settings("redis://127.0.0.1:1/0", timeout_s=0.2), upstream=upstream)
     try:
-        assert text(cache.completion(**req())) == "[gpt-4o-mini] answer to: What is the capital of France?"
+        assert (
+            text(cache.completion(**req()))
+            == "[gpt-4o-mini] answer to: What is the capital of France?"
+        )
         assert cache_info(cache.completion(**req())).tier == "exact"  # memory still works
         errors = cache.stats().errors
         assert errors.get("redis_get", 0) + errors.get("redis_claim", 0) >= 1

@@ -84,7 +84,7 @@ async def test_streaming_followers_on_other_replicas_replay_then_read_live(repli
         stream = await cache.acompletion(**req(stream=True))
         return [chunk async for chunk in stream], stream.cache_info
 
-    (lead, _), (early, _), (late, _), plain = await asyncio.gather(
+    (lead, _), (early, _), (late, _), _ = await asyncio.gather(
         read(a, 0), read(b, 0.02), read(c, 0.15), read(a, 0)
     )
     assert upstream.call_count == 1
