@@ -109,7 +109,7 @@ def _sections() -> list[type[BaseModel]]:
 
 
 def test_there_are_sections_to_check():
-    assert len(_sections()) == 5
+    assert len(_sections()) == 6
 
 
 @pytest.mark.parametrize("section", _sections(), ids=lambda s: s.__name__)
