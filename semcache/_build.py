@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING
 from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
+from semcache.model_watch import ModelWatch
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
 from semcache.pipeline.coalesce import CoalesceStage
 from semcache.pipeline.exact_store import ExactStoreStage
 from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.memory import MemoryStage
+from semcache.pipeline.model_watch import ModelWatchStage
 from semcache.pipeline.prepare import Prepare
 from semcache.pipeline.semantic import SemanticStage
 from semcache.pipeline.upstream import UpstreamCall
@@ -82,22 +84,24 @@ def assemble(
     writer = WriteBehind(
         backend, memory, failopen, stats, clock, purge_interval_s=s.store.purge_interval_s
     )
-    memory_stage = MemoryStage(memory)
+    watch = ModelWatch(stats, invalidate=s.policy.on_model_change == "invalidate")
+    memory_stage = MemoryStage(memory, watch.fresh)
     coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
     if upstream is None:
         from semcache._upstream import LiteLLMUpstream
 
         upstream = LiteLLMUpstream()
-    shared = _shared_tier(s.redis, memory, writer, failopen, clock)
+    shared = _shared_tier(s.redis, memory, writer, failopen, watch, clock)
     stages: list[Stage] = [
         memory_stage,
-        *([] if shared is None else [_redis_read(shared, memory, failopen, writer)]),
-        ExactStoreStage(backend, memory, failopen, writer.fence, clock),
+        *([] if shared is None else [_redis_read(shared, memory, failopen, writer, watch)]),
+        ExactStoreStage(backend, memory, failopen, writer.fence, clock, watch.fresh),
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
-        *_shared_flight(shared, failopen, stats, s.coalesce),
-        *([] if shared is None else [_redis_write(shared, failopen, stats)]),
-        SemanticStage(backend, failopen, stats, clock),
+        *_shared_flight(shared, failopen, stats, s.coalesce, watch),
+        *([] if shared is None else [_redis_write(shared, failopen, stats, watch)]),
+        SemanticStage(backend, failopen, stats, clock, watch.fresh),
         WriteBehindStage(writer),
+        ModelWatchStage(watch),
     ]
     terminal = UpstreamCall(
         upstream,
@@ -127,6 +131,7 @@ def _shared_tier(
     memory: MemoryTier,
     writer: WriteBehind,
     failopen: FailOpen,
+    watch: ModelWatch,
     clock: Callable[[], float],
 ) -> SharedTier | None:
     """The Redis shared by replicas (exact tier, purge broadcast, flights), if configured."""
@@ -159,7 +164,12 @@ def _shared_tier(
         memory.purge()
 
     broadcast = PurgeBroadcast(
-        client, keys.purges, failopen, on_purge=writer.purge, on_gap=drop_memory
+        client,
+        keys.purges,
+        failopen,
+        on_purge=writer.purge,
+        on_gap=drop_memory,
+        on_model_change=watch.mark,
     )
     flights = None
     if r.coalesce:
@@ -178,27 +188,38 @@ def _shared_tier(
 
 
 def _redis_read(
-    shared: SharedTier, memory: MemoryTier, failopen: FailOpen, writer: WriteBehind
+    shared: SharedTier,
+    memory: MemoryTier,
+    failopen: FailOpen,
+    writer: WriteBehind,
+    watch: ModelWatch,
 ) -> Stage:
     from semcache.pipeline.redis_exact import RedisReadStage
 
-    return RedisReadStage(shared.exact, shared.broadcast, memory, failopen, writer.fence)
+    return RedisReadStage(shared.exact, shared.broadcast, memory, failopen, writer.fence, watch)
 
 
-def _redis_write(shared: SharedTier, failopen: FailOpen, stats: Stats) -> Stage:
+def _redis_write(shared: SharedTier, failopen: FailOpen, stats: Stats, watch: ModelWatch) -> Stage:
     from semcache.pipeline.redis_exact import RedisWriteStage
 
-    return RedisWriteStage(shared.exact, failopen, stats)
+    return RedisWriteStage(shared.exact, shared.broadcast, failopen, stats, watch)
 
 
 def _shared_flight(
-    shared: SharedTier | None, failopen: FailOpen, stats: Stats, c: CoalesceSettings
+    shared: SharedTier | None,
+    failopen: FailOpen,
+    stats: Stats,
+    c: CoalesceSettings,
+    watch: ModelWatch,
 ) -> list[Stage]:
     if shared is None or shared.flights is None or not c.enabled:
         return []
     from semcache.pipeline.shared_flight import SharedFlightStage
 
-    return [SharedFlightStage(shared.flights, failopen, stats, max_wait_s=c.max_wait_s)]
+    flight = SharedFlightStage(
+        shared.flights, failopen, stats, max_wait_s=c.max_wait_s, fresh=watch.fresh
+    )
+    return [flight]
 
 
 def _semantic_tier(

@@ -79,6 +79,12 @@ class PolicySettings(_Section):
         description="Lifetime of a stored answer in seconds; None keeps answers until purged. "
         "A request's cache={'ttl': ...} overrides it.",
     )
+    on_model_change: Literal["invalidate", "keep"] = Field(
+        "invalidate",
+        description="When a fresh answer reports another snapshot (response.model plus "
+        "system_fingerprint) than earlier answers of the same model name: 'invalidate' stops "
+        "serving every answer of that name stored before it; 'keep' serves them on.",
+    )
 
 
 class ExactSettings(_Section):

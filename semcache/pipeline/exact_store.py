@@ -12,6 +12,7 @@ from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.semantic import EXACT_ONLY_SCOPE
 from semcache.stats import Tier
+from semcache.stores.base import Entry
 
 
 class ExactStoreStage:
@@ -25,7 +26,9 @@ class ExactStoreStage:
         failopen: FailOpen,
         fence: Fence,
         clock: Callable[[], float],
+        fresh: Callable[[Entry], bool] | None = None,
     ) -> None:
+        self._fresh = fresh  # None: every live entry may be served
         self._backend = backend
         self._fence = fence
         self._memory = memory
@@ -48,7 +51,7 @@ class ExactStoreStage:
                     ),
                     None,
                 )
-                if entry is not None:
+                if entry is not None and (self._fresh is None or self._fresh(entry)):
                     answer = Answer.of(entry)
                     if self._fence.admits(entry, token):
                         self._memory.put(answer)

@@ -12,6 +12,7 @@ from semcache._answer import Answer, is_complete
 from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
+from semcache.model_watch import ModelWatch, snapshot_of
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.replicas.exact import RedisExact
@@ -35,7 +36,9 @@ class RedisReadStage:
         memory: MemoryTier,
         failopen: FailOpen,
         fence: Fence,
+        watch: ModelWatch,
     ) -> None:
+        self._watch = watch
         self._exact = exact
         self._broadcast = broadcast
         self._memory = memory
@@ -64,7 +67,7 @@ class RedisReadStage:
             )
 
         entry = (await self._reads.do(request.keys.exact, read)).value
-        if entry is None:
+        if entry is None or not self._watch.fresh(entry):
             return await call_next(request)
         answer = Answer.of(entry)
         if self._fence.admits(entry, token):
@@ -76,10 +79,19 @@ class RedisWriteStage:
     """Store a fresh, complete answer in Redis, unless a purge covering it ran since the
     request began (checked atomically in Redis against the generations read here first)."""
 
-    def __init__(self, exact: RedisExact, failopen: FailOpen, stats: Stats) -> None:
+    def __init__(
+        self,
+        exact: RedisExact,
+        broadcast: PurgeBroadcast,
+        failopen: FailOpen,
+        stats: Stats,
+        watch: ModelWatch,
+    ) -> None:
         self._exact = exact
+        self._broadcast = broadcast
         self._failopen = failopen
         self._stats = stats
+        self._watch = watch
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if not request.decision.store:
@@ -102,9 +114,25 @@ class RedisWriteStage:
             and is_complete(response)
         ):
             entry = found.answer.entry
-            stored = await self._failopen.call(
-                "redis_put", lambda: self._exact.put(entry, token), None
+            result = await self._failopen.call(
+                "redis_put",
+                lambda: self._exact.put(
+                    entry,
+                    token,
+                    snapshot=snapshot_of(response),
+                    invalidate=self._watch.invalidate,
+                ),
+                None,
             )
-            if stored is not None:
+            if result is not None:
+                stored, changed = result
                 self._stats.count("redis_stored" if stored else "redis_fenced_writes")
+                if changed:  # decided in Redis for everyone; tell the replicas' watches
+                    self._stats.count("redis_model_changes")
+                    self._watch.mark(entry.model, entry.created_at)
+                    await self._failopen.call(
+                        "redis_publish",
+                        lambda: self._broadcast.publish_model_change(entry.model, entry.created_at),
+                        None,
+                    )
         return found

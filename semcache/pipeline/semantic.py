@@ -10,6 +10,7 @@ from semcache._failopen import FailOpen
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.stats import Stats, Tier
+from semcache.stores.base import Entry
 
 
 class SemanticStage:
@@ -28,7 +29,9 @@ class SemanticStage:
         failopen: FailOpen,
         stats: Stats,
         clock: Callable[[], float],
+        fresh: Callable[[Entry], bool] | None = None,
     ) -> None:
+        self._fresh = fresh  # None: every live entry may be served
         self._backend = backend
         self._failopen = failopen
         self._stats = stats
@@ -57,7 +60,7 @@ class SemanticStage:
             return await call_next(request)
         if lookup.rejected:
             self._stats.count("verifier_rejections")
-        if lookup.match is not None:
+        if lookup.match is not None and (self._fresh is None or self._fresh(lookup.match.entry)):
             answer = Answer.of(lookup.match.entry)
             return Found(answer, Tier.SEMANTIC, lookup.match.similarity, lookup.nearest)
         return await call_next(replace(request, vector=lookup.vector, nearest=lookup.nearest))

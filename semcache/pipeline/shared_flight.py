@@ -9,6 +9,7 @@ trouble never fails a call: a claim that cannot be made runs the request alone.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,9 @@ class SharedFlightStage:
         stats: Stats,
         *,
         max_wait_s: float | None,
+        fresh: Callable[[Entry], bool] | None = None,
     ) -> None:
+        self._fresh = fresh
         self._flights = flights
         self._failopen = failopen
         self._stats = stats
@@ -65,7 +68,10 @@ class SharedFlightStage:
             if claim is None:
                 return await call_next(request)
             if claim.role is Role.HIT and claim.entry is not None:
-                return Found(Answer.of(decode_entry(claim.entry)), Tier.EXACT)
+                entry = decode_entry(claim.entry)
+                if self._fresh is None or self._fresh(entry):
+                    return Found(Answer.of(entry), Tier.EXACT)
+                return await call_next(request)  # stale snapshot, and no flight to join
             if claim.role is Role.LEADER:
                 return await self._lead(flights, claim, request, call_next)
             result, passed_on = await self._follow(flights, claim, request, deadline)

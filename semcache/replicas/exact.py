@@ -44,15 +44,35 @@ return fields[2]
 WRITE = (
     _GENS % (2, 9)
     + """
-if current ~= ARGV[1] then return 0 end
+local admitted = current == ARGV[1]
+local changed = 0
+if ARGV[4] ~= '' then
+  local previous = redis.call('GET', KEYS[10])
+  redis.call('SET', KEYS[10], ARGV[4])
+  if previous and previous ~= ARGV[4] then
+    changed = 1
+    if ARGV[5] == '1' then
+      redis.call('INCR', KEYS[11])
+      local after = redis.call('MGET', unpack(KEYS, 2, 9))
+      for i = 1, 8 do parts[i] = after[i] or '0' end
+      current = table.concat(parts, ',')
+    end
+  end
+end
+if not admitted then return {0, changed} end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'g', current, 'v', ARGV[2])
 if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return 1
+return {1, changed}
 """
 )
-"""KEYS: entry, 8 generations; ARGV: generations at begin, entry JSON, TTL in ms (0: none).
-Writes only if no purge covering the entry happened since begin; returns 1 if written."""
+"""KEYS: entry, 8 generations, the model name's snapshot, its generation; ARGV: generations at
+begin, entry JSON, TTL in ms (0: none), the answer's snapshot ('' unknown), '1' to invalidate.
+
+Writes only if no purge covering the entry happened since begin. A snapshot other than the
+last one recorded for the model name is a model change: under '1' the name's generation is
+bumped (every older answer of it is withdrawn for every replica) and this answer is written
+under the new generations. Returns {written, changed}."""
 
 
 def encode_entry(entry: Entry) -> bytes:
@@ -98,17 +118,27 @@ class RedisExact:
         entry = decode_entry(data)
         return entry if entry.expires_at > self._clock() else None
 
-    async def put(self, entry: Entry, token: bytes) -> bool:
-        """Store ``entry`` unless a purge covering it happened since ``token``; True if stored."""
+    async def put(
+        self, entry: Entry, token: bytes, *, snapshot: str | None = None, invalidate: bool = True
+    ) -> tuple[bool, bool]:
+        """Store ``entry`` unless a purge covering it happened since ``token``, and record the
+        answer's model ``snapshot``; returns (stored, the snapshot changed)."""
         ttl_ms = 0
         if entry.expires_at < NEVER_EXPIRES:
-            ttl_ms = int((entry.expires_at - self._clock()) * 1000)
-            if ttl_ms <= 0:
-                return False
-        keys = self._entry_keys(entry.key, entry.tenant, entry.namespace, entry.model)
+            ttl_ms = max(0, int((entry.expires_at - self._clock()) * 1000))
+        ks = self._keys
+        keys = [
+            *self._entry_keys(entry.key, entry.tenant, entry.namespace, entry.model),
+            ks.snapshot(entry.model),
+            ks.purge_generation(tenant=None, namespace=None, model=entry.model),
+        ]
+        if ttl_ms == 0 and entry.expires_at < NEVER_EXPIRES:
+            keys[0] = ks.discard  # already expired: record the snapshot, store nothing
+            token = b"-"
+        args = [token, encode_entry(entry), ttl_ms, snapshot or "", "1" if invalidate else "0"]
         async with mapped():
-            written = await self._write(keys=keys, args=[token, encode_entry(entry), ttl_ms])
-        return bool(written)
+            written, changed = await self._write(keys=keys, args=args)
+        return bool(written), bool(changed)
 
     async def purge(self, purge: PurgeFilter) -> int:
         """Withdraw every covered entry at once, then unlink them; returns how many."""

@@ -52,6 +52,15 @@ class KeySpace:
         t, n, m = ("*" if v is None else h(v) for v in (tenant, namespace, model))
         return f"{self.prefix}:e:{t}:{n}:{m}:*"
 
+    def snapshot(self, model: str) -> str:
+        """The last upstream snapshot reported for a model name (``P:snap:h(model)``)."""
+        return f"{self.prefix}:snap:{h(model)}"
+
+    @property
+    def discard(self) -> str:
+        """A key written by nothing (stands in for an entry that must not be stored)."""
+        return f"{self.prefix}:discard"
+
     def lease(self, exact: str) -> str:
         return f"{self.prefix}:lease:{exact}"
 

@@ -42,7 +42,9 @@ class PurgeBroadcast:
         *,
         on_purge: Callable[[PurgeFilter], Awaitable[object]],
         on_gap: Callable[[], None],
+        on_model_change: Callable[[str, float], None] | None = None,
     ) -> None:
+        self._on_model_change = on_model_change
         self._client = client
         self._channel = channel
         self._failopen = failopen
@@ -85,6 +87,15 @@ class PurgeBroadcast:
                 await self._client.delete(ack)
         return missing
 
+    async def publish_model_change(self, model: str, before: float) -> None:
+        """Tell the other replicas' model watches (no confirmation: the shared tier already
+        stopped serving the older answers when Redis decided the change)."""
+        message = orjson.dumps(
+            {"origin": self.replica_id, "kind": "model", "model": model, "before": before}
+        )
+        async with mapped():
+            await self._client.publish(self._channel, message)
+
     async def _listen_forever(self) -> None:
         while True:
             listen = self._listen
@@ -101,6 +112,10 @@ class PurgeBroadcast:
                 self._subscribed.set()
                 async for message in pubsub.listen():
                     data = orjson.loads(message["data"])
+                    if data.get("kind") == "model":
+                        if self._on_model_change is not None:
+                            self._on_model_change(data["model"], float(data["before"]))
+                        continue
                     if data.get("origin") != self.replica_id:
                         fields = (data.get("tenant"), data.get("namespace"), data.get("model"))
                         await self._on_purge(PurgeFilter(*fields))

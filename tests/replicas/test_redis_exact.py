@@ -4,6 +4,7 @@ purges that win, and fail-open when Redis is gone."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -140,3 +141,36 @@ def test_redis_down_degrades_to_misses_and_is_counted(redis_url):
         assert errors.get("redis_get", 0) + errors.get("redis_claim", 0) >= 1
     finally:
         cache.close()
+
+
+def test_a_model_snapshot_change_seen_on_one_replica_withdraws_answers_everywhere(replicas):
+    upstream = FakeUpstream(model="gpt-4o-mini-2024-07-18", system_fingerprint="fp_old")
+    a, b = replicas(2, upstream)
+    assert cache_info(a.completion(**req("one"))).tier == "miss"
+    assert cache_info(b.completion(**req("one"))).tier == "exact"  # now in b's memory too
+    upstream.system_fingerprint = "fp_new"
+    assert cache_info(b.completion(**req("two"))).tier == "miss"  # Redis sees the change
+    assert b.stats().counts["redis_model_changes"] == 1
+    (c,) = replicas(1, upstream)  # a fresh replica: nothing in memory, Redis says stale
+    assert cache_info(c.completion(**req("one"))).tier == "miss"
+    deadline = time.monotonic() + 2
+    while cache_info(a.completion(**req("two"))).tier != "exact":  # a heard of the change
+        assert time.monotonic() < deadline
+    assert cache_info(a.completion(**req("one"))).tier == "exact"  # c's fresh answer
+
+
+def test_a_purge_by_model_through_the_cli_reaches_redis(redis_url, raw, monkeypatch, capsys):
+    from semcache.cli import main
+
+    upstream = FakeUpstream()
+    cache = SemanticCache(settings(redis_url), upstream=upstream)
+    try:
+        cache.completion(**req(model="gpt-4o-mini"))
+        cache.completion(**req(model="gpt-4o"))
+    finally:
+        cache.close()
+    monkeypatch.setenv("SEMCACHE_REDIS__URL", redis_url)
+    monkeypatch.setenv("SEMCACHE_STORE__BACKEND", "none")
+    assert main(["purge", "--model", "gpt-4o-mini"]) == 0
+    assert "purged 1" in capsys.readouterr().out
+    assert len(raw.keys("semcache:e:*")) == 1
