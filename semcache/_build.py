@@ -108,6 +108,7 @@ def assemble(
         stats,
         clock,
         default_ttl_s=s.policy.default_ttl_s,
+        namespace_ttl_s=s.policy.namespace_ttl_s,
         store_question=s.semantic.store_question,
     )
     return Assembly(

@@ -79,12 +79,27 @@ class PolicySettings(_Section):
         description="Lifetime of a stored answer in seconds; None keeps answers until purged. "
         "A request's cache={'ttl': ...} overrides it.",
     )
+    namespace_ttl_s: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Per-namespace lifetime of stored answers in seconds (None: until purged), "
+        "overriding default_ttl_s for that namespace; a request's own ttl still wins.",
+    )
     on_model_change: Literal["invalidate", "keep"] = Field(
         "invalidate",
         description="When a fresh answer reports another snapshot (response.model plus "
         "system_fingerprint) than earlier answers of the same model name: 'invalidate' stops "
         "serving every answer of that name stored before it; 'keep' serves them on.",
     )
+
+    @field_validator("namespace_ttl_s")
+    @classmethod
+    def _ttls_not_negative(cls, value: dict[str, float | None]) -> dict[str, float | None]:
+        for namespace, ttl in value.items():
+            if ttl is not None and not ttl >= 0:
+                raise ValueError(
+                    f"expected seconds >= 0 or null; namespace {namespace!r} has {ttl}"
+                )
+        return value
 
 
 class ExactSettings(_Section):

@@ -81,3 +81,35 @@ def test_watch_units():
     assert watch.fresh(entry(0.0, model="other"))
     watch.mark("m", 3.0)  # an older mark never moves the watermark back
     assert not watch.fresh(entry(4.0))
+
+
+def test_namespace_default_ttl_overrides_the_global_one_and_a_request_ttl_wins():
+    now = [1_700_000_000.0]
+    settings = CacheSettings(
+        store=StoreSettings(backend="none"),
+        policy=PolicySettings(default_ttl_s=1000, namespace_ttl_s={"news": 10, "forever": None}),
+    )
+    upstream = FakeUpstream()
+    with SemanticCache(settings, upstream=upstream, clock=lambda: now[0]) as cache:
+
+        def ask(namespace: str | None = None, **control: object) -> str:
+            cache_control = {**control, **({"namespace": namespace} if namespace else {})}
+            response = cache.completion(**req("q"), cache=cache_control)
+            return str(cache_info(response).tier)
+
+        for namespace in (None, "news", "forever"):
+            ask(namespace)
+        ask("pinned", ttl=5000)
+        now[0] += 11  # past the news default only
+        assert [ask(ns) for ns in (None, "news", "forever", "pinned")] == [
+            "exact", "miss", "exact", "exact"
+        ]  # fmt: skip
+        now[0] += 1000  # past the global default too
+        assert [ask(ns) for ns in (None, "forever", "pinned")] == ["miss", "exact", "exact"]
+
+
+def test_namespace_ttls_are_validated():
+    from semcache.errors import SettingsError
+
+    with pytest.raises(SettingsError, match="namespace_ttl_s"):
+        PolicySettings(namespace_ttl_s={"news": -1})

@@ -5,10 +5,10 @@ replica also keeps answers in its own memory and store. A purge is therefore pub
 channel; every other replica applies it locally (``on_purge``: memory, fence, local store).
 The purging replica waits until every subscriber confirmed (each pushes to a reply list), so
 when ``purge`` returns, no replica serves a purged answer. Pub/sub delivers only to connected
-subscribers, so after any gap in the subscription
-(a Redis outage, a reconnect) the replica calls ``on_gap``, which drops its whole memory
-tier: it cannot know what it missed, and losing cached answers is safe where serving a
-purged one is not.
+subscribers, so when the subscription is lost (a Redis outage, a partition) and again when
+it is back, the replica calls ``on_gap``, which drops its whole memory tier: it cannot know
+what it missed, and losing cached answers is safe where serving a purged one is not. While
+it is cut off it keeps serving from memory (purges elsewhere cannot reach it then).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ class PurgeBroadcast:
         self.replica_id = uuid.uuid4().hex
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
+        self._lost = False
 
     async def started(self) -> None:
         """Start listening (once) and wait until subscribed, at most the command timeout."""
@@ -100,8 +101,10 @@ class PurgeBroadcast:
         while True:
             listen = self._listen
             await self._failopen.call("redis_subscription", listen, None, timeout_s=_FOREVER_S)
-            self._subscribed.clear()
-            self._on_gap()
+            if self._subscribed.is_set():  # lost it: what is purged from now on goes unheard
+                self._subscribed.clear()
+                self._lost = True
+                self._on_gap()
             await asyncio.sleep(RESUBSCRIBE_S)
 
     async def _listen(self) -> None:
@@ -109,6 +112,9 @@ class PurgeBroadcast:
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self._channel)
+                if self._lost:  # back after a gap: whatever was purged meanwhile goes too
+                    self._lost = False
+                    self._on_gap()
                 self._subscribed.set()
                 async for message in pubsub.listen():
                     data = orjson.loads(message["data"])

@@ -65,9 +65,7 @@ class RedisServer:
         ]  # fmt: skip
         if self.password is not None:
             args += ["--requirepass", self.password]
-        self._process = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout_s
         while not self._answers():
             if self._process.poll() is not None:

@@ -174,3 +174,21 @@ def test_a_purge_by_model_through_the_cli_reaches_redis(redis_url, raw, monkeypa
     assert main(["purge", "--model", "gpt-4o-mini"]) == 0
     assert "purged 1" in capsys.readouterr().out
     assert len(raw.keys("semcache:e:*")) == 1
+
+
+def test_password_auth(tmp_path):
+    from semcache.testing import RedisServer
+
+    upstream = FakeUpstream()
+    with RedisServer(password="s3cret-pw") as server:
+        url = f"redis://127.0.0.1:{server.port}/0"
+        wrong = SemanticCache(settings(url, password="nope", timeout_s=0.5), upstream=upstream)
+        right = SemanticCache(settings(url, password="s3cret-pw"), upstream=upstream)
+        try:
+            wrong.completion(**req())  # refused by Redis: a counted miss, never an error
+            assert wrong.stats().errors.get("redis_get", 0) >= 1
+            right.completion(**req())
+            assert right.stats().counts["redis_stored"] == 1
+        finally:
+            wrong.close()
+            right.close()
