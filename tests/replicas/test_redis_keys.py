@@ -25,9 +25,8 @@ def test_a_purge_generation_and_pattern_cover_exactly_the_filtered_entries(mask)
     generation = KS.purge_generation(**filters)
     pattern = KS.purge_pattern(**filters)
     for tenant, namespace, model in CELLS:
-        covered = all(
-            f is None or f == v for f, v in zip(filters.values(), (tenant, namespace, model), strict=True)
-        )
+        cell = (tenant, namespace, model)
+        covered = all(f is None or f == v for f, v in zip(filters.values(), cell, strict=True))
         gens = KS.generations(tenant=tenant, namespace=namespace, model=model)
         entry = KS.entry("k", tenant=tenant, namespace=namespace, model=model)
         assert (generation in gens) is covered
