@@ -12,9 +12,7 @@ from semcache.replicas.connect import RedisOptions
 from semcache.replicas.keys import KeySpace, h
 
 KS = KeySpace("p")
-CELLS = [
-    (t, n, m) for t, n, m in itertools.product(("t1", "t:2*"), ("n1", "[n]"), ("m1", "m2"))
-]
+CELLS = [(t, n, m) for t, n, m in itertools.product(("t1", "t:2*"), ("n1", "[n]"), ("m1", "m2"))]
 
 
 @pytest.mark.parametrize("mask", list(itertools.product((False, True), repeat=3)))
