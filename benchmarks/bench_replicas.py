@@ -129,7 +129,9 @@ class Fleet:
                 process.kill()
 
 
-def bench_fleet(fleet: Fleet, upstream: Any, sizes: list[int], total: int) -> list[dict]:
+def bench_fleet(
+    fleet: Fleet, upstream: Any, sizes: list[int], total: int | None, *, tag: str = ""
+) -> list[dict]:
     """The reference instant is the upstream's: when it handed over its answer (wall clock,
     same machine). A follower's overhead is how long after that it got its own copy; it
     includes the leader receiving and storing the answer, Redis, and each replica's
@@ -146,7 +148,8 @@ def bench_fleet(fleet: Fleet, upstream: Any, sizes: list[int], total: int) -> li
     for n in sizes:
         upstream.reset()
         answered.clear()
-        per_replica = fleet.burst(n, f"Question for {n} replica(s): what is coalescing?", total)
+        question = f"Question {tag} for {n} replica(s): what is coalescing?"
+        per_replica = fleet.burst(n, question, n if total is None else total)
         everything = [(*d, i) for i, done in enumerate(per_replica) for d in done]
         leader_replica = next((i for _, _, tier, i in everything if tier == "miss"), -1)
         reference = min(answered) if answered else float("nan")
@@ -241,6 +244,11 @@ def main() -> None:
         try:
             upstream.delay_s = args.delay
             rows = bench_fleet(fleet, upstream, args.replicas, args.requests)
+            # one request per replica: no in-process fan-out, so what remains after the
+            # upstream's answer is the leader storing it and Redis telling the others
+            single = bench_fleet(
+                fleet, upstream, [n for n in args.replicas if n > 1], None, tag="single"
+            )
         finally:
             fleet.close()
         upstream.delay_s = 0.0
@@ -259,6 +267,12 @@ def main() -> None:
             f"{r['after_leader_p50_ms']:.2f} / {r['after_leader_p99_ms']:.2f} ms "
             f"({r['after_leader_p99_ms'] / base:.2f}x N={rows[0]['replicas']}) | "
             f"{r['notify_ms'] or '-'} ms | {r['gap_p50_us']:.0f} µs |"
+        )
+    print("\none request per replica (no in-process fan-out):")
+    for r in single:
+        print(
+            f"  N={r['replicas']}: upstream calls {r['upstream_calls']}, other replicas answered "
+            f"{r['notify_ms']} ms after the upstream's answer"
         )
     redis_p50, edge_p50 = pct(times["redis"], 50), pct(times["edge"], 50)
     print(f"\nexact hit, memory tier off, {len(times['redis'])} calls each (sync completion):")

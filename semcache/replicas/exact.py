@@ -107,7 +107,7 @@ class RedisExact:
         gens = self._keys.generations(tenant=tenant, namespace=namespace, model=model)
         async with mapped():
             values = await self._client.mget(gens)
-        return b",".join(b"0" if v is None else v for v in values)
+        return b",".join(b"0" if v is None else str(int(v)).encode() for v in values)
 
     async def get(self, exact: str, *, tenant: str, namespace: str, model: str) -> Entry | None:
         """The live entry for the key, or None (absent, expired, or withdrawn by a purge)."""
@@ -135,7 +135,9 @@ class RedisExact:
         if ttl_ms == 0 and entry.expires_at < NEVER_EXPIRES:
             keys[0] = ks.discard  # already expired: record the snapshot, store nothing
             token = b"-"
-        args = [token, encode_entry(entry), ttl_ms, snapshot or "", "1" if invalidate else "0"]
+        args: list[bytes | str | int] = [
+            token, encode_entry(entry), ttl_ms, snapshot or "", "1" if invalidate else "0"
+        ]  # fmt: skip
         async with mapped():
             written, changed = await self._write(keys=keys, args=args)
         return bool(written), bool(changed)

@@ -276,7 +276,7 @@ class Leader:
 
         async def renew() -> bool:
             async with mapped():
-                args = [claim.flight_id, flights.lease_ms]
+                args: list[str | int] = [claim.flight_id, flights.lease_ms]
                 return bool(await flights._renew(keys=[claim.lease], args=args))
 
         while True:
