@@ -2,18 +2,18 @@
 
     python benchmarks/bench_replicas.py [--requests 1000] [--replicas 1 2 4] [--delay 1.0]
 
-Starts its own ``redis-server`` (Debian's package) and a loopback OpenAI-compatible upstream,
-then up to 4 replica processes (each a ``SemanticCache`` with ``redis.url`` set and its own
-memory tier; the store is off so only Redis is shared). Everything is on loopback, bounded
+Starts its own ``redis-server`` (Debian's package), then up to 4 replica processes (each a
+``SemanticCache`` with ``redis.url`` set, its own memory tier and an in-process
+``FakeUpstream``; the store is off so only Redis is shared). Everything is on loopback, bounded
 by timeouts, and stopped at the end.
 
 1. For N = 1, 2, 4 replicas: ``--requests`` concurrent identical ``acompletion`` calls
    spread evenly over the replicas, all released at one wall-clock instant (a fresh question
    per N). Reported: upstream calls (target 1 for every N); for every follower, the time
-   between the upstream answering and the follower getting its own copy (p50, p99;
-   N = 1 is the same-run baseline: in-process coalescing only); and the cross-replica
-   notification time: per replica other than the leader's, its first answer after the
-   upstream's. Times are after the upstream handed over its answer (see ``bench_fleet``).
+   between the leader's upstream call returning and the follower getting its own copy (p50,
+   p99; N = 1 is the same-run baseline: in-process coalescing only); per replica other than
+   the leader's, its first answer after that instant; and the same with one request per
+   replica (no in-process fan-out: the cross-replica notification alone).
 2. Exact hit from Redis vs from the embedded Qdrant (edge) store: the same stored answer read
    by key, memory tier off (``exact.max_entries=0``), sync ``completion``, p50 and p99 of
    ``--hits`` calls each, alternating blocks in one process.
@@ -44,33 +44,44 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
 
-def request(api_base: str, question: str) -> dict[str, Any]:
-    return {
-        "model": MODEL,
-        "api_base": api_base,
-        "api_key": "sk-bench",
-        "messages": [{"role": "user", "content": question}],
-    }
+def request(question: str) -> dict[str, Any]:
+    return {"model": MODEL, "messages": [{"role": "user", "content": question}]}
 
 
 # -- replica process ----------------------------------------------------------------------------
 
 
-def replica_main(conn: Any, redis_url: str, api_base: str) -> None:
-    """One replica: a cache on the shared Redis, answering burst commands from the parent."""
-    from semcache import CacheSettings, SemanticCache
+def replica_main(conn: Any, redis_url: str, delay_s: float) -> None:
+    """One replica: a cache on the shared Redis, answering burst commands from the parent.
 
+    Its upstream is in-process (``FakeUpstream``), so the instant the upstream call returned
+    is known exactly (no HTTP client in between); the parent adds up the replicas' calls.
+    """
+    from semcache import CacheSettings, SemanticCache
+    from semcache.testing import FakeUpstream
+
+    returned: list[float] = []
+
+    class TimedUpstream(FakeUpstream):
+        async def complete(self, params: Any) -> Any:
+            response = await super().complete(params)
+            returned.append(time.time())
+            return response
+
+    upstream = TimedUpstream(delay_s=delay_s)
     cache = SemanticCache(
-        CacheSettings(store={"backend": "none"}, redis={"url": redis_url}),
+        CacheSettings(store={"backend": "none"}, redis={"url": redis_url}), upstream=upstream
     )
-    cache.completion(**request(api_base, "warm up"))  # LiteLLM's first-call imports
+    cache.completion(**request("warm up"))  # first-call imports
     conn.send("ready")
     while True:
         command = conn.recv()
         if command is None:
             break
         question, n, start_at = command
-        conn.send(asyncio.run(burst(cache, request(api_base, question), n, start_at)))
+        calls, returned[:] = upstream.call_count, []
+        done = asyncio.run(burst(cache, request(question), n, start_at))
+        conn.send((done, upstream.call_count - calls, list(returned)))
     cache.close()
 
 
@@ -92,14 +103,14 @@ async def burst(cache: Any, req: dict[str, Any], n: int, start_at: float) -> lis
 
 
 class Fleet:
-    def __init__(self, size: int, redis_url: str, api_base: str) -> None:
+    def __init__(self, size: int, redis_url: str, delay_s: float) -> None:
         ctx = mp.get_context("spawn")
         self.conns = []
         self.processes = []
         for _ in range(size):
             parent, child = ctx.Pipe()
             process = ctx.Process(
-                target=replica_main, args=(child, redis_url, api_base), daemon=True
+                target=replica_main, args=(child, redis_url, delay_s), daemon=True
             )
             process.start()
             self.conns.append(parent)
@@ -108,7 +119,9 @@ class Fleet:
             if not conn.poll(300) or conn.recv() != "ready":
                 raise RuntimeError("a replica did not start")
 
-    def burst(self, n_replicas: int, question: str, total: int) -> list[list[Done]]:
+    def burst(
+        self, n_replicas: int, question: str, total: int
+    ) -> list[tuple[list[Done], int, list[float]]]:
         start_at = time.time() + 1.0
         per = total // n_replicas
         for i in range(n_replicas):
@@ -129,27 +142,18 @@ class Fleet:
                 process.kill()
 
 
-def bench_fleet(
-    fleet: Fleet, upstream: Any, sizes: list[int], total: int | None, *, tag: str = ""
-) -> list[dict]:
-    """The reference instant is the upstream's: when it handed over its answer (wall clock,
-    same machine). A follower's overhead is how long after that it got its own copy; it
-    includes the leader receiving and storing the answer, Redis, and each replica's
-    in-process fan-out (the part N = 1 has too)."""
-    answered: list[float] = []
-    echo = upstream.responder
-
-    def timed(body: dict[str, Any]) -> str:
-        answered.append(time.time())  # right before the answer is sent
-        return echo(body)
-
-    upstream.responder = timed
+def bench_fleet(fleet: Fleet, sizes: list[int], total: int | None, *, tag: str = "") -> list[dict]:
+    """The reference instant is the leader's upstream call returning (wall clock, same
+    machine). A follower's overhead is how long after that it got its own copy: the leader
+    storing the answer, Redis telling the other replicas, and each replica's in-process
+    fan-out (the part N = 1 has too)."""
     rows = []
     for n in sizes:
-        upstream.reset()
-        answered.clear()
         question = f"Question {tag} for {n} replica(s): what is coalescing?"
-        per_replica = fleet.burst(n, question, n if total is None else total)
+        replies = fleet.burst(n, question, n if total is None else total)
+        per_replica = [done for done, _, _ in replies]
+        calls = sum(c for _, c, _ in replies)
+        answered = [t for _, _, times in replies for t in times]
         everything = [(*d, i) for i, done in enumerate(per_replica) for d in done]
         leader_replica = next((i for _, _, tier, i in everything if tier == "miss"), -1)
         reference = min(answered) if answered else float("nan")
@@ -178,7 +182,7 @@ def bench_fleet(
                 "replicas": n,
                 "requests": len(everything),
                 "waiting": len(followers),
-                "upstream_calls": upstream.chat_calls,
+                "upstream_calls": calls,
                 "tiers": tiers,
                 "after_leader_p50_ms": pct(followers, 50) * 1e3,
                 "after_leader_p99_ms": pct(followers, 99) * 1e3,
@@ -192,21 +196,23 @@ def bench_fleet(
 # -- exact hit: Redis vs edge store --------------------------------------------------------------
 
 
-def bench_exact_hits(redis_url: str, api_base: str, hits: int) -> dict[str, list[float]]:
+def bench_exact_hits(redis_url: str, hits: int) -> dict[str, list[float]]:
     from semcache import CacheSettings, SemanticCache, cache_info
-    from semcache.testing import FakeEmbedder
+    from semcache.testing import FakeEmbedder, FakeUpstream
 
     with tempfile.TemporaryDirectory(prefix="bench-replicas-edge-") as path:
         redis_cache = SemanticCache(
             CacheSettings(
                 store={"backend": "none"}, exact={"max_entries": 0}, redis={"url": redis_url}
-            )
+            ),
+            upstream=FakeUpstream(),
         )
         edge_cache = SemanticCache(
             CacheSettings(store={"backend": "edge", "path": path}, exact={"max_entries": 0}),
             embedder=FakeEmbedder(),
+            upstream=FakeUpstream(),
         )
-        req = request(api_base, "What is the exact-hit latency of each store?")
+        req = request("What is the exact-hit latency of each store?")
         for cache in (redis_cache, edge_cache):
             cache.completion(**req)
             cache.flush()
@@ -237,26 +243,22 @@ def main() -> None:
     parser.add_argument("--hits", type=int, default=2000)
     args = parser.parse_args()
 
-    from semcache.testing import FakeOpenAIServer, RedisServer
+    from semcache.testing import RedisServer
 
-    with RedisServer() as redis_server, FakeOpenAIServer() as upstream:
-        fleet = Fleet(max(args.replicas), redis_server.url, upstream.api_base)
+    with RedisServer() as redis_server:
+        fleet = Fleet(max(args.replicas), redis_server.url, args.delay)
         try:
-            upstream.delay_s = args.delay
-            rows = bench_fleet(fleet, upstream, args.replicas, args.requests)
+            rows = bench_fleet(fleet, args.replicas, args.requests)
             # one request per replica: no in-process fan-out, so what remains after the
             # upstream's answer is the leader storing it and Redis telling the others
-            single = bench_fleet(
-                fleet, upstream, [n for n in args.replicas if n > 1], None, tag="single"
-            )
+            single = bench_fleet(fleet, [n for n in args.replicas if n > 1], None, tag="single")
         finally:
             fleet.close()
-        upstream.delay_s = 0.0
-        times = bench_exact_hits(redis_server.url, upstream.api_base, args.hits)
+        times = bench_exact_hits(redis_server.url, args.hits)
 
     print(f"\n{args.requests} concurrent identical requests, upstream {args.delay * 1e3:.0f} ms")
     print("| replicas | upstream calls | tiers | waiting followers: answered after the upstream "
-          "answer, p50 / p99 | each other replica's first answer after it | in-replica gap "
+          "call returned, p50 / p99 | each other replica's first answer after it | in-replica gap "
           "between answers, p50 |")  # fmt: skip
     print("| --- | --- | --- | --- | --- | --- |")
     base = rows[0]["after_leader_p99_ms"]
@@ -272,7 +274,7 @@ def main() -> None:
     for r in single:
         print(
             f"  N={r['replicas']}: upstream calls {r['upstream_calls']}, other replicas answered "
-            f"{r['notify_ms']} ms after the upstream's answer"
+            f"{r['notify_ms']} ms after the leader's upstream call returned"
         )
     redis_p50, edge_p50 = pct(times["redis"], 50), pct(times["edge"], 50)
     print(f"\nexact hit, memory tier off, {len(times['redis'])} calls each (sync completion):")
