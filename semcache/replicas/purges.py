@@ -56,10 +56,10 @@ class PurgeBroadcast:
         self._lost = False
 
     async def started(self) -> None:
-        """Start listening (once) and wait until subscribed, at most the command timeout."""
+        """Start listening; the first caller waits until subscribed (at most the FailOpen
+        timeout), later ones never wait, so a Redis outage costs no latency per request."""
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._listen_forever())
-        if not self._subscribed.is_set():
             await self._failopen.call("redis_subscribe", self._subscribed.wait, None)
 
     async def publish(self, purge: PurgeFilter, *, ack_timeout_s: float) -> int:
