@@ -220,6 +220,7 @@ class Leader:
         self._claim = claim
         self._queue: asyncio.Queue[tuple[bytes, bytes]] = asyncio.Queue()
         self.lease_lost = False
+        self._finished = False
         loop = asyncio.get_running_loop()
         self._pump = loop.create_task(self._pump_forever())
         self._renewer = loop.create_task(self._renew_forever())
@@ -234,6 +235,11 @@ class Leader:
         a request arriving after the release finds it); ``failed`` after it, so a follower
         that reads ``failed`` and claims again never finds this flight's lease still there.
         """
+        # A flag as well as cancel(): asyncio.wait_for (inside FailOpen) can swallow a
+        # cancellation that arrives as the renewal completes (CPython gh-86296), and the
+        # renewer would then renew forever. It is not awaited either: a late renewal is a
+        # no-op, since the script renews only a lease that still names this flight.
+        self._finished = True
         self._renewer.cancel()
         if outcome is None:
             await self._release()
@@ -245,7 +251,7 @@ class Leader:
     async def _close_stream(self, last: tuple[bytes, bytes]) -> None:
         self._queue.put_nowait(last)
         self._queue.put_nowait((b"", b""))  # end of pump
-        await asyncio.gather(self._pump, self._renewer, return_exceptions=True)
+        await asyncio.gather(self._pump, return_exceptions=True)
 
     async def _release(self) -> None:
         flights, claim = self._flights, self._claim
@@ -279,8 +285,10 @@ class Leader:
                 args: list[str | int] = [claim.flight_id, flights.lease_ms]
                 return bool(await flights._renew(keys=[claim.lease], args=args))
 
-        while True:
+        while not self._finished:
             await asyncio.sleep(flights.lease_ms / 3000)
+            if self._finished:
+                return
             if not await flights._failopen.call("redis_lease_renew", renew, True):
                 self.lease_lost = True  # it expired: another replica may lead now
                 return

@@ -54,6 +54,7 @@ class PurgeBroadcast:
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
         self._lost = False
+        self._closed = False
 
     async def started(self) -> None:
         """Start listening; the first caller waits until subscribed (at most the FailOpen
@@ -98,7 +99,7 @@ class PurgeBroadcast:
             await self._client.publish(self._channel, message)
 
     async def _listen_forever(self) -> None:
-        while True:
+        while not self._closed:  # a flag too: wait_for can swallow a cancel (gh-86296)
             listen = self._listen
             await self._failopen.call("redis_subscription", listen, None, timeout_s=_FOREVER_S)
             if self._subscribed.is_set():  # lost it: what is purged from now on goes unheard
@@ -131,7 +132,9 @@ class PurgeBroadcast:
                 await pubsub.aclose()
 
     async def close(self) -> None:
+        self._closed = True
         if self._task is not None:
             self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            # bounded: a swallowed cancel must not hang close (the task then ends by itself)
+            await asyncio.wait([self._task], timeout=2.0)
             self._task = None
