@@ -248,6 +248,9 @@ def main() -> None:
     with RedisServer() as redis_server:
         fleet = Fleet(max(args.replicas), redis_server.url, args.delay)
         try:
+            # a throwaway burst on every replica first: one-time costs (lazy imports, script
+            # loading, first pickles) would otherwise land on whichever row runs first
+            bench_fleet(fleet, [max(args.replicas)], 100, tag="warm-up")
             rows = bench_fleet(fleet, args.replicas, args.requests)
             # one request per replica: no in-process fan-out, so what remains after the
             # upstream's answer is the leader storing it and Redis telling the others
