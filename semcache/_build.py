@@ -19,12 +19,15 @@ from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
 from semcache.compress.accounting import CompressionLedger
+from semcache.model_watch import ModelWatch
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
 from semcache.pipeline.coalesce import CoalesceStage
 from semcache.pipeline.compress import CompressStage
 from semcache.pipeline.exact_store import ExactStoreStage
+from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.memory import MemoryStage
+from semcache.pipeline.model_watch import ModelWatchStage
 from semcache.pipeline.prepare import Prepare
 from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage
 from semcache.pipeline.semantic import SemanticStage
@@ -33,7 +36,13 @@ from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
 from semcache.privacy.gate import PrivacyGate
 from semcache.privacy.settings import build_gate
 from semcache.semantic import SemanticTier
-from semcache.settings import CacheSettings, SemanticSettings, StoreSettings
+from semcache.settings import (
+    CacheSettings,
+    CoalesceSettings,
+    RedisSettings,
+    SemanticSettings,
+    StoreSettings,
+)
 from semcache.stats import HitAudit, Stats
 
 if TYPE_CHECKING:
@@ -42,6 +51,7 @@ if TYPE_CHECKING:
     from semcache._upstream import Upstream
     from semcache.embedders.base import Embedder
     from semcache.guard import HitVerifier
+    from semcache.replicas.tier import SharedTier
     from semcache.stores.base import VectorStore
 
 
@@ -67,6 +77,7 @@ class Assembly:
     privacy: PrivacyGate
     compression: CompressionLedger
     clock: Callable[[], float]
+    shared: SharedTier | None = None
 
 
 def assemble(
@@ -104,7 +115,8 @@ def assemble(
         max_pending=s.admission.max_pending_writes,
     )
     deadline_ms = s.admission.lookup_deadline_ms
-    memory_stage = MemoryStage(memory, clock)
+    watch = ModelWatch(stats, invalidate=s.policy.on_model_change == "invalidate")
+    memory_stage = MemoryStage(memory, clock, watch.fresh)
     coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
     if upstream is None:
         from semcache._upstream import LiteLLMUpstream
@@ -112,11 +124,17 @@ def assemble(
         upstream = LiteLLMUpstream()
     privacy = build_gate(s.privacy)
     ledger = CompressionLedger()
+    shared = _shared_tier(s.redis, memory, writer, failopen, watch, clock)
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),
         memory_stage,
-        ExactStoreStage(backend, memory, failopen, writer.fence, clock, admission=store_gate),
+        *([] if shared is None else [_redis_read(shared, memory, failopen, writer, watch)]),
+        ExactStoreStage(
+            backend, memory, failopen, writer.fence, clock, admission=store_gate, fresh=watch.fresh
+        ),
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
+        *_shared_flight(shared, failopen, stats, s.coalesce, watch),
+        *([] if shared is None else [_redis_write(shared, failopen, stats, watch)]),
         SemanticStage(
             backend,
             failopen,
@@ -124,8 +142,10 @@ def assemble(
             clock,
             admission=embed_gate,
             deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
+            fresh=watch.fresh,
         ),
         WriteBehindStage(writer),
+        ModelWatchStage(watch),
         PrivacyAnswerStage(privacy),
         CompressStage(s.compression, ledger, failopen),
     ]
@@ -134,6 +154,7 @@ def assemble(
         stats,
         clock,
         default_ttl_s=s.policy.default_ttl_s,
+        namespace_ttl_s=s.policy.namespace_ttl_s,
         store_question=s.semantic.store_question,
     )
     return Assembly(
@@ -155,7 +176,104 @@ def assemble(
         privacy=privacy,
         compression=ledger,
         clock=clock,
+        shared=shared,
     )
+
+
+def _shared_tier(
+    r: RedisSettings,
+    memory: MemoryTier,
+    writer: WriteBehind,
+    failopen: FailOpen,
+    watch: ModelWatch,
+    clock: Callable[[], float],
+) -> SharedTier | None:
+    """The Redis shared by replicas (exact tier, purge broadcast, flights), if configured."""
+    if r.url is None:
+        return None
+    from semcache.replicas.connect import RedisOptions, connect
+    from semcache.replicas.exact import RedisExact
+    from semcache.replicas.flights import SharedFlights
+    from semcache.replicas.keys import KeySpace
+    from semcache.replicas.purges import PurgeBroadcast
+    from semcache.replicas.tier import SharedTier
+
+    client = connect(
+        RedisOptions(
+            url=r.url,
+            username=r.username,
+            password=None if r.password is None else r.password.get_secret_value(),
+            tls_ca_file=r.tls_ca_file,
+            tls_cert_file=r.tls_cert_file,
+            tls_key_file=r.tls_key_file,
+            tls_verify=r.tls_verify,
+            timeout_s=r.timeout_s,
+            max_connections=r.max_connections,
+        )
+    )
+    keys = KeySpace(r.key_prefix)
+
+    def drop_memory() -> None:  # a gap in the purge subscription: forget everything local
+        writer.fence.record(PurgeFilter())
+        memory.purge()
+
+    broadcast = PurgeBroadcast(
+        client,
+        keys.purges,
+        failopen,
+        on_purge=writer.purge,
+        on_gap=drop_memory,
+        on_model_change=watch.mark,
+    )
+    flights = None
+    if r.coalesce:
+        # A follower polls the lease between blocking reads; a read must end well within
+        # the command timeout, and often enough to notice a dead leader soon after expiry.
+        poll_ms = max(10, min(r.lease_ms // 3, int(r.timeout_s * 500)))
+        flights = SharedFlights(
+            client,
+            keys,
+            failopen,
+            lease_ms=r.lease_ms,
+            stream_ttl_ms=int(r.stream_ttl_s * 1000),
+            poll_ms=poll_ms,
+        )
+    return SharedTier(client, RedisExact(client, keys, clock), broadcast, flights)
+
+
+def _redis_read(
+    shared: SharedTier,
+    memory: MemoryTier,
+    failopen: FailOpen,
+    writer: WriteBehind,
+    watch: ModelWatch,
+) -> Stage:
+    from semcache.pipeline.redis_exact import RedisReadStage
+
+    return RedisReadStage(shared.exact, shared.broadcast, memory, failopen, writer.fence, watch)
+
+
+def _redis_write(shared: SharedTier, failopen: FailOpen, stats: Stats, watch: ModelWatch) -> Stage:
+    from semcache.pipeline.redis_exact import RedisWriteStage
+
+    return RedisWriteStage(shared.exact, shared.broadcast, failopen, stats, watch)
+
+
+def _shared_flight(
+    shared: SharedTier | None,
+    failopen: FailOpen,
+    stats: Stats,
+    c: CoalesceSettings,
+    watch: ModelWatch,
+) -> list[Stage]:
+    if shared is None or shared.flights is None or not c.enabled:
+        return []
+    from semcache.pipeline.shared_flight import SharedFlightStage
+
+    flight = SharedFlightStage(
+        shared.flights, failopen, stats, max_wait_s=c.max_wait_s, fresh=watch.fresh
+    )
+    return [flight]
 
 
 def _semantic_tier(

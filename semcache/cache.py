@@ -237,7 +237,10 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
 
     async def _purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
         model = resolve_model(model) if model is not None else None
-        return await self._parts.writer.purge(PurgeFilter(tenant, namespace, model))
+        purge = PurgeFilter(tenant, namespace, model)
+        shared = self._parts.shared  # first: its generation bump withdraws for every replica
+        removed = 0 if shared is None else await shared.purge(purge)
+        return max(removed, await self._parts.writer.purge(purge))
 
     async def _recent(self, tenant: str | None, limit: int) -> list[StoredEntry]:
         tier = await self._parts.backend.ready()
@@ -259,3 +262,5 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
             p.lag.stop()
         await p.writer.close()
         await p.failopen.call("store_close", p.backend.close, None, timeout_s=READY_TIMEOUT_S)
+        if p.shared is not None:
+            await p.shared.close()

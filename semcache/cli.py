@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("semcache.eval.cli:eval_main", "false-hit rate / recall across thresholds"),
     "calibrate": ("semcache.eval.cli:calibrate_main", "choose a threshold for a false-hit target"),
     "serve": ("semcache.server.cli:serve_main", "run the OpenAI-compatible caching proxy"),
+    "purge": (
+        "semcache.purge_cli:purge_main",
+        "withdraw stored answers (--tenant/--namespace/--model)",
+    ),
     "compress-eval": ("semcache.compress.ab_cli:compress_eval_main", "A/B-test prompt compression"),
 }
 

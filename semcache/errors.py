@@ -92,3 +92,9 @@ class MissingDependency(SemcacheError, ImportError):
         super().__init__(
             f"{package!r} is not installed; install it with: pip install 'semcache[{extra}]'"
         )
+
+
+class SharedFlightFailed(SemcacheError):
+    """A streamed answer this caller was reading from another replica's flight failed or was
+    lost midway (the leader's upstream call failed, or the leader died). The chunks already
+    received cannot be taken back, so the stream ends with this error; nothing was stored."""

@@ -70,6 +70,27 @@ class PolicySettings(SettingsSection):
         description="Lifetime of a stored answer in seconds; None keeps answers until purged. "
         "A request's cache={'ttl': ...} overrides it.",
     )
+    namespace_ttl_s: dict[str, float | None] = Field(
+        default_factory=dict,
+        description="Per-namespace lifetime of stored answers in seconds (None: until purged), "
+        "overriding default_ttl_s for that namespace; a request's own ttl still wins.",
+    )
+    on_model_change: Literal["invalidate", "keep"] = Field(
+        "invalidate",
+        description="When a fresh answer reports another snapshot (response.model plus "
+        "system_fingerprint) than earlier answers of the same model name: 'invalidate' stops "
+        "serving every answer of that name stored before it; 'keep' serves them on.",
+    )
+
+    @field_validator("namespace_ttl_s")
+    @classmethod
+    def _ttls_not_negative(cls, value: dict[str, float | None]) -> dict[str, float | None]:
+        for namespace, ttl in value.items():
+            if ttl is not None and not ttl >= 0:
+                raise ValueError(
+                    f"expected seconds >= 0 or null; namespace {namespace!r} has {ttl}"
+                )
+        return value
 
 
 class ExactSettings(SettingsSection):
@@ -267,6 +288,59 @@ class HealthSettings(SettingsSection):
     )
 
 
+class RedisSettings(SettingsSection):
+    """A Redis 7 shared by replicas: exact tier and cross-replica coalescing (off without a URL).
+
+    Memory is bounded by Redis itself, not by semcache: set ``maxmemory`` and
+    ``maxmemory-policy volatile-lru`` (entries with a TTL are evicted first; leases and
+    generations are tiny) or ``allkeys-lru`` on a Redis used only by semcache. A single
+    Redis (or a primary with replicas behind one URL) is supported, not Redis Cluster: the
+    scripts touch several keys of a partition at once.
+    """
+
+    url: str | None = Field(
+        None,
+        description="redis://[user@]host:port/db, or rediss:// for TLS; None disables the Redis "
+        "tier and cross-replica coalescing.",
+    )
+    username: str | None = Field(None, description="ACL user (overrides the URL's).")
+    password: SecretStr | None = Field(None, description="Password (overrides the URL's).")
+    tls_ca_file: str | None = Field(
+        None, description="CA bundle (PEM path) that signed the server's certificate (rediss://)."
+    )
+    tls_cert_file: str | None = Field(None, description="Client certificate (PEM path), mTLS.")
+    tls_key_file: str | None = Field(None, description="Client private key (PEM path), mTLS.")
+    tls_verify: bool = Field(
+        True, description="Verify the server's certificate and host name (rediss://)."
+    )
+    key_prefix: str = Field(
+        "semcache", min_length=1, description="Prefix of every key semcache writes."
+    )
+    timeout_s: float = Field(
+        1.0,
+        gt=0,
+        description="Seconds one Redis command may take before it counts as failed "
+        "(the request then degrades: a miss, or an upstream call of its own).",
+    )
+    max_connections: int = Field(
+        256, ge=2, description="Connections per replica (each waiting follower holds one)."
+    )
+    coalesce: bool = Field(
+        True, description="One upstream call per request key across all replicas (a lease)."
+    )
+    lease_ms: int = Field(
+        3000,
+        ge=100,
+        description="Milliseconds a leader's lease lives unless renewed (renewed every third); "
+        "after a leader crash followers take over within about this long.",
+    )
+    stream_ttl_s: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds a flight's chunk stream stays readable after its last write.",
+    )
+
+
 class CacheSettings(BaseSettings):
     """Every setting of a semcache deployment.
 
@@ -292,6 +366,7 @@ class CacheSettings(BaseSettings):
     compression: CompressionSettings = Field(default_factory=CompressionSettings)
     admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
     health: HealthSettings = Field(default_factory=HealthSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
     strict: bool = Field(
         False,
         description="Unknown SEMCACHE_* environment variables and .env keys are errors, not "

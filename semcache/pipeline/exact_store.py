@@ -13,6 +13,7 @@ from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.semantic import SemanticTier
 from semcache.stats import Tier
+from semcache.stores.base import Entry
 
 
 class ExactStoreStage:
@@ -33,8 +34,10 @@ class ExactStoreStage:
         clock: Callable[[], float],
         *,
         admission: Admission,
+        fresh: Callable[[Entry], bool] | None = None,
     ) -> None:
         self._admission = admission
+        self._fresh = fresh  # None: every live entry may be served (model-change cutoffs)
         self._backend = backend
         self._fence = fence
         self._memory = memory
@@ -70,6 +73,8 @@ class ExactStoreStage:
         finally:
             ticket.leave()
         if entry is None or not request.control.accepts(entry.created_at, self._clock()):
+            return None
+        if self._fresh is not None and not self._fresh(entry):
             return None
         answer = Answer.of(entry)
         if self._fence.admits(entry, token):

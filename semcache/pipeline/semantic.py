@@ -13,6 +13,7 @@ from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.semantic import Lookup
 from semcache.stats import Stats, Tier
+from semcache.stores.base import Entry
 
 
 class SemanticStage:
@@ -39,7 +40,9 @@ class SemanticStage:
         *,
         admission: Admission,
         deadline_s: float | None = None,
+        fresh: Callable[[Entry], bool] | None = None,
     ) -> None:
+        self._fresh = fresh  # None: every live entry may be served
         self._backend = backend
         self._failopen = failopen
         self._stats = stats
@@ -84,9 +87,20 @@ class SemanticStage:
         if lookup.rejected:
             self._stats.count("verifier_rejections")
         match = lookup.match
-        if match is not None and request.control.accepts(match.entry.created_at, self._clock()):
+        fresh = match is not None and (self._fresh is None or self._fresh(match.entry))
+        if (
+            match is not None
+            and fresh
+            and request.control.accepts(match.entry.created_at, self._clock())
+        ):
             return Found(Answer.of(match.entry), Tier.SEMANTIC, match.similarity, lookup.nearest)
         return await call_next(replace(request, vector=lookup.vector, nearest=lookup.nearest))
+
+    def _servable(self, request: Request, entry: Entry) -> bool:
+        """Not older than the caller's ``s-maxage``, nor from a replaced model snapshot."""
+        if self._fresh is not None and not self._fresh(entry):
+            return False
+        return request.control.accepts(entry.created_at, self._clock())
 
     async def _bounded(self, lookup: Awaitable[Lookup]) -> Lookup | object:
         """The lookup, or ``_LATE`` when it outlasts ``deadline_s`` (then it is cancelled)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from litellm import ModelResponse
 
@@ -16,9 +16,10 @@ from semcache.stores.base import NEVER_EXPIRES, Entry
 class UpstreamCall:
     """Call upstream (streaming into the flight when the leader streams) and wrap the answer.
 
-    The answer becomes an :class:`Entry` here (key, partition, expiry from the request's TTL or
-    ``default_ttl_s``), so every later stage and every follower sees one shape; whether it
-    is stored is the write-behind stage's decision.
+    The answer becomes an :class:`Entry` here (key, partition, expiry from the request's TTL,
+    else its namespace's default in ``namespace_ttl_s``, else ``default_ttl_s``), so every
+    later stage and every follower sees one shape; whether it is stored is the write-behind
+    stage's decision.
     """
 
     def __init__(
@@ -28,12 +29,14 @@ class UpstreamCall:
         clock: Callable[[], float],
         *,
         default_ttl_s: float | None,
+        namespace_ttl_s: Mapping[str, float | None] | None = None,
         store_question: bool,
     ) -> None:
         self._upstream = upstream
         self._stats = stats
         self._clock = clock
         self.default_ttl_s = default_ttl_s
+        self._namespace_ttl_s = dict(namespace_ttl_s or {})
         self._store_question = store_question
 
     async def __call__(self, request: Request) -> Found:
@@ -53,7 +56,9 @@ class UpstreamCall:
 
     def _entry(self, request: Request, envelope: str) -> Entry:
         now = self._clock()
-        ttl = request.control.ttl if request.control.ttl is not None else self.default_ttl_s
+        ttl = request.control.ttl
+        if ttl is None:
+            ttl = self._namespace_ttl_s.get(request.control.namespace, self.default_ttl_s)
         keys = request.keys
         return Entry(
             key=keys.exact,

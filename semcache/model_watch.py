@@ -1,0 +1,79 @@
+"""Noticing that a provider moved a model name to a new snapshot, and what that withdraws.
+
+Each stored answer keeps the upstream's own report of what answered it (``response.model``,
+e.g. ``gpt-4o-mini-2024-07-18``, and ``system_fingerprint`` where the provider sends one):
+the *snapshot*. When a fresh answer reports a snapshot other than the last one seen for its
+model name, every answer of that name stored before it stops being served. That is a
+watermark per model name (answers created before it are stale), a generation bump rather
+than a scan: nothing is deleted, and checking an answer is one dict lookup. With a shared
+Redis the change is also decided there, atomically, for every replica (see
+``semcache.replicas.exact``), and announced to the other replicas' watches.
+
+Thread-safe: the memory tier's check runs in callers' threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from semcache.stats import Stats
+from semcache.stores.base import Entry
+
+log = logging.getLogger("semcache")
+
+
+def snapshot_of(response: Any) -> str | None:
+    """``model`` and ``system_fingerprint`` as reported on a response; None if no model."""
+    model = getattr(response, "model", None)
+    if not model:
+        return None
+    fingerprint = getattr(response, "system_fingerprint", None)
+    return f"{model}|{fingerprint or ''}"
+
+
+class ModelWatch:
+    """Last snapshot seen per model name, and the watermark each change set.
+
+    ``invalidate`` False is the ``keep`` policy: changes are still noticed and counted (an
+    operator wants to know) but nothing stops being served.
+    """
+
+    def __init__(self, stats: Stats, *, invalidate: bool) -> None:
+        self.invalidate = invalidate
+        self._stats = stats
+        self._lock = threading.Lock()
+        self._snapshots: dict[str, str] = {}
+        self._watermarks: dict[str, float] = {}
+
+    def observe(self, model: str, snapshot: str | None, created_at: float) -> bool:
+        """Record a fresh answer's snapshot; True when it differs from the last one seen."""
+        if snapshot is None:
+            return False
+        with self._lock:
+            previous = self._snapshots.get(model)
+            self._snapshots[model] = snapshot
+        if previous is None or previous == snapshot:
+            return False
+        self._stats.count("model_changes")
+        log.warning(
+            "semcache: %s now answers as %r (was %r); %s",
+            model, snapshot, previous,
+            "older answers are no longer served" if self.invalidate else "older answers kept",
+        )  # fmt: skip
+        self.mark(model, created_at)
+        return True
+
+    def mark(self, model: str, before: float) -> None:
+        """Answers of ``model`` created before ``before`` are stale (under ``invalidate``)."""
+        if not self.invalidate:
+            return
+        with self._lock:
+            if before > self._watermarks.get(model, float("-inf")):
+                self._watermarks[model] = before
+
+    def fresh(self, entry: Entry) -> bool:
+        """May ``entry`` be served? (No lock: a dict read is atomic.)"""
+        watermark = self._watermarks.get(entry.model)
+        return watermark is None or entry.created_at >= watermark

@@ -1,0 +1,42 @@
+"""``semcache purge``: withdraw stored answers by tenant, namespace and/or model.
+
+Uses the deployment's settings (``SEMCACHE_*``, ``.env``), so it purges the same store and
+Redis the replicas use; with Redis, every running replica drops its in-process copies too.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from semcache.cli import OneLineParser
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="semcache purge",
+        description="Delete stored answers matching every given filter (all tiers).",
+    )
+    parser.add_argument("--tenant", help="Only this tenant's answers.")
+    parser.add_argument("--namespace", help="Only this namespace's answers.")
+    parser.add_argument(
+        "--model", help="Only answers of this model (any name LiteLLM resolves, e.g. gpt-4o-mini)."
+    )
+    parser.add_argument("--all", action="store_true", help="Required to purge without any filter.")
+    return parser
+
+
+def purge_main(argv: list[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    filters = {"tenant": args.tenant, "namespace": args.namespace, "model": args.model}
+    if all(value is None for value in filters.values()) and not args.all:
+        parser.error("give --tenant, --namespace or --model, or --all to purge everything")
+    for name, value in filters.items():
+        if value is not None and not value.strip():
+            parser.error(f"--{name} must not be empty")
+    from semcache.cache import SemanticCache
+
+    with SemanticCache() as cache:
+        removed = cache.purge(**filters)
+    print(f"semcache purge: purged {removed} answer(s)")
+    return 0

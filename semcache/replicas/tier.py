@@ -1,0 +1,48 @@
+"""The shared tier as one object for the facade: purge across replicas, and close."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from semcache.pipeline.fence import PurgeFilter
+from semcache.replicas.exact import RedisExact
+from semcache.replicas.flights import SharedFlights
+from semcache.replicas.purges import PurgeBroadcast
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+log = logging.getLogger("semcache")
+
+
+class SharedTier:
+    """The Redis client and what uses it: exact tier, purge broadcast, flights (or None)."""
+
+    def __init__(
+        self,
+        client: Redis,
+        exact: RedisExact,
+        broadcast: PurgeBroadcast,
+        flights: SharedFlights | None,
+        *,
+        ack_timeout_s: float = 2.0,
+    ) -> None:
+        self.ack_timeout_s = ack_timeout_s
+        self.client = client
+        self.exact = exact
+        self.broadcast = broadcast
+        self.flights = flights
+
+    async def purge(self, purge: PurgeFilter) -> int:
+        """Withdraw covered entries for every replica, then tell the others to drop their
+        local copies. Redis errors are raised (an operator asked for this)."""
+        removed = await self.exact.purge(purge)
+        missing = await self.broadcast.publish(purge, ack_timeout_s=self.ack_timeout_s)
+        if missing:
+            log.warning("semcache purge: %d replica(s) did not confirm in time", missing)
+        return removed
+
+    async def close(self) -> None:
+        await self.broadcast.close()
+        await self.client.aclose()

@@ -1,0 +1,108 @@
+"""``RedisServer``: a real, throw-away ``redis-server`` on a free loopback port.
+
+For tests and benchmarks of the shared tier (no fake Redis: the Lua scripts, TTLs, streams
+and pub/sub are what is being tested). Uses the ``redis-server`` binary on PATH (Debian's
+package), with persistence off and its files in a temporary directory; ``stop`` kills
+exactly the process it started.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+from semcache.errors import ConfigError
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """``with RedisServer() as server: server.url`` -- started on enter, stopped on exit."""
+
+    def __init__(
+        self,
+        *,
+        password: str | None = None,
+        maxmemory: str = "256mb",
+        maxmemory_policy: str = "volatile-lru",
+        binary: str = "redis-server",
+    ) -> None:
+        self.password = password
+        self.maxmemory = maxmemory
+        self.maxmemory_policy = maxmemory_policy
+        self.binary = binary
+        self.port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+
+    @staticmethod
+    def available(binary: str = "redis-server") -> bool:
+        return shutil.which(binary) is not None
+
+    @property
+    def url(self) -> str:
+        auth = f":{self.password}@" if self.password is not None else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
+
+    def start(self, timeout_s: float = 10.0) -> RedisServer:
+        path = shutil.which(self.binary)
+        if path is None:
+            raise ConfigError(f"{self.binary!r} is not on PATH (apt-get install redis-server)")
+        self._dir = tempfile.TemporaryDirectory(prefix="semcache-redis-")
+        self.port = free_port()
+        args = [
+            path, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", self._dir.name, "--daemonize", "no",
+            "--maxmemory", self.maxmemory, "--maxmemory-policy", self.maxmemory_policy,
+            "--loglevel", "warning",
+        ]  # fmt: skip
+        if self.password is not None:
+            args += ["--requirepass", self.password]
+        self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout_s
+        while not self._answers():
+            if self._process.poll() is not None:
+                err = self._process.stderr.read().decode() if self._process.stderr else ""
+                raise RuntimeError(f"redis-server exited: {err.strip()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("redis-server did not start in time")
+            time.sleep(0.02)
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
+                s.sendall(b"PING\r\n")
+                reply = s.recv(64)
+        except OSError:
+            return False
+        return reply.startswith((b"+PONG", b"-NOAUTH"))
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            if self._process.stderr is not None:
+                self._process.stderr.close()
+            self._process = None
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
