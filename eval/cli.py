@@ -35,12 +35,22 @@ def parse_thresholds(text: str) -> np.ndarray:
     try:
         if ":" in text:
             start, stop, step = (float(part) for part in text.split(":"))
-            return _grid(start, stop, step)
-        return np.array(sorted(float(part) for part in text.split(",")))
+            if not step > 0 or stop < start:
+                raise ValueError("step must be > 0 and stop >= start")
+            values = _grid(start, stop, step)
+        else:
+            values = np.array(sorted(float(part) for part in text.split(",")))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(
             f"bad thresholds {text!r}: use start:stop:step (e.g. 0.90:0.99:0.01) or 0.9,0.95"
         ) from exc
+    outside = [float(v) for v in values if not -1.0 <= float(v) <= 1.0]
+    if outside or not len(values):
+        raise argparse.ArgumentTypeError(
+            f"bad thresholds {text!r}: cosine thresholds lie in [-1, 1]"
+            + (f" ({outside[0]:g} does not)" if outside else "")
+        )
+    return values
 
 
 def _fraction(text: str) -> float:
@@ -104,24 +114,43 @@ def _eval_parser() -> argparse.ArgumentParser:
         "rate and recall per dataset x embedder x verifier.",
     )
     parser.add_argument(
-        "--data", nargs="+", required=True, help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]"
+        "--data",
+        nargs="+",
+        action="extend",
+        required=True,
+        help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]; several files, or --data repeated",
     )
-    parser.add_argument("--embedder", nargs="+", default=["minilm"])
-    parser.add_argument("--thresholds", type=parse_thresholds, default=_grid(0.90, 0.99, 0.01))
+    parser.add_argument(
+        "--embedder", nargs="+", default=["minilm"], help="one or more embedder names"
+    )
+    parser.add_argument(
+        "--thresholds",
+        type=parse_thresholds,
+        default=_grid(0.90, 0.99, 0.01),
+        help="cosine thresholds in [-1, 1]: start:stop:step or a list (default 0.90:0.99:0.01)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="directory for report and plots")
     parser.add_argument("--verifier", nargs="+", default=[], help="verifiers besides 'none'")
-    parser.add_argument("--delta", nargs="+", type=_fraction, default=list(DEFAULT_DELTAS))
+    parser.add_argument(
+        "--delta",
+        nargs="+",
+        type=_fraction,
+        default=list(DEFAULT_DELTAS),
+        help="false-hit rates to report recall at (fractions)",
+    )
     parser.add_argument(
         "--calibrate", type=_fraction, metavar="DELTA", help="also calibrate each group for DELTA"
     )
-    parser.add_argument("--confidence", type=_fraction, default=0.95)
+    parser.add_argument(
+        "--confidence", type=_fraction, default=0.95, help="confidence of the bounds (0.95)"
+    )
     parser.add_argument(
         "--frontier",
         action="store_true",
         help="also certify, per dataset, each scorer (cosine and guard per embedder, a learned "
         "scorer over all embedders) at δ = 1, 2, 5, 10, 20%% as 'semcache calibrate' does",
     )
-    parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")
     _add_data_options(parser)
     return parser
 
@@ -265,7 +294,9 @@ def _calibrate_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.05"
     )
-    parser.add_argument("--confidence", type=_fraction, default=0.95)
+    parser.add_argument(
+        "--confidence", type=_fraction, default=0.95, help="confidence of the guarantee (0.95)"
+    )
     parser.add_argument(
         "--embedder",
         nargs="+",

@@ -34,6 +34,7 @@ class Delivery:
                 nearest_similarity=found.nearest,
                 compression_saved_tokens=found.compression_saved_tokens,
                 compression_saved_usd=found.compression_saved_usd,
+                private_data=found.private_data,
             )
         return CacheInfo(
             tier=found.tier,
@@ -44,6 +45,7 @@ class Delivery:
             saved_cost_usd=found.answer.cost_usd,
             saved_tokens=found.answer.tokens,
             origin=found.origin,
+            private_data=found.private_data,
         )
 
     def record(self, info: CacheInfo) -> None:

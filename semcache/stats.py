@@ -56,7 +56,8 @@ class CacheInfo:
     ``saved_cost_usd`` / ``saved_tokens``: what the upstream call that was avoided would cost.
     ``compression_saved_tokens`` / ``compression_saved_usd``: input tokens (and their price)
     that prompt compression removed from this request's upstream call; counted apart from the
-    cache's own savings.
+    cache's own savings. ``private_data``: kinds of private data the gate found in the question
+    (``card``, ``email``, ...; never the text), which kept it out of the semantic tier.
     """
 
     tier: Tier
@@ -69,6 +70,7 @@ class CacheInfo:
     origin: Tier | None = None
     compression_saved_tokens: int = 0
     compression_saved_usd: float = 0.0
+    private_data: tuple[str, ...] = ()
 
     @property
     def hit(self) -> bool:

@@ -75,6 +75,7 @@ class Found:
     answer, the tier the leader's answer came from. ``storable`` False keeps a fresh answer out
     of every tier; ``stored`` is what to keep instead of ``answer`` (a masked copy).
     ``compression_saved_tokens`` / ``_usd``: input saved by compressing the upstream prompt.
+    ``private_data``: kinds of private data found in the question (never the text).
     """
 
     answer: Answer
@@ -87,6 +88,7 @@ class Found:
     stored: Answer | None = None
     compression_saved_tokens: int = 0
     compression_saved_usd: float = 0.0
+    private_data: tuple[str, ...] = ()
 
 
 Next = Callable[[Request], Awaitable[Found]]

@@ -37,7 +37,10 @@ class PrivacyStage:
                 semantic=decision.semantic and verdict.store_semantic,
                 store=decision.store and verdict.store,
             )
-        return await call_next(replace(request, decision=decision, privacy=verdict))
+        found = await call_next(replace(request, decision=decision, privacy=verdict))
+        if not verdict.private:
+            return found
+        return replace(found, private_data=tuple(sorted(kind.value for kind in verdict.kinds)))
 
 
 class PrivacyAnswerStage:

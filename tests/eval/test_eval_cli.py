@@ -112,6 +112,10 @@ def test_eval_usage_errors_exit_2(tmp_path: Path, tiny_pairs_file: Path, fake_na
     assert cli.eval_main([*base, "--verifier", "nonsense"]) == 2
     assert "unknown verifier 'nonsense'" in capsys.readouterr().err
     assert cli.eval_main([*base, "--thresholds", "0.9:x"]) == 2
+    assert cli.eval_main([*base, "--thresholds", "0.9:1.5:0.1"]) == 2
+    assert "cosine thresholds lie in [-1, 1]" in capsys.readouterr().err
+    assert cli.eval_main([*base, "--thresholds", "0.99:0.9:0.01"]) == 2
+    assert cli.eval_main([*base, "--thresholds", "0.9,2"]) == 2
     assert cli.eval_main([*base, "--delta", "1.5"]) == 2
     assert cli.eval_main(["--data", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path)]) == 2
     assert "no such file" in capsys.readouterr().err
@@ -234,3 +238,19 @@ def test_runtime_option_reaches_the_embedder(
     assert cli.eval_main([*base, "--no-plots", "--runtime", "onnx"]) == 0
     assert runtimes == ["torch", "onnx"]
     assert cli.eval_main([*base, "--runtime", "tensorrt"]) == 2
+
+
+def test_repeated_data_options_accumulate(tmp_path: Path, tiny_pairs_file: Path, fake_names):
+    second = tmp_path / "second.jsonl"
+    second.write_bytes(tiny_pairs_file.read_bytes())
+    out = tmp_path / "out"
+    args = ["--data", str(tiny_pairs_file), "--data", str(second), "--embedder", "tiny"]
+    assert cli.eval_main([*args, "--no-plots", "--out", str(out)]) == 0
+    names = {row["dataset"] for row in json.loads((out / "results.json").read_text())}
+    assert names == {tiny_pairs_file.stem, "second"}
+
+
+def test_every_eval_and_calibrate_option_has_help():
+    for parser in (cli._eval_parser(), cli._calibrate_parser()):
+        for action in parser._actions:
+            assert action.help, (parser.prog, action.option_strings)

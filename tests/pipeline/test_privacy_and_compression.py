@@ -32,7 +32,8 @@ def test_a_private_question_is_answered_but_never_stored_by_default(tmp_path):
     upstream = FakeUpstream()
     with make(tmp_path, upstream) as cache:
         question = ask(f"Why was my card {CARD} declined yesterday?")
-        assert cache_info(cache.completion(**question)).tier == Tier.MISS
+        info = cache_info(cache.completion(**question))
+        assert info.tier == Tier.MISS and info.private_data == ("card",)
         cache.flush()
         assert cache_info(cache.completion(**question)).tier == Tier.MISS
         assert upstream.call_count == 2
