@@ -17,6 +17,7 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
+from semcache import _operations as ops
 from semcache._build import assemble
 from semcache._delivery import Delivery
 from semcache._loop import shared_loop
@@ -25,14 +26,12 @@ from semcache._upstream import Upstream
 from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder
 from semcache.embedding_cache import EmbeddingAPI
-from semcache.fingerprint import resolve_model
 from semcache.guard import HitVerifier
-from semcache.health import Health, assess, probe, with_integrity
+from semcache.health import Health, assess, probe
 from semcache.pipeline.base import Request
-from semcache.pipeline.fence import PurgeFilter
 from semcache.settings import CacheSettings
 from semcache.stats import CacheStats, StoredEntry
-from semcache.stores.base import StoreAdmin, VectorStore
+from semcache.stores.base import VectorStore
 
 #: Seconds the readiness probe (model load, store open) may take.
 READY_TIMEOUT_S = 120.0
@@ -125,7 +124,7 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
     # -- operations ---------------------------------------------------------------------------
     def stats(self) -> CacheStats:
         """Counters since start, plus sizes of the memory tier and the store."""
-        return self._loop.run(self._stats())
+        return self._loop.run(ops.stats(self._parts))
 
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
@@ -137,23 +136,23 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
         began before the purge never land (the purge wins). Store errors are raised here (an
         operator asked for this), not swallowed.
         """
-        return self._loop.run(self._purge(tenant, namespace, model))
+        return self._loop.run(ops.purge(self._parts, tenant, namespace, model))
 
     async def apurge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
         """``purge`` for async callers (does not block their loop)."""
-        return await self._loop.arun(self._purge(tenant, namespace, model))
+        return await self._loop.arun(ops.purge(self._parts, tenant, namespace, model))
 
     def recent_entries(self, *, tenant: str | None = None, limit: int = 50) -> list[StoredEntry]:
         """Newest stored entries with their hit counts, for auditing what is served."""
-        return self._loop.run(self._recent(tenant, limit))
+        return self._loop.run(ops.recent(self._parts, tenant, limit))
 
     async def arecent_entries(
         self, *, tenant: str | None = None, limit: int = 50
     ) -> list[StoredEntry]:
         """``recent_entries`` for async callers."""
-        return await self._loop.arun(self._recent(tenant, limit))
+        return await self._loop.arun(ops.recent(self._parts, tenant, limit))
 
     def ready(self) -> bool:
         """True when the store and embedder are usable (loads them if needed)."""
@@ -189,13 +188,13 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
         """Finish pending writes and close the store (the shared loop stays for other caches)."""
         if not self._closed:
             self._closed = True
-            self._loop.run(self._shutdown())
+            self._loop.run(ops.shutdown(self._parts))
 
     async def aclose(self) -> None:
         """``close`` for async callers."""
         if not self._closed:
             self._closed = True
-            await self._loop.arun(self._shutdown())
+            await self._loop.arun(ops.shutdown(self._parts))
 
     def __enter__(self) -> SemanticCache:
         return self
@@ -215,52 +214,3 @@ class SemanticCache(DirectAPI, EmbeddingAPI):
     # -- on the loop --------------------------------------------------------------------------
     async def _find(self, request: Request) -> ModelResponse:
         return self._delivery.deliver(await self._parts.pipeline.run(request))
-
-    async def _stats(self) -> CacheStats:
-        p = self._parts
-        entries = None
-        tier = p.backend.started
-        store = tier.store if tier is not None else None
-        if isinstance(store, StoreAdmin):
-            entries = await p.failopen.call(
-                "store_count", lambda: asyncio.to_thread(store.count), None
-            )
-        snapshot = p.stats.snapshot(
-            memory_entries=len(p.memory),
-            memory_bytes=p.memory.nbytes,
-            in_flight=p.coalescer.in_flight(),
-            store_entries=entries,
-            privacy=p.privacy.stats(),
-            compression=p.compression.totals(),
-        )
-        return with_integrity(snapshot, store)
-
-    async def _purge(self, tenant: str | None, namespace: str | None, model: str | None) -> int:
-        model = resolve_model(model) if model is not None else None
-        purge = PurgeFilter(tenant, namespace, model)
-        shared = self._parts.shared  # first: its generation bump withdraws for every replica
-        removed = 0 if shared is None else await shared.purge(purge)
-        return max(removed, await self._parts.writer.purge(purge))
-
-    async def _recent(self, tenant: str | None, limit: int) -> list[StoredEntry]:
-        tier = await self._parts.backend.ready()
-        store = tier.store if tier is not None else None
-        if not isinstance(store, StoreAdmin):
-            return []
-        entries = await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
-        audit = self._parts.audit
-        return [
-            StoredEntry(e.key, e.tenant, e.namespace, e.model, e.question,
-                        e.created_at, e.expires_at, *audit.get(e.key))
-            for e in entries
-        ]  # fmt: skip
-
-    async def _shutdown(self) -> None:
-        """Flush and close; a store error is counted (kind ``store_close``), never raised."""
-        p = self._parts
-        if p.lag is not None:
-            p.lag.stop()
-        await p.writer.close()
-        await p.failopen.call("store_close", p.backend.close, None, timeout_s=READY_TIMEOUT_S)
-        if p.shared is not None:
-            await p.shared.close()

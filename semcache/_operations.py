@@ -1,0 +1,69 @@
+"""Operators' operations on an assembled cache: counters, purge, the audit listing, shutdown.
+
+They run on the cache's event loop; the facade (``SemanticCache``) only schedules them there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from semcache._build import Assembly
+from semcache.fingerprint import resolve_model
+from semcache.health import with_integrity
+from semcache.pipeline.fence import PurgeFilter
+from semcache.stats import CacheStats, StoredEntry
+from semcache.stores.base import StoreAdmin
+
+#: Seconds closing the store may take before it counts as failed (kind ``store_close``).
+CLOSE_TIMEOUT_S = 120.0
+
+
+async def stats(p: Assembly) -> CacheStats:
+    """Counters since start, the tiers' sizes, privacy decisions and compression savings."""
+    entries = None
+    tier = p.backend.started
+    store = tier.store if tier is not None else None
+    if isinstance(store, StoreAdmin):
+        entries = await p.failopen.call("store_count", lambda: asyncio.to_thread(store.count), None)
+    snapshot = p.stats.snapshot(
+        memory_entries=len(p.memory),
+        memory_bytes=p.memory.nbytes,
+        in_flight=p.coalescer.in_flight(),
+        store_entries=entries,
+        privacy=p.privacy.stats(),
+        compression=p.compression.totals(),
+    )
+    return with_integrity(snapshot, store)
+
+
+async def purge(p: Assembly, tenant: str | None, namespace: str | None, model: str | None) -> int:
+    """Delete matching entries from every tier (fencing pending writes); how many went."""
+    model = resolve_model(model) if model is not None else None
+    selection = PurgeFilter(tenant, namespace, model)
+    shared = p.shared  # first: its generation bump withdraws for every replica
+    removed = 0 if shared is None else await shared.purge(selection)
+    return max(removed, await p.writer.purge(selection))
+
+
+async def recent(p: Assembly, tenant: str | None, limit: int) -> list[StoredEntry]:
+    """Newest stored entries with their hit counts ([] without a store that lists them)."""
+    tier = await p.backend.ready()
+    store = tier.store if tier is not None else None
+    if not isinstance(store, StoreAdmin):
+        return []
+    entries = await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
+    return [
+        StoredEntry(e.key, e.tenant, e.namespace, e.model, e.question,
+                    e.created_at, e.expires_at, *p.audit.get(e.key))
+        for e in entries
+    ]  # fmt: skip
+
+
+async def shutdown(p: Assembly) -> None:
+    """Flush and close; a store error is counted (kind ``store_close``), never raised."""
+    if p.lag is not None:
+        p.lag.stop()
+    await p.writer.close()
+    await p.failopen.call("store_close", p.backend.close, None, timeout_s=CLOSE_TIMEOUT_S)
+    if p.shared is not None:
+        await p.shared.close()
