@@ -35,14 +35,9 @@ from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
 from semcache.privacy.gate import PrivacyGate
 from semcache.privacy.settings import build_gate
+from semcache.replicas.settings import RedisSettings
 from semcache.semantic import SemanticTier
-from semcache.settings import (
-    CacheSettings,
-    CoalesceSettings,
-    RedisSettings,
-    SemanticSettings,
-    StoreSettings,
-)
+from semcache.settings import CacheSettings, CoalesceSettings, SemanticSettings, StoreSettings
 from semcache.stats import HitAudit, Stats
 
 if TYPE_CHECKING:

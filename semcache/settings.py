@@ -48,6 +48,7 @@ from semcache._settings_check import (
 from semcache.compress.settings import CompressionSettings
 from semcache.errors import SettingsError, UnknownSettingWarning
 from semcache.privacy.settings import PrivacySettings
+from semcache.replicas.settings import RedisSettings
 
 #: ``SEMCACHE_*`` variables semcache reads that are not deployment settings, so they are
 #: not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX models are kept
@@ -285,59 +286,6 @@ class HealthSettings(SettingsSection):
         allow_inf_nan=False,
         description="Seconds between two warnings of the same kind of failure or shed (the "
         "ones in between are counted and logged at debug level).",
-    )
-
-
-class RedisSettings(SettingsSection):
-    """A Redis 7 shared by replicas: exact tier and cross-replica coalescing (off without a URL).
-
-    Memory is bounded by Redis itself, not by semcache: set ``maxmemory`` and
-    ``maxmemory-policy volatile-lru`` (entries with a TTL are evicted first; leases and
-    generations are tiny) or ``allkeys-lru`` on a Redis used only by semcache. A single
-    Redis (or a primary with replicas behind one URL) is supported, not Redis Cluster: the
-    scripts touch several keys of a partition at once.
-    """
-
-    url: str | None = Field(
-        None,
-        description="redis://[user@]host:port/db, or rediss:// for TLS; None disables the Redis "
-        "tier and cross-replica coalescing.",
-    )
-    username: str | None = Field(None, description="ACL user (overrides the URL's).")
-    password: SecretStr | None = Field(None, description="Password (overrides the URL's).")
-    tls_ca_file: str | None = Field(
-        None, description="CA bundle (PEM path) that signed the server's certificate (rediss://)."
-    )
-    tls_cert_file: str | None = Field(None, description="Client certificate (PEM path), mTLS.")
-    tls_key_file: str | None = Field(None, description="Client private key (PEM path), mTLS.")
-    tls_verify: bool = Field(
-        True, description="Verify the server's certificate and host name (rediss://)."
-    )
-    key_prefix: str = Field(
-        "semcache", min_length=1, description="Prefix of every key semcache writes."
-    )
-    timeout_s: float = Field(
-        1.0,
-        gt=0,
-        description="Seconds one Redis command may take before it counts as failed "
-        "(the request then degrades: a miss, or an upstream call of its own).",
-    )
-    max_connections: int = Field(
-        256, ge=2, description="Connections per replica (each waiting follower holds one)."
-    )
-    coalesce: bool = Field(
-        True, description="One upstream call per request key across all replicas (a lease)."
-    )
-    lease_ms: int = Field(
-        3000,
-        ge=100,
-        description="Milliseconds a leader's lease lives unless renewed (renewed every third); "
-        "after a leader crash followers take over within about this long.",
-    )
-    stream_ttl_s: float = Field(
-        60.0,
-        gt=0,
-        description="Seconds a flight's chunk stream stays readable after its last write.",
     )
 
 

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
-from semcache.settings import RedisSettings, StoreSettings
+from semcache.replicas.settings import RedisSettings
+from semcache.settings import StoreSettings
 from semcache.testing import FakeUpstream
 
 

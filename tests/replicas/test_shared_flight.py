@@ -15,7 +15,8 @@ import pytest
 from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.errors import SharedFlightFailed
 from semcache.fingerprint import request_keys
-from semcache.settings import CoalesceSettings, RedisSettings, StoreSettings
+from semcache.replicas.settings import RedisSettings
+from semcache.settings import CoalesceSettings, StoreSettings
 from semcache.testing import FakeUpstream
 
 QUESTION = "What is the capital of France?"
