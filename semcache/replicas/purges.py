@@ -129,7 +129,7 @@ class PurgeBroadcast:
                     await self._client.rpush(data["ack"], b"1")
                     await self._client.pexpire(data["ack"], 60_000)
             finally:
-                await pubsub.aclose()
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
 
     async def close(self) -> None:
         self._closed = True

@@ -20,7 +20,7 @@ from semcache.errors import ConfigError
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 class RedisServer:
