@@ -19,6 +19,7 @@ from rich.markup import escape
 from semcache.embedders.base import Embedder
 from semcache.errors import SemcacheError
 from semcache.guard import HitVerifier
+from semcache.settings import CacheSettings, SemanticSettings
 
 from . import console as show
 from . import resolve
@@ -76,7 +77,7 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
         return exc.code if isinstance(exc.code, int) else 2
 
 
-def _add_data_options(parser: argparse.ArgumentParser) -> None:
+def _add_data_options(parser: argparse.ArgumentParser, runtime: str = "torch") -> None:
     parser.add_argument("--limit", type=_positive_int, help="keep a seeded random N pairs per file")
     parser.add_argument("--seed", type=int, default=0, help="seed for --limit and splits")
     parser.add_argument("--text-a", default="text_a", help="column of the first text")
@@ -91,7 +92,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runtime",
         choices=["torch", "onnx"],
-        default="torch",
+        default=runtime,
         help="how sentence-transformers models run: onnx (ONNX Runtime, the [onnx] extra) "
         "gives the same similarities to 1e-7, faster on a CPU",
     )
@@ -107,7 +108,14 @@ def _columns(args: argparse.Namespace) -> Columns:
     return Columns(text_a=args.text_a, text_b=args.text_b, label=args.label)
 
 
-def _eval_parser() -> argparse.ArgumentParser:
+def _cache_semantic() -> SemanticSettings:
+    """The cache's own semantic settings: by default eval and calibrate measure exactly the
+    embedder, runtime and guard the cache runs (``SEMCACHE_*`` / ``.env``)."""
+    return CacheSettings().semantic
+
+
+def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
+    cache = cache if cache is not None else SemanticSettings()
     parser = argparse.ArgumentParser(
         prog="semcache eval",
         description="Sweep similarity thresholds over labeled pairs and report false-hit "
@@ -121,7 +129,10 @@ def _eval_parser() -> argparse.ArgumentParser:
         help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]; several files, or --data repeated",
     )
     parser.add_argument(
-        "--embedder", nargs="+", default=["minilm"], help="one or more embedder names"
+        "--embedder",
+        nargs="+",
+        default=[cache.embedder],
+        help=f"one or more embedder names (default: the cache's, {cache.embedder})",
     )
     parser.add_argument(
         "--thresholds",
@@ -130,7 +141,12 @@ def _eval_parser() -> argparse.ArgumentParser:
         help="cosine thresholds in [-1, 1]: start:stop:step or a list (default 0.90:0.99:0.01)",
     )
     parser.add_argument("--out", type=Path, required=True, help="directory for report and plots")
-    parser.add_argument("--verifier", nargs="+", default=[], help="verifiers besides 'none'")
+    parser.add_argument(
+        "--verifier",
+        nargs="+",
+        default=[] if cache.verifier == NO_VERIFIER else [cache.verifier],
+        help=f"guards measured besides 'none' (default: the cache's, {cache.verifier})",
+    )
     parser.add_argument(
         "--delta",
         nargs="+",
@@ -151,7 +167,7 @@ def _eval_parser() -> argparse.ArgumentParser:
         "scorer over all embedders) at δ = 1, 2, 5, 10, 20%% as 'semcache calibrate' does",
     )
     parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")
-    _add_data_options(parser)
+    _add_data_options(parser, cache.runtime)
     return parser
 
 
@@ -271,7 +287,7 @@ def _print_frontiers(
 
 def eval_main(argv: Sequence[str]) -> int:
     """``semcache eval --data FILE [FILE ...] --embedder NAME [NAME ...] --out DIR ...``"""
-    args = _parse(_eval_parser(), argv)
+    args = _parse(_eval_parser(_cache_semantic()), argv)
     if isinstance(args, int):
         return args
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
@@ -282,7 +298,8 @@ def eval_main(argv: Sequence[str]) -> int:
         return 2
 
 
-def _calibrate_parser() -> argparse.ArgumentParser:
+def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
+    cache = cache if cache is not None else SemanticSettings()
     parser = argparse.ArgumentParser(
         prog="semcache calibrate",
         description="Certify, on one half of labeled pairs, the hit rule with the most recall "
@@ -300,14 +317,16 @@ def _calibrate_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--embedder",
         nargs="+",
-        default=["minilm"],
+        default=[cache.embedder],
         help="one or more; each gives a cosine scorer, and a learned scorer uses all of "
-        "them (the one whose cosine ranks the fitting pairs best is its search embedder)",
+        "them (the one whose cosine ranks the fitting pairs best is its search embedder); "
+        f"default: the cache's, {cache.embedder}",
     )
     parser.add_argument(
         "--verifier",
-        default="auto",
-        help="answer guard for the 'guard' scorers ('none': no guard scorers)",
+        default=cache.verifier,
+        help="answer guard for the 'guard' scorers ('none': no guard scorers); default: the "
+        f"cache's, {cache.verifier}",
     )
     parser.add_argument(
         "--scorer",
@@ -334,13 +353,13 @@ def _calibrate_parser() -> argparse.ArgumentParser:
         type=Path,
         help="where a learned scorer is written (default: semcache-scorer.json beside --save)",
     )
-    _add_data_options(parser)
+    _add_data_options(parser, cache.runtime)
     return parser
 
 
 def calibrate_main(argv: Sequence[str]) -> int:
     """``semcache calibrate --data FILE --target 0.02 [--confidence 0.95] ...``"""
-    args = _parse(_calibrate_parser(), argv)
+    args = _parse(_calibrate_parser(_cache_semantic()), argv)
     if isinstance(args, int):
         return args
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)

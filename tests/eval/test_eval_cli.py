@@ -254,3 +254,15 @@ def test_every_eval_and_calibrate_option_has_help():
     for parser in (cli._eval_parser(), cli._calibrate_parser()):
         for action in parser._actions:
             assert action.help, (parser.prog, action.option_strings)
+
+
+def test_eval_measures_the_cache_configuration_by_default(
+    tmp_path: Path, tiny_pairs_file: Path, fake_names, monkeypatch
+):
+    monkeypatch.setenv("SEMCACHE_SEMANTIC__EMBEDDER", "tiny")
+    monkeypatch.setenv("SEMCACHE_SEMANTIC__VERIFIER", "details")
+    out = tmp_path / "out"
+    assert cli.eval_main(["--data", str(tiny_pairs_file), "--no-plots", "--out", str(out)]) == 0
+    rows = json.loads((out / "results.json").read_text())
+    assert {row["embedder"] for row in rows} == {"tiny"}
+    assert {row["verifier"] for row in rows} == {"none", "details"}
