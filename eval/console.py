@@ -16,6 +16,13 @@ from .similarity import Progress as ProgressCallback
 from .sweep import SweepResult
 
 
+def _name_column(table: Table, header: str, values: Sequence[str]) -> None:
+    """A column of names that is never cut or wrapped (numbers wrap instead): an embedder or
+    dataset name shortened to fit an 80-column terminal could name the wrong thing."""
+    width = max([len(header), *(len(v) for v in values)])
+    table.add_column(header, no_wrap=True, min_width=width, overflow="ignore")
+
+
 def _rate(value: float, lo: float, hi: float) -> str:
     if math.isnan(value):
         return "–"
@@ -51,8 +58,12 @@ def headline_table(
     """Recall at each false-hit target, best F1 and calibration, a row per group."""
     deltas = list(results[0].recall_at) if results else []
     table = Table(title="headline: recall at the lowest threshold with false-hit rate <= δ")
-    for column in ("dataset", "embedder", "verifier"):
-        table.add_column(column)
+    for column, values in (
+        ("dataset", [r.dataset for r in results]),
+        ("embedder", [r.embedder for r in results]),
+        ("verifier", [r.verifier for r in results]),
+    ):
+        _name_column(table, column, values)
     for delta in deltas:
         table.add_column(f"δ={delta:g}", justify="right")
     table.add_column("best F1", justify="right")
@@ -106,7 +117,8 @@ def calibration_table(result: CalibrationResult) -> Table:
 def choice_table(results: Mapping[str, CalibrationResult], chosen: str) -> Table:
     """One row per embedder: its threshold and calibration-half recall (what the choice used)."""
     table = Table(title="embedders, calibrated on the same half (chosen: most recall)")
-    for column in ("embedder", "threshold", "calibration recall", "held-out false-hit rate"):
+    _name_column(table, "embedder", [f"{name} *" for name in results])
+    for column in ("threshold", "calibration recall", "held-out false-hit rate"):
         table.add_column(column, justify="right")
     for name, result in results.items():
         calibration, held = result.calibration, result.held_out

@@ -18,7 +18,7 @@ import random
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -180,8 +180,14 @@ def run_demo(
     upstream_delay_s: float = 0.03,
     stream: Sequence[Step] | None = None,
     seed: int = 7,
+    progress: Callable[[str], None] | None = None,
 ) -> DemoReport:
-    """Replay the demo stream once and return what happened (also used by the notebooks)."""
+    """Replay the demo stream once and return what happened (also used by the notebooks).
+
+    ``progress`` receives a line before each long step (model load, replay), so a terminal
+    user is never left without output for the minute a first model load can take.
+    """
+    say = progress if progress is not None else (lambda line: None)
     from semcache import CacheSettings, SemanticCache
     from semcache.datasets import load_shipped_pairs
     from semcache.testing import FakeOpenAIServer
@@ -196,7 +202,10 @@ def run_demo(
         with FakeOpenAIServer(responder=GroupResponder(steps), delay_s=upstream_delay_s) as up:
             cache = SemanticCache(settings, embedder=embedder)
             try:
+                say("loading the embedding model and opening the store ...")
                 cache.ready()  # load the model and open the store before timing anything
+                total = sum(step.concurrency for step in steps)
+                say(f"replaying {total} requests against a simulated LLM ...")
                 started = time.perf_counter()
                 _run(replay(cache, steps, up.api_base, report))
                 report.wall_s = time.perf_counter() - started
@@ -308,12 +317,16 @@ def demo_main(argv: Sequence[str]) -> int:
         from semcache import CacheSettings
 
         threshold = CacheSettings().semantic.threshold
+    from rich.console import Console
+
+    status = Console(stderr=True)
     report = run_demo(
         threshold=threshold,
         verifier=args.verifier,
         store_path=args.store_path,
         upstream_delay_s=args.delay,
         seed=args.seed,
+        progress=lambda line: status.print(f"semcache demo: {line}", highlight=False),
     )
     print_report(report)
     return 0

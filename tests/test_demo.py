@@ -25,7 +25,14 @@ def test_short_replay_serves_no_cross_tenant_answer(minilm):
     stream = build_stream(
         load_shipped_pairs(), pairs_per_tenant=6, repeats=6, bursts=1, burst_size=4
     )
-    report = run_demo(threshold=0.9, embedder=minilm, upstream_delay_s=0.0, stream=stream)
+    lines: list[str] = []
+    report = run_demo(
+        threshold=0.9, embedder=minilm, upstream_delay_s=0.0, stream=stream, progress=lines.append
+    )
+    assert lines == [  # long steps are announced, never minutes of silence
+        "loading the embedding model and opening the store ...",
+        f"replaying {sum(s.concurrency for s in stream)} requests against a simulated LLM ...",
+    ]
     assert report.requests == sum(s.concurrency for s in stream)
     assert report.cross_tenant == 0
     assert report.tiers["exact"] >= 6  # every repeat is an exact hit

@@ -266,3 +266,15 @@ def test_eval_measures_the_cache_configuration_by_default(
     rows = json.loads((out / "results.json").read_text())
     assert {row["embedder"] for row in rows} == {"tiny"}
     assert {row["verifier"] for row in rows} == {"none", "details"}
+
+
+def test_tables_keep_long_embedder_names_whole_at_80_columns(
+    tmp_path: Path, tiny_pairs_file: Path, fake_names, capsys, monkeypatch
+):
+    long_name = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+    fake_names[long_name] = fake_names["tiny"]
+    monkeypatch.setenv("COLUMNS", "80")
+    args = ["--data", str(tiny_pairs_file), "--embedder", long_name, "--verifier", "none"]
+    assert cli.eval_main([*args, "--no-plots", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert long_name in out and "…" not in out
