@@ -62,7 +62,10 @@ async def test_four_replicas_four_hundred_requests_one_upstream_call(replicas):
     assert upstream.call_count == 1
     assert {text(r) for r in results} == {ANSWER}
     tiers = [cache_info(r).tier for r in results]
-    assert tiers.count("miss") == 1 and tiers.count("coalesced") == 399
+    # One leader; everyone else shared its call. On a loaded machine a request that starts
+    # after the answer was stored is an exact hit instead of a follower (seen once in CI).
+    assert tiers.count("miss") == 1 and tiers.count("coalesced") >= 390
+    assert set(tiers) <= {"miss", "coalesced", "exact"}
     origins = {cache_info(r).origin for r in results if cache_info(r).tier == "coalesced"}
     assert origins == {"miss"}
 
