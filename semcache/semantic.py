@@ -40,6 +40,16 @@ class Lookup:
     rejected: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The hit rule's answer for one candidate; ``rejected``: over the threshold but vetoed
+    by the verifier; ``score``: the scorer's score when one ran (None otherwise)."""
+
+    hit: bool
+    rejected: bool = False
+    score: float | None = None
+
+
 class SemanticTier:
     def __init__(
         self,
@@ -123,20 +133,31 @@ class SemanticTier:
         """Embed ``prompt`` and find the best live candidate in its partition."""
         store = await self.setup()
         vector = await self.embed(prompt)
-        threshold = self.threshold_for(namespace)
         # The store returns the nearest regardless of the threshold, so misses report how
         # close they came.
         where = self._where(tenant, namespace, scope, now)
         best = await asyncio.to_thread(store.nearest, vector, where)
         if best is None:
             return Lookup(vector=vector, match=None, nearest=None)
-        if best.similarity < threshold:
-            return Lookup(vector=vector, match=None, nearest=best.similarity)
-        question = best.entry.question
+        verdict = self.judge(prompt, best.entry.question, best.similarity, namespace)
+        if not verdict.hit:
+            return Lookup(
+                vector=vector, match=None, nearest=best.similarity, rejected=verdict.rejected
+            )
+        return Lookup(vector=vector, match=best, nearest=best.similarity)
+
+    def judge(
+        self, prompt: str, question: str | None, similarity: float, namespace: str
+    ) -> Verdict:
+        """The one hit rule: may an answer to ``question`` (found at cosine ``similarity``)
+        serve ``prompt`` in ``namespace``? Every path that serves one question's answer to
+        another (the semantic lookup, an in-flight merge) asks here, so they cannot drift."""
+        if similarity < self.threshold_for(namespace):
+            return Verdict(hit=False)
         # Without a stored question (store_question=False) there is nothing to check against.
         if question is not None and not self.verifier.verify(prompt, question):
-            return Lookup(vector=vector, match=None, nearest=best.similarity, rejected=True)
-        return Lookup(vector=vector, match=best, nearest=best.similarity)
+            return Verdict(hit=False, rejected=True)
+        return Verdict(hit=True)
 
     async def upsert(self, entry: Entry) -> None:
         store = await self.setup()
