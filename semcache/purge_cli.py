@@ -7,6 +7,7 @@ Redis the replicas use; with Redis, every running replica drops its in-process c
 from __future__ import annotations
 
 import argparse
+import sys
 
 from semcache.cli import OneLineParser
 
@@ -35,8 +36,13 @@ def purge_main(argv: list[str]) -> int:
         if value is not None and not value.strip():
             parser.error(f"--{name} must not be empty")
     from semcache.cache import SemanticCache
+    from semcache.errors import StoreError
 
     with SemanticCache() as cache:
-        removed = cache.purge(**filters)
+        try:
+            removed = cache.purge(**filters)
+        except StoreError as exc:  # e.g. the embedded store is open in a running process
+            print(f"semcache purge: error: nothing purged from the store: {exc}", file=sys.stderr)
+            return 1
     print(f"semcache purge: purged {removed} answer(s)")
     return 0

@@ -156,3 +156,28 @@ def test_python_dash_m_semcache():
         "semcache demo: environment variable `SEMCACHE_SEMANTIC__THRESHOLD`='2': "
         "expected a number <= 1\n"
     )
+
+
+def test_purge_of_a_store_held_by_another_process_fails_loudly(monkeypatch, tmp_path, capsys):
+    """A purge that cannot reach the store must not report success: exit 1, one line naming
+    the store, never "purged 0"."""
+    from semcache.embedders import registry
+    from semcache.stores._dirlock import DirectoryLock
+    from semcache.testing import FakeEmbedder
+
+    store = tmp_path / "store"
+    store.mkdir()
+    monkeypatch.setitem(registry._NAMED, "minilm", lambda *args: FakeEmbedder())
+    monkeypatch.setenv("SEMCACHE_STORE__PATH", str(store))
+    held = DirectoryLock(store)
+    held.acquire()  # as a running proxy holds it
+    try:
+        status = _exit_status(["purge", "--all"])
+    finally:
+        held.release()
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "nothing purged from the store" in captured.err and str(store) in captured.err
+    assert "purged 0" not in captured.out
+    assert _exit_status(["purge", "--all"]) == 0  # once released, the same purge works
+    assert "semcache purge: purged 0 answer(s)" in capsys.readouterr().out

@@ -122,20 +122,26 @@ class WriteBehind:
     async def purge(self, purge: PurgeFilter) -> int:
         """Delete matching entries everywhere, fencing writes that began before; return a count.
 
-        Store errors are raised here: an operator asked for this, and must know it failed. A
-        store without the admin operations cannot purge, so nothing is touched then.
+        Store errors are raised here, including a store that cannot be opened (locked by
+        another process, unreachable): an operator asked for this, and must know it did not
+        reach the store. Memory and the fence are purged first either way. A store without the
+        admin operations cannot purge, so nothing is touched then.
         """
-        tier = await self._backend.ready()
-        store = tier.store if tier is not None else None
-        if store is not None and not isinstance(store, StoreAdmin):
-            raise StoreError(f"{type(store).__name__} cannot purge (no StoreAdmin operations)")
+        started = self._backend.started
+        if started is not None and not isinstance(started.store, StoreAdmin):
+            name = type(started.store).__name__
+            raise StoreError(f"{name} cannot purge (no StoreAdmin operations)")
         async with self._lock:
             self.fence.record(purge)
             removed = self._memory.purge(
                 tenant=purge.tenant, namespace=purge.namespace, model=purge.model
             )
-            if store is None:
+            tier = self._backend.tier
+            if tier is None:
                 return removed
+            store = await tier.setup()  # raises when the store cannot be opened
+            if not isinstance(store, StoreAdmin):
+                raise StoreError(f"{type(store).__name__} cannot purge (no StoreAdmin operations)")
             stored = await asyncio.to_thread(
                 store.purge, tenant=purge.tenant, namespace=purge.namespace, model=purge.model
             )
