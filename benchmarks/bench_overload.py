@@ -49,6 +49,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import bench_proxy  # noqa: E402
 from bench_proxy import free_port, workload  # noqa: E402
 
 CLIENT_KEY = "overload-client-key"
@@ -77,44 +78,9 @@ def start_upstream(min_ms: float, max_ms: float) -> tuple[subprocess.Popen, str]
 
 
 def start_proxy(name: str, api_base: str, workdir: Path, cache_toml: str) -> tuple[Any, str]:
-    config = workdir / f"{name}.toml"
-    config.write_text(
-        f"""
-[[model_list]]
-model_name = "{MODEL}"
-litellm_params.model = "openai/gpt-4o-mini"
-litellm_params.api_base = "{api_base}"
-litellm_params.api_key = "os.environ/BENCH_UPSTREAM_KEY"
-litellm_params.max_retries = 0
-litellm_params.timeout = 60
-
-[[clients]]
-key = "{CLIENT_KEY}"
-tenant = "bench"
-{cache_toml}
-""",
-        encoding="utf-8",
+    return bench_proxy.start_proxy(
+        api_base, workdir, free_port(), workdir / f"{name}.log", cache_toml, client_key=CLIENT_KEY
     )
-    port = free_port()
-    code = "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
-    process = subprocess.Popen(
-        [sys.executable, "-c", code, "--port", str(port), "--config", str(config)],
-        env={**os.environ, "BENCH_UPSTREAM_KEY": "sk-bench"},
-        stdout=subprocess.DEVNULL,
-        stderr=(workdir / f"{name}.log").open("w"),
-        cwd=workdir,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 240
-    while True:  # /readyz loads the embedder and opens the store
-        try:
-            if httpx.get(f"{base}/readyz", timeout=120).status_code == 200:
-                return process, base
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"proxy {name} did not become ready; see {workdir}/{name}.log")
-        time.sleep(0.2)
 
 
 async def closed_loop(

@@ -194,9 +194,28 @@ def start_upstream(args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
 
 
 def start_proxy(
-    api_base: str, workdir: Path, port: int, log_path: Path
+    api_base: str,
+    workdir: Path,
+    port: int,
+    log_path: Path,
+    extra_toml: str | None = None,
+    *,
+    client_key: str = CLIENT_KEY,
 ) -> tuple[subprocess.Popen, str]:
-    config = workdir / "proxy.toml"
+    """``semcache serve`` on ``port`` in front of ``api_base``, once ``/readyz`` says 200.
+
+    ``extra_toml`` is appended to the config (default: an admin key and a store under
+    ``workdir``); the config file is named after ``log_path``.
+    """
+    if extra_toml is None:
+        extra_toml = f"""
+[server]
+admin_key = "os.environ/BENCH_ADMIN_KEY"
+
+[cache.store]
+path = "{workdir / "store"}"
+"""
+    config = workdir / f"{log_path.stem}.toml"
     config.write_text(
         f"""
 [[model_list]]
@@ -208,15 +227,9 @@ litellm_params.max_retries = 0
 litellm_params.timeout = 60
 
 [[clients]]
-key = "{CLIENT_KEY}"
+key = "{client_key}"
 tenant = "bench"
-
-[server]
-admin_key = "os.environ/BENCH_ADMIN_KEY"
-
-[cache.store]
-path = "{workdir / "store"}"
-""",
+{extra_toml}""",
         encoding="utf-8",
     )
     code = "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
@@ -225,9 +238,10 @@ path = "{workdir / "store"}"
         env={**os.environ, "BENCH_UPSTREAM_KEY": UPSTREAM_KEY, "BENCH_ADMIN_KEY": ADMIN_KEY},
         stdout=subprocess.DEVNULL,
         stderr=log_path.open("w"),
+        cwd=workdir,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 240
     while True:  # /readyz loads the embedder and opens the store
         try:
             if httpx.get(f"{base}/readyz", timeout=120).status_code == 200:
