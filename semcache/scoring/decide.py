@@ -42,6 +42,7 @@ class Outcome(StrEnum):
     ABOVE_BAND = "above_band"  # hit, not scored: the model is saturated there
     SCORED_HIT = "scored_hit"
     SCORED_MISS = "scored_miss"
+    NO_QUESTION = "no_question"  # miss: inside the band but no stored question to score
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +76,19 @@ class ScoredDecision:
         """The cosine the store search may cut at: nothing below it can be a hit."""
         return self.band.lo
 
-    def decide(self, query: str, candidate: str, similarity: float) -> HitDecision:
+    def needs_score(self, similarity: float) -> bool:
+        """Whether deciding at ``similarity`` runs the scorer (the cosine is inside the band)."""
+        return self.band.lo <= similarity < self.band.hi
+
+    def decide(self, query: str, candidate: str | None, similarity: float) -> HitDecision:
+        """``candidate`` None (the entry was stored without its question): a miss inside the
+        band, because there is nothing to score; the band's edges need no text."""
         if similarity < self.band.lo:
             return HitDecision(False, Outcome.BELOW_BAND, None)
         if similarity >= self.band.hi:
             return HitDecision(True, Outcome.ABOVE_BAND, None)
+        if candidate is None:
+            return HitDecision(False, Outcome.NO_QUESTION, None)
         score = self.scorer.score(query, candidate, similarity)
         hit = score >= self.threshold
         return HitDecision(hit, Outcome.SCORED_HIT if hit else Outcome.SCORED_MISS, score)
