@@ -15,7 +15,13 @@ third and a testing two thirds, and for δ in 1, 2, 5, 10, 20%:
 - ``chosen`` — the configuration the fitting part picks among all of the above, the one
   ``calibrate`` would save;
 - ``ceiling`` — the best held-out recall any threshold of any scorer reaches at held-out
-  false-hit rate <= δ, chosen in hindsight on the held-out answers (a ceiling, not a result).
+  false-hit rate <= δ, chosen in hindsight on the held-out answers (a ceiling, not a result);
+- ``oracle`` — the best *testing-part* recall of any scorer at a threshold whose exact
+  binomial test on the testing part rejects "rate > δ" at 95%, the threshold chosen in
+  hindsight on the testing labels: the most any valid procedure that tests on this testing
+  part could certify (no fixed sequence does better than starting exactly there). ``0%``
+  means no threshold of any scorer can be certified with this many testing pairs — the
+  limit is the sample and the labels, not the order of the sequence.
 
 A cell is the held-out recall at the threshold certified at 95% (fixed-sequence LTT) with
 the held-out false-hit rate; ``—`` means nothing was certified, ``!`` that the held-out
@@ -55,6 +61,23 @@ from semcache.eval.scorer_fit import average_precision
 from semcache.scoring.features import FeatureExtractor
 
 ALPHA = 0.05
+
+
+def oracle(scores: np.ndarray, labels: np.ndarray, delta: float) -> float:
+    """Best recall among thresholds whose exact binomial p-value on these pairs is <= α,
+    chosen in hindsight (see the module docstring)."""
+    from scipy.stats import binom
+
+    from semcache.eval.ltt import counts_at
+
+    scores = np.asarray(scores, np.float64)
+    grid = np.unique(scores[np.isfinite(scores)])[::-1]
+    hits, wrong = counts_at(scores, labels, grid)
+    ok = binom.cdf(wrong, hits, delta) <= ALPHA
+    positives = max(int((labels == 1).sum()), 1)
+    return float(((hits - wrong)[ok]).max(initial=0) / positives)
+
+
 _DEFAULT_EMBEDDERS = EMBEDDERS
 
 
@@ -101,8 +124,8 @@ def run_set(path: Path, cache: Path, seed: int) -> dict:
         everything, labels, parts, deltas=DELTAS, alpha=ALPHA, total_pairs=len(labels)
     )
     out = {"set": pairs.name, "pairs": len(pairs), "primary": primary, "fit_seconds": timings,
-           "rows": {}, "chosen": {}, "ceiling": {}, "needed": {}}  # fmt: skip
-    held = labels[parts.held_out]
+           "rows": {}, "chosen": {}, "ceiling": {}, "oracle": {}, "needed": {}}  # fmt: skip
+    held, tested = labels[parts.held_out], labels[parts.test]
     for delta in DELTAS:
         plans = {name: row.plan for (name, d), row in result.rows.items() if d == delta}
         for family, members in families.items():
@@ -119,6 +142,7 @@ def run_set(path: Path, cache: Path, seed: int) -> dict:
             "hits": best.hits,
             "false": best.false_hits,
         }
+        out["oracle"][str(delta)] = max(oracle(s.test, tested, delta) for s in everything)
         need = result.needed.get((result.chosen[delta], delta))
         if need is not None:
             out["needed"][str(delta)] = {"pairs": need.pairs, "floor_rate": need.floor_rate}
@@ -167,6 +191,8 @@ def print_tables(results: list[dict]) -> None:
         print(f"| {r['set']} | **chosen** | " + " | ".join(cells) + " |")
         cells = [f"{r['ceiling'][str(d)]['recall']:.0%}" for d in DELTAS]
         print(f"| {r['set']} | ceiling (hindsight) | " + " | ".join(cells) + " |")
+        cells = [f"{r['oracle'][str(d)]:.0%}" for d in DELTAS]
+        print(f"| {r['set']} | oracle (testing part) | " + " | ".join(cells) + " |")
     print()
     print("| set | δ | chosen | threshold | testing hits (false) | held-out hits (false) "
           "| held-out recall | p(held-out | rate δ) |")  # fmt: skip
@@ -183,13 +209,21 @@ def print_tables(results: list[dict]) -> None:
                   f"{c['test_hits']} | {c['hits']} ({c['false']}) | {c['recall']:.1%} | "
                   f"{_held_p(c, d):.2f} |")  # fmt: skip
     print()
-    print("| δ | chosen config certified | holds on held-out |")
-    print("|---|---|---|")
+    print("| δ | chosen config certified | holds on held-out | oracle-certifiable sets |")
+    print("|---|---|---|---|")
     for d in DELTAS:
         cells = [r["chosen"][str(d)] for r in results]
         certified = sum(c["threshold"] is not None for c in cells)
         holds = sum(bool(c.get("holds")) for c in cells)
-        print(f"| {d:.0%} | {certified} of {len(results)} | {holds} of {certified} |")
+        feasible = sum(r["oracle"][str(d)] > 0 for r in results)
+        print(f"| {d:.0%} | {certified} of {len(results)} | {holds} of {certified} "
+              f"| {feasible} of {len(results)} |")  # fmt: skip
+    print()
+    print("| set | pairs | fit s (lr / gbm / lr-1) |")
+    print("|---|---|---|")
+    for r in results:
+        t = r["fit_seconds"]
+        print(f"| {r['set']} | {r['pairs']} | {t['lr']:.1f} / {t['gbm']:.1f} / {t['lr-1']:.1f} |")
 
 
 def time_scoring(path: Path, cache: Path, seed: int, embedders: tuple[str, ...]) -> dict:

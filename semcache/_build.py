@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from semcache.embedders.base import Embedder
     from semcache.guard import HitVerifier
     from semcache.replicas.tier import SharedTier
+    from semcache.scoring import ScoredDecision
     from semcache.stores.base import VectorStore
 
 
@@ -83,15 +84,17 @@ def assemble(
     verifier: HitVerifier | None = None,
     upstream: Upstream | None = None,
     clock: Callable[[], float] = time.time,
+    scorer: ScoredDecision | None = None,
 ) -> Assembly:
-    """The request path that ``settings`` describe; injected components replace built ones."""
+    """The request path that ``settings`` describe; injected components replace built ones
+    (``scorer``: a hit decision used instead of ``semantic.scorer``'s file)."""
     s = settings
     stats = Stats()
     failopen = FailOpen(
         stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
     )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
-    backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier), failopen)
+    backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier, scorer), failopen)
     wait_s = s.admission.wait_ms / 1000.0
     max_lag_ms = s.admission.max_loop_lag_ms
     lag = LoopLag() if max_lag_ms is not None else None
@@ -276,6 +279,7 @@ def _semantic_tier(
     embedder: Embedder | None,
     store: VectorStore | None,
     verifier: HitVerifier | None,
+    scorer: ScoredDecision | None = None,
 ) -> SemanticTier | None:
     if not s.semantic.enabled or (store is None and s.store.backend == "none"):
         return None
@@ -285,6 +289,7 @@ def _semantic_tier(
         verifier=verifier if verifier is not None else build_verifier(s.semantic.verifier),
         threshold=s.semantic.threshold,
         namespace_thresholds=s.semantic.namespace_thresholds,
+        scorer=(lambda: scorer) if scorer is not None else scorer_factory(s.semantic, embedder),
         max_batch=s.semantic.batch_size,
         max_wait_ms=s.semantic.max_batch_wait_ms,
     )
@@ -306,6 +311,50 @@ def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
             precision=s.precision,
             runtime=s.runtime,
         )
+
+    return load
+
+
+def scorer_factory(
+    s: SemanticSettings, embedder: Embedder | None = None
+) -> Callable[[], ScoredDecision] | None:
+    """The calibrated decision ``semantic.scorer`` names (None when unset).
+
+    The file is read and checked now, so a missing or malformed file, or one calibrated
+    for another embedder, fails construction (:class:`ConfigError` naming the setting), not
+    the first request. Its primary embedder must be the cache's: ``semantic.embedder``, or
+    the name of an injected ``embedder``. The returned factory loads any extra embedder the
+    model needs (same device and runtime), when the semantic tier starts.
+    """
+    if s.scorer is None:
+        return None
+    from semcache.errors import ConfigError
+    from semcache.scoring import SavedScorer, ScoredDecision
+
+    try:
+        saved = SavedScorer.load(s.scorer)
+    except ConfigError as exc:
+        raise ConfigError(f"semantic.scorer: {exc}") from exc
+    ours = {s.embedder} if embedder is None else {s.embedder, embedder.name}
+    if saved.primary not in ours:
+        raise ConfigError(
+            f"semantic.scorer: {s.scorer} was calibrated with embedder {saved.primary!r}, but "
+            f"the cache embeds with {' / '.join(sorted(ours))!r} (semantic.embedder); a "
+            "score means nothing on another embedder's cosines"
+        )
+    if not s.store_question:
+        raise ConfigError(
+            "semantic.scorer needs semantic.store_question=true: the model scores the new "
+            "question against the stored one"
+        )
+
+    def load() -> ScoredDecision:
+        extra = {
+            name: embedder_factory(s.model_copy(update={"embedder": name}))()
+            for name in saved.embedders
+            if name != saved.primary
+        }
+        return ScoredDecision.from_saved(saved, extra)
 
     return load
 

@@ -46,6 +46,7 @@ class Delivery:
             saved_tokens=found.answer.tokens,
             origin=found.origin,
             private_data=found.private_data,
+            score=found.score,
         )
 
     def record(self, info: CacheInfo) -> None:

@@ -1,10 +1,20 @@
 """The semantic tier: embed the question, search its partition, check the candidate.
 
 Owns the embedder (behind a micro-batcher), the vector store and the answer guard, and the
-one rule that decides a hit: the nearest live entry in the same tenant, namespace and scope
-whose cosine similarity is >= the threshold, and that the verifier accepts. Blocking store
-and model calls run in worker threads, never on the event loop. Errors propagate: the
-facade's fail-open boundary turns them into misses.
+one rule that decides a hit (:meth:`SemanticTier.judge`) for the nearest live entry in the
+same tenant, namespace and scope:
+
+- without a scorer: its cosine similarity is >= the threshold (the namespace's override if
+  any) and the verifier accepts it;
+- with a scorer (``semantic.scorer``: the file ``semcache calibrate --save`` wrote): exactly
+  the calibrated rule, :class:`~semcache.scoring.ScoredDecision` (cosine >= the band's
+  ``lo`` and either >= its ``hi`` or the learned score >= the saved threshold). The global
+  ``threshold`` and the verifier are not applied: the guard's rules are model features and
+  the guarantee is for this rule alone. A namespace override is an extra cosine *floor*: it
+  can only remove hits there, never serve one the scorer rejects.
+
+Blocking store, model and scoring calls run in worker threads, never on the event loop.
+Errors propagate: the caller's fail-open boundary turns them into misses.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from semcache.stores.where import Where
 
 if TYPE_CHECKING:
     from semcache.embedders.batcher import MicroBatcher
+    from semcache.scoring.decide import Outcome, ScoredDecision
 
 #: ``scope`` of entries that only answer exact lookups (requests with no user question
 #: last). Real scopes are SHA-256 hex digests, so a semantic search never matches it.
@@ -38,16 +49,28 @@ class Lookup:
     match: Match | None
     nearest: float | None
     rejected: bool = False
+    score: float | None = None
+    outcome: Outcome | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """The question's vector and the nearest live entry in its partition, not yet judged."""
+
+    vector: np.ndarray
+    best: Match | None
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The hit rule's answer for one candidate; ``rejected``: over the threshold but vetoed
-    by the verifier; ``score``: the scorer's score when one ran (None otherwise)."""
+    by the verifier; ``score``: the scorer's score when one ran (None otherwise);
+    ``outcome``: with a scorer, why it decided so (None without one)."""
 
     hit: bool
     rejected: bool = False
     score: float | None = None
+    outcome: Outcome | None = None
 
 
 class SemanticTier:
@@ -59,10 +82,15 @@ class SemanticTier:
         verifier: HitVerifier,
         threshold: float,
         namespace_thresholds: Mapping[str, float] | None = None,
+        scorer: Callable[[], ScoredDecision] | None = None,
         max_batch: int = 64,
         max_wait_ms: float = 2.0,
     ) -> None:
+        """``scorer``: builds the calibrated decision (loading any extra embedder it needs);
+        called once, in a worker thread, when the tier is set up."""
         self._make_embedder = embedder
+        self._make_scorer = scorer
+        self._decision: ScoredDecision | None = None
         self._make_store = store
         self.verifier = verifier
         self.threshold = threshold
@@ -77,6 +105,11 @@ class SemanticTier:
     def threshold_for(self, namespace: str) -> float:
         """Cosine similarity a candidate needs in ``namespace`` (a hit when >=)."""
         return self.namespace_thresholds.get(namespace, self.threshold)
+
+    @property
+    def decision(self) -> ScoredDecision | None:
+        """The calibrated scorer's decision once set up (None without a scorer)."""
+        return self._decision
 
     @property
     def store(self) -> VectorStore | None:
@@ -99,6 +132,8 @@ class SemanticTier:
                     embedder = await asyncio.to_thread(self._make_embedder)
                 self._embedder = embedder
                 dim = await asyncio.to_thread(lambda: embedder.dim)
+                if self._make_scorer is not None and self._decision is None:
+                    self._decision = await asyncio.to_thread(self._make_scorer)
                 store = self._make_store()
                 await asyncio.to_thread(store.setup, embedder.name, dim)
                 self._batcher = MicroBatcher(
@@ -127,37 +162,81 @@ class SemanticTier:
         where = self._where(tenant, namespace, scope, now)
         return await asyncio.to_thread(store.retrieve, key, where)
 
-    async def lookup(
+    async def search(
         self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
-    ) -> Lookup:
-        """Embed ``prompt`` and find the best live candidate in its partition."""
+    ) -> Search:
+        """Embed ``prompt`` and find the nearest live entry in its partition (not judged)."""
         store = await self.setup()
         vector = await self.embed(prompt)
         # The store returns the nearest regardless of the threshold, so misses report how
         # close they came.
         where = self._where(tenant, namespace, scope, now)
-        best = await asyncio.to_thread(store.nearest, vector, where)
+        return Search(vector, await asyncio.to_thread(store.nearest, vector, where))
+
+    async def lookup(
+        self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
+    ) -> Lookup:
+        """Embed ``prompt``, find the best live candidate in its partition and judge it."""
+        found = await self.search(prompt, tenant=tenant, namespace=namespace, scope=scope, now=now)
+        best = found.best
         if best is None:
-            return Lookup(vector=vector, match=None, nearest=None)
-        verdict = self.judge(prompt, best.entry.question, best.similarity, namespace)
-        if not verdict.hit:
-            return Lookup(
-                vector=vector, match=None, nearest=best.similarity, rejected=verdict.rejected
-            )
-        return Lookup(vector=vector, match=best, nearest=best.similarity)
+            return Lookup(vector=found.vector, match=None, nearest=None)
+        verdict = await self.ajudge(prompt, best.entry.question, best.similarity, namespace)
+        return self.outcome(found, verdict)
+
+    @staticmethod
+    def outcome(found: Search, verdict: Verdict) -> Lookup:
+        """The lookup result of a search whose best candidate got ``verdict``."""
+        best = found.best
+        return Lookup(
+            vector=found.vector,
+            match=best if verdict.hit else None,
+            nearest=None if best is None else best.similarity,
+            rejected=verdict.rejected,
+            score=verdict.score,
+            outcome=verdict.outcome,
+        )
 
     def judge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
         """The one hit rule: may an answer to ``question`` (found at cosine ``similarity``)
         serve ``prompt`` in ``namespace``? Every path that serves one question's answer to
-        another (the semantic lookup, an in-flight merge) asks here, so they cannot drift."""
+        another (the semantic lookup, an in-flight merge) asks here, so they cannot drift.
+
+        With a scorer this may run the model (and an extra embedder): blocking work, so
+        callers on the event loop use :meth:`ajudge`. A tier with a scorer that is not set
+        up yet serves nothing (never the uncalibrated cosine rule)."""
+        if self._make_scorer is not None:
+            return self._scored(prompt, question, similarity, namespace)
         if similarity < self.threshold_for(namespace):
             return Verdict(hit=False)
         # Without a stored question (store_question=False) there is nothing to check against.
         if question is not None and not self.verifier.verify(prompt, question):
             return Verdict(hit=False, rejected=True)
         return Verdict(hit=True)
+
+    async def ajudge(
+        self, prompt: str, question: str | None, similarity: float, namespace: str
+    ) -> Verdict:
+        """:meth:`judge` for callers on the event loop: a candidate the scorer must score is
+        judged in a worker thread; every other case is a comparison, done inline."""
+        decision = self._decision
+        if decision is not None and question is not None and decision.needs_score(similarity):
+            return await asyncio.to_thread(self.judge, prompt, question, similarity, namespace)
+        return self.judge(prompt, question, similarity, namespace)
+
+    def _scored(
+        self, prompt: str, question: str | None, similarity: float, namespace: str
+    ) -> Verdict:
+        decision = self._decision
+        if decision is None:
+            return Verdict(hit=False)
+        floor = self.namespace_thresholds.get(namespace)
+        if floor is not None and similarity < floor:
+            return Verdict(hit=False)
+        result = decision.decide(prompt, question, similarity)
+        return Verdict(hit=result.hit, score=result.score, outcome=result.outcome)
 
     async def upsert(self, entry: Entry) -> None:
         store = await self.setup()

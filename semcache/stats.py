@@ -58,6 +58,9 @@ class CacheInfo:
     that prompt compression removed from this request's upstream call; counted apart from the
     cache's own savings. ``private_data``: kinds of private data the gate found in the question
     (``card``, ``email``, ...; never the text), which kept it out of the semantic tier.
+    ``score``: for a semantic hit judged by a calibrated scorer (``semantic.scorer``), the
+    learned probability that the stored answer serves this question (hit when >= the saved
+    threshold); None when no model ran (no scorer, or a cosine outside the scored band).
     """
 
     tier: Tier
@@ -71,6 +74,7 @@ class CacheInfo:
     compression_saved_tokens: int = 0
     compression_saved_usd: float = 0.0
     private_data: tuple[str, ...] = ()
+    score: float | None = None
 
     @property
     def hit(self) -> bool:

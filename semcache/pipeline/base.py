@@ -76,6 +76,7 @@ class Found:
     of every tier; ``stored`` is what to keep instead of ``answer`` (a masked copy).
     ``compression_saved_tokens`` / ``_usd``: input saved by compressing the upstream prompt.
     ``private_data``: kinds of private data found in the question (never the text).
+    ``score``: a semantic hit's learned score, when the calibrated scorer ran on it.
     """
 
     answer: Answer
@@ -89,6 +90,7 @@ class Found:
     compression_saved_tokens: int = 0
     compression_saved_usd: float = 0.0
     private_data: tuple[str, ...] = ()
+    score: float | None = None
 
 
 Next = Callable[[Request], Awaitable[Found]]

@@ -11,13 +11,13 @@ from semcache._answer import Answer
 from semcache._failopen import FailOpen
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
-from semcache.semantic import Lookup
+from semcache.semantic import Lookup, Search, SemanticTier, Verdict
 from semcache.stats import Stats, Tier
 from semcache.stores.base import Entry
 
 
 class SemanticStage:
-    """Embed the question, find the nearest live entry, apply threshold and guard.
+    """Embed the question, find the nearest live entry, ask the tier's hit rule about it.
 
     Only requests with a semantic scope (the last message is a user question) are looked up.
     The question's vector and the nearest similarity travel on with the request, so a miss is
@@ -28,7 +28,11 @@ class SemanticStage:
     Admission control bounds what the lookup adds to a miss: it runs only when the
     ``admission`` gate expects it to start within its wait budget (else it is skipped at
     once and counted as shed, kind ``semantic_lookup``), and, with ``deadline_s``, an
-    admitted lookup that takes longer is abandoned the same way (kind ``semantic_deadline``).
+    admitted search that takes longer is abandoned the same way (kind ``semantic_deadline``).
+
+    Counted: ``verifier_rejections`` (over the threshold, vetoed by the guard) and, with a
+    calibrated scorer, ``scorer_scored`` (candidates the model scored) and
+    ``scorer_rejections`` (scored and not served). A hit's score is in ``CacheInfo.score``.
     """
 
     def __init__(
@@ -64,19 +68,7 @@ class SemanticStage:
             self._failopen.shed("semantic_lookup")
             return await call_next(request)
         try:
-            lookup = await self._failopen.call(
-                "semantic_lookup",
-                lambda: self._bounded(
-                    tier.lookup(
-                        prompt,
-                        tenant=request.tenant,
-                        namespace=request.control.namespace,
-                        scope=scope,
-                        now=self._clock(),
-                    )
-                ),
-                None,
-            )
+            lookup = await self._lookup(tier, request, prompt, scope)
         finally:
             ticket.leave()
         if lookup is _LATE:
@@ -84,8 +76,7 @@ class SemanticStage:
             return await call_next(request)
         if not isinstance(lookup, Lookup):  # failed (counted by FailOpen)
             return await call_next(request)
-        if lookup.rejected:
-            self._stats.count("verifier_rejections")
+        self._count(lookup)
         match = lookup.match
         fresh = match is not None and (self._fresh is None or self._fresh(match.entry))
         if (
@@ -93,8 +84,52 @@ class SemanticStage:
             and fresh
             and request.control.accepts(match.entry.created_at, self._clock())
         ):
-            return Found(Answer.of(match.entry), Tier.SEMANTIC, match.similarity, lookup.nearest)
+            return Found(
+                Answer.of(match.entry),
+                Tier.SEMANTIC,
+                match.similarity,
+                lookup.nearest,
+                score=lookup.score,
+            )
         return await call_next(replace(request, vector=lookup.vector, nearest=lookup.nearest))
+
+    async def _lookup(
+        self, tier: SemanticTier, request: Request, prompt: str, scope: str
+    ) -> Lookup | object:
+        """Search (kind ``semantic_lookup``), then judge the best candidate (kind
+        ``semantic_judge``: a failing scorer or extra embedder). A failed judgement is a
+        miss that still carries the question's vector, so storing the answer re-embeds
+        nothing. Returns None when the search failed, ``_LATE`` past the deadline."""
+        namespace = request.control.namespace
+        found = await self._failopen.call(
+            "semantic_lookup",
+            lambda: self._bounded(
+                tier.search(
+                    prompt, tenant=request.tenant, namespace=namespace, scope=scope,
+                    now=self._clock(),
+                )
+            ),
+            None,
+        )  # fmt: skip
+        if not isinstance(found, Search):
+            return found
+        best = found.best
+        if best is None:
+            return Lookup(vector=found.vector, match=None, nearest=None)
+        verdict = await self._failopen.call(
+            "semantic_judge",
+            lambda: tier.ajudge(prompt, best.entry.question, best.similarity, namespace),
+            Verdict(hit=False),
+        )
+        return tier.outcome(found, verdict)
+
+    def _count(self, lookup: Lookup) -> None:
+        if lookup.rejected:
+            self._stats.count("verifier_rejections")
+        if lookup.score is not None:
+            self._stats.count("scorer_scored")
+            if lookup.match is None:
+                self._stats.count("scorer_rejections")
 
     def _servable(self, request: Request, entry: Entry) -> bool:
         """Not older than the caller's ``s-maxage``, nor from a replaced model snapshot."""
@@ -102,13 +137,13 @@ class SemanticStage:
             return False
         return request.control.accepts(entry.created_at, self._clock())
 
-    async def _bounded(self, lookup: Awaitable[Lookup]) -> Lookup | object:
-        """The lookup, or ``_LATE`` when it outlasts ``deadline_s`` (then it is cancelled)."""
+    async def _bounded(self, search: Awaitable[Search]) -> Search | object:
+        """The search, or ``_LATE`` when it outlasts ``deadline_s`` (then it is cancelled)."""
         if self._deadline_s is None:
-            return await lookup
+            return await search
         try:
             async with asyncio.timeout(self._deadline_s):
-                return await lookup
+                return await search
         except TimeoutError:
             return _LATE
 

@@ -4,21 +4,26 @@ Pure logic over a scorer, a threshold and a :class:`~semcache.scoring.band.Score
 stage calls :meth:`ScoredDecision.decide` with the cosine its search returned. The common
 case (a best candidate below the band) costs one comparison: no feature, no extra embedding.
 
-How the composition root wires it (when ``settings.semantic.scorer`` is set):
+How the cache runs it (when ``settings.semantic.scorer`` is set; ``semcache/_build.py``
+``scorer_factory`` and :class:`semcache.semantic.SemanticTier`):
 
-1. ``saved = SavedScorer.load(settings.semantic.scorer)`` (a ``ConfigError`` if the file is
-   missing, malformed or of another version: fail at start-up, not per request);
-2. the cache's embedder must be ``saved.primary`` (``calibrate --save`` writes both); load
-   ``{name: load_embedder(name) for name in saved.embedders if name != saved.primary}``;
-3. ``decision = ScoredDecision.from_saved(saved, extra_embedders)``;
-4. the semantic stage searches with ``score_threshold=decision.search_threshold`` instead of
-   the cosine threshold, and for the best candidate calls
-   ``decision.decide(query_text, candidate_question, cosine)``; it serves the hit only when
-   ``.hit``. The answer guard is *not* run as a veto on top: its rules are features of the
-   model, and the calibrated guarantee is for this rule alone. ``decide`` may raise
-   :class:`~semcache.errors.ScorerError` (a plug-in scorer's model or upstream failed) or
-   an embedder error; the stage degrades those to a counted miss in ``_failopen``.
-   Candidates need their question text stored (``semantic.store_question``).
+1. at construction, ``SavedScorer.load(settings.semantic.scorer)``: a missing, malformed or
+   other-version file, a primary embedder that is not the cache's, or
+   ``store_question=false`` is a ``ConfigError`` naming ``semantic.scorer`` (fail at
+   start-up, not per request);
+2. when the semantic tier starts (in a worker thread), any non-primary embedder of the file
+   is loaded and ``ScoredDecision.from_saved(saved, extra_embedders)`` is built;
+3. the search returns the nearest live candidate as before; ``SemanticTier.judge`` (the one
+   hit rule every serving path asks) calls :meth:`ScoredDecision.decide` with the stored
+   question and the search cosine, and serves only when ``.hit``. ``ajudge`` runs it in a
+   worker thread when the cosine is inside the band. The answer guard is *not* run as a veto
+   on top, and the global cosine ``threshold`` is not applied: the guard's rules are model
+   features and the calibrated guarantee is for this rule alone. A namespace threshold is
+   an extra cosine floor (it can only remove hits);
+4. ``decide`` may raise :class:`~semcache.errors.ScorerError` (a plug-in scorer's model or
+   upstream failed) or an embedder error; the semantic stage degrades those to a miss
+   counted as ``semantic_judge`` in ``_failopen``. Outcomes are counted as
+   ``scorer_scored`` / ``scorer_rejections`` and a hit's score is ``CacheInfo.score``.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class Outcome(StrEnum):
     ABOVE_BAND = "above_band"  # hit, not scored: the model is saturated there
     SCORED_HIT = "scored_hit"
     SCORED_MISS = "scored_miss"
+    NO_QUESTION = "no_question"  # miss: inside the band but no stored question to score
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +81,19 @@ class ScoredDecision:
         """The cosine the store search may cut at: nothing below it can be a hit."""
         return self.band.lo
 
-    def decide(self, query: str, candidate: str, similarity: float) -> HitDecision:
+    def needs_score(self, similarity: float) -> bool:
+        """Whether deciding at ``similarity`` runs the scorer (the cosine is inside the band)."""
+        return self.band.lo <= similarity < self.band.hi
+
+    def decide(self, query: str, candidate: str | None, similarity: float) -> HitDecision:
+        """``candidate`` None (the entry was stored without its question): a miss inside the
+        band, because there is nothing to score; the band's edges need no text."""
         if similarity < self.band.lo:
             return HitDecision(False, Outcome.BELOW_BAND, None)
         if similarity >= self.band.hi:
             return HitDecision(True, Outcome.ABOVE_BAND, None)
+        if candidate is None:
+            return HitDecision(False, Outcome.NO_QUESTION, None)
         score = self.scorer.score(query, candidate, similarity)
         hit = score >= self.threshold
         return HitDecision(hit, Outcome.SCORED_HIT if hit else Outcome.SCORED_MISS, score)
