@@ -113,6 +113,34 @@ class CoalesceSettings(SettingsSection):
         description="Seconds a follower waits for the leader before calling upstream itself; "
         "None waits as long as the leader runs.",
     )
+    merge: bool = Field(
+        True,
+        description="A paraphrase of a question whose upstream call is in flight in this "
+        "process (same partition, and a semantic hit by the same threshold and guard) waits "
+        "for that call instead of making its own (cache_info tier 'merged').",
+    )
+    window_ms: float | Literal["adaptive"] = Field(
+        0.0,
+        description="Milliseconds a miss waits before its upstream call, so near-simultaneous "
+        "duplicates and paraphrases join it (0: none); 'adaptive': window_fraction of the "
+        "observed upstream latency, at most window_max_ms.",
+    )
+    window_fraction: float = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="Adaptive window: share of the mean upstream latency (a fraction, 0-1].",
+    )
+    window_max_ms: float = Field(
+        1000.0, ge=0, description="Adaptive window: the longest hold, milliseconds."
+    )
+
+    @field_validator("window_ms")
+    @classmethod
+    def _window_not_negative(cls, value: float | str) -> float | str:
+        if isinstance(value, float) and not 0 <= value < float("inf"):
+            raise ValueError(f"expected finite milliseconds >= 0 or 'adaptive', got {value!r}")
+        return value
 
 
 class SemanticSettings(SettingsSection):
