@@ -18,7 +18,8 @@ the embedded Qdrant (edge) store:
 - ``merge``: in-flight merge on, no gathering window;
 - ``merge + window``: a fixed ``--window-ms`` window; ``merge + adaptive``: the adaptive one;
 - ``sequential``: the same requests one at a time, in arrival order (the semantic tier's own
-  wrong answers on this traffic: the merge must make no more).
+  wrong answers on this traffic: the merge must make no more);
+- ``no merge (again)``: the baseline once more, last, for the run-to-run noise.
 
 A wrong answer is one traced to a different intent than the request's. Prints one row per
 configuration and the load average; asserts nothing (this machine is shared and noisy).
@@ -217,6 +218,7 @@ def main() -> None:
         (f"merge + window {args.window_ms:g} ms", {"merge": True, "window_ms": args.window_ms}),
         ("merge + adaptive", {"merge": True, "window_ms": "adaptive", "window_fraction": 0.25}),
         ("sequential", {"merge": True, "sequential": True}),
+        ("no merge (again)", {"merge": False}),  # the run-to-run noise of the baseline
     ]
     rows = [run_config(name, bursts, args, embedder, **kw) for name, kw in configs]
     load1 = os.getloadavg()
