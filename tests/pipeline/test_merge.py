@@ -54,20 +54,29 @@ def ask(content: str, **extra):
     return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}], **extra}
 
 
-def make(threshold=0.9, verifier=None, upstream=None, **coalesce):
+#: Admission control sheds lookups on a loaded machine, and a cold gate admits one lookup at
+#: a time; a request without a lookup has no vector to merge by. Not what these tests test.
+NO_SHEDDING = {"wait_ms": 60_000, "max_loop_lag_ms": None}
+
+
+def make(threshold=0.9, verifier=None, upstream=None, store=None, **coalesce):
     settings = CacheSettings(
         semantic={"threshold": threshold, "verifier": "none", "max_batch_wait_ms": 0},
         coalesce=coalesce,
+        admission=NO_SHEDDING,
     )
     upstream = upstream or FakeUpstream(delay_s=DELAY_S)
     cache = SemanticCache(
         settings,
         embedder=TableEmbedder(),
-        store=InMemoryStore(),
+        store=store if store is not None else InMemoryStore(),
         verifier=verifier,
         upstream=upstream,
     )
     assert cache.ready()
+    cache.completion(**ask("warm up"), tenant="warm-up")  # the admission gate learns a cost
+    cache.flush()
+    upstream.calls.clear()
     return cache, upstream
 
 
@@ -279,16 +288,13 @@ def test_the_gathering_window_lets_a_fast_call_be_shared():
     # A 20 ms call is over, and its answer not yet in the (slow) store, when a paraphrase
     # arrives 100 ms later: it calls upstream too, unless the miss waited out a window.
     for window_ms, calls in ((0, 2), (300, 1)):
-        settings = CacheSettings(
-            semantic={"threshold": 0.9, "verifier": "none", "max_batch_wait_ms": 0},
-            coalesce={"window_ms": window_ms},
+        cache, upstream = make(
+            upstream=FakeUpstream(delay_s=0.02), store=SlowWrites(), window_ms=window_ms
         )
-        upstream = FakeUpstream(delay_s=0.02)
-        with SemanticCache(
-            settings, embedder=TableEmbedder(), store=SlowWrites(), upstream=upstream
-        ) as cache:
+        with cache:
+            holds0 = cache.stats().counts.get("gather_holds", 0)
             _, second = asyncio.run(pair(cache, ask(LEADER), ask(PARAPHRASE)))
-            holds = cache.stats().counts.get("gather_holds", 0)
+            holds = cache.stats().counts.get("gather_holds", 0) - holds0
         assert upstream.call_count == calls, window_ms
         assert holds == (0 if window_ms == 0 else 1), window_ms
         assert cache_info(second).tier == (Tier.MISS if calls == 2 else Tier.MERGED)
@@ -324,8 +330,8 @@ def test_a_bad_window_is_refused(kwargs):
 
 
 def test_an_adaptive_cache_holds_misses_after_observing_the_upstream():
-    cache, _ = make(upstream=FakeUpstream(delay_s=0.05), window_ms="adaptive")
-    with cache:
+    settings = CacheSettings(store={"backend": "none"}, coalesce={"window_ms": "adaptive"})
+    with SemanticCache(settings, upstream=FakeUpstream(delay_s=0.05)) as cache:
         cache.completion(**ask(LEADER))
         assert cache.stats().counts.get("gather_holds", 0) == 0  # nothing observed yet
         cache.completion(**ask(FAR))
