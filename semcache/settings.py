@@ -135,12 +135,19 @@ class CoalesceSettings(SettingsSection):
         1000.0, ge=0, description="Adaptive window: the longest hold, milliseconds."
     )
 
-    @field_validator("window_ms")
+    @field_validator("window_ms", mode="before")
     @classmethod
-    def _window_not_negative(cls, value: float | str) -> float | str:
-        if isinstance(value, float) and not 0 <= value < float("inf"):
+    def _window(cls, value: Any) -> float | str:
+        """One clear error for a bad window, not one per branch of the union."""
+        if isinstance(value, str) and value.strip().lower() == "adaptive":
+            return "adaptive"
+        try:
+            ms = float(value)
+        except (TypeError, ValueError):
+            ms = float("nan")
+        if isinstance(value, bool) or not 0 <= ms < float("inf"):
             raise ValueError(f"expected finite milliseconds >= 0 or 'adaptive', got {value!r}")
-        return value
+        return ms
 
 
 class SemanticSettings(SettingsSection):

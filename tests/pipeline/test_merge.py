@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
-from semcache.errors import ConfigError
+from semcache.errors import ConfigError, SettingsError
 from semcache.pipeline.gather import GatherWindow
 from semcache.stats import Tier
 from semcache.testing import FakeUpstream, InMemoryStore
@@ -336,3 +336,16 @@ def test_an_adaptive_cache_holds_misses_after_observing_the_upstream():
         assert cache.stats().counts.get("gather_holds", 0) == 0  # nothing observed yet
         cache.completion(**ask(FAR))
         assert cache.stats().counts["gather_holds"] == 1
+
+
+@pytest.mark.parametrize("bad", [-1, "soon", float("inf"), True])
+def test_a_bad_window_setting_names_the_field(bad):
+    with pytest.raises(SettingsError) as caught:
+        CacheSettings(coalesce={"window_ms": bad})
+    assert "window_ms" in str(caught.value)
+
+
+def test_window_settings_accept_milliseconds_and_adaptive():
+    assert CacheSettings(coalesce={"window_ms": "adaptive"}).coalesce.window_ms == "adaptive"
+    assert CacheSettings(coalesce={"window_ms": "150"}).coalesce.window_ms == 150.0
+    assert CacheSettings().coalesce.window_ms == 0.0 and CacheSettings().coalesce.merge
