@@ -4,7 +4,8 @@ It turns settings (plus any components a caller injected) into the stages of the
 path, in order. Library classes take explicit arguments; the facade, the CLI and the server
 call :func:`assemble`. Adding a stage is a new module under ``semcache/pipeline/`` and one
 line in :func:`assemble`'s list. The order: private-data gate, exact memory, exact store,
-coalescer, semantic, write-behind, answer check, compression, then the upstream call.
+coalescer, semantic, in-flight merge (and gathering window), write-behind, answer check,
+compression, then the upstream call.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from semcache.pipeline.coalesce import CoalesceStage
 from semcache.pipeline.compress import CompressStage
 from semcache.pipeline.exact_store import ExactStoreStage
 from semcache.pipeline.fence import PurgeFilter
+from semcache.pipeline.gather import GatherWindow
 from semcache.pipeline.memory import MemoryStage
+from semcache.pipeline.merge import MergeStage
 from semcache.pipeline.model_watch import ModelWatchStage
 from semcache.pipeline.prepare import Prepare
 from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage
@@ -140,6 +143,15 @@ def assemble(
             clock,
             admission=embed_gate,
             deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
+            fresh=watch.fresh,
+        ),
+        MergeStage(
+            backend,
+            Coalescer(max_wait=s.coalesce.max_wait_s),
+            writer.fence,
+            stats,
+            _gather_window(s.coalesce),
+            merge=s.coalesce.merge and s.coalesce.enabled,
             fresh=watch.fresh,
         ),
         WriteBehindStage(writer),
@@ -272,6 +284,14 @@ def _shared_flight(
         shared.flights, failopen, stats, max_wait_s=c.max_wait_s, fresh=watch.fresh
     )
     return [flight]
+
+
+def _gather_window(c: CoalesceSettings) -> GatherWindow:
+    if c.window_ms == "adaptive":
+        return GatherWindow(
+            fixed_s=None, fraction=c.window_fraction, max_s=c.window_max_ms / 1000.0
+        )
+    return GatherWindow(fixed_s=float(c.window_ms) / 1000.0)
 
 
 def _semantic_tier(

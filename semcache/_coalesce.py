@@ -148,15 +148,32 @@ class Subscription(Generic[T, C]):
         return self
 
     async def __anext__(self) -> C:
+        chunk = await self.next_chunk()
+        if chunk is None:
+            self._flight.task.result()  # raises the execution's exception, if any
+            raise StopAsyncIteration
+        return chunk
+
+    async def next_chunk(self) -> C | None:
+        """The next chunk, or None once the execution has finished, however it finished
+        (chunks are never None). Unlike iteration it never raises the execution's exception,
+        so a caller with a fallback can ask :meth:`settled` instead of catching it."""
         while True:
             flight = self._checked_flight()
             if self._cursor < len(flight.chunks):
                 self._cursor += 1
                 return flight.chunks[self._cursor - 1]
             if flight.task.done():
-                flight.task.result()  # raises the execution's exception, if any
-                raise StopAsyncIteration
+                return None
             await self._wait(flight.task, flight.next_chunk())
+
+    async def settled(self) -> bool:
+        """Wait for the execution to finish; True when it returned a value, False when it
+        raised or was cancelled (then :meth:`result` raises that)."""
+        while not (flight := self._checked_flight()).task.done():
+            await self._wait(flight.task)
+        task = flight.task
+        return not task.cancelled() and task.exception() is None
 
     async def result(self) -> T:
         """The execution's final value, or its exception (the same object for every waiter)."""
@@ -248,6 +265,19 @@ class Coalescer(Generic[T, C]):
             return Subscription(flight, Role.FOLLOWER, fn, self._max_wait)
         flight = self._flights[key] = _Flight(key, self._flights, fn)
         return Subscription(flight, Role.LEADER, fn, self._max_wait)
+
+    def join(self, key: Hashable, fn: Work[C, T]) -> Subscription[T, C] | None:
+        """Follow the flight for ``key`` if one is in flight, else None (never starts one).
+
+        For a caller that chose a flight by something other than its own key (an in-flight
+        paraphrase): when that flight has ended, the caller must decide afresh rather than
+        start an execution under another caller's key. ``fn`` is only run if the follower
+        gives up after ``max_wait`` (``Role.ALONE``), as with :meth:`subscribe`.
+        """
+        flight = self._flights.get(key)
+        if flight is None:
+            return None
+        return Subscription(flight, Role.FOLLOWER, fn, self._max_wait)
 
     async def do(self, key: Hashable, fn: Work[C, T]) -> Outcome[T]:
         """The final value of the flight for ``key`` (joined or started with ``fn``)."""

@@ -16,6 +16,7 @@ from litellm.types.utils import ModelResponseStream
 
 from semcache._answer import as_stream
 from semcache.pipeline.base import Found, Pipeline, Request
+from semcache.pipeline.merge import merged_similarity
 from semcache.stats import CacheInfo, HitAudit, Stats, Tier
 
 
@@ -79,9 +80,7 @@ class Delivery:
             while (item := await queue.get()) is not None:
                 chunk, shared = item
                 if info is None:
-                    tier = Tier.COALESCED if shared else Tier.MISS
-                    tier = Tier.BYPASS if request.decision.bypass else tier
-                    info = CacheInfo(tier=tier, key=request.keys.exact)
+                    info = _live_info(request, chunk, shared)
                     yield info
                 yield tag(chunk.model_copy(deep=True) if shared else chunk, info)
             found = await task
@@ -95,6 +94,25 @@ class Delivery:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+
+
+def _live_info(request: Request, chunk: ModelResponseStream, shared: bool) -> CacheInfo:
+    """A streaming caller's CacheInfo, from its first live chunk (before the answer is known):
+    its own call's, an identical request's flight (``coalesced``), or a paraphrase's call that
+    it merged onto (``merged``, with the similarity the chunk carries)."""
+    if request.decision.bypass:
+        return CacheInfo(tier=Tier.BYPASS, key=request.keys.exact)
+    similarity = merged_similarity(chunk)
+    if similarity is not None:
+        if shared:
+            return CacheInfo(
+                tier=Tier.COALESCED,
+                key=request.keys.exact,
+                similarity=similarity,
+                origin=Tier.MERGED,
+            )
+        return CacheInfo(tier=Tier.MERGED, key=request.keys.exact, similarity=similarity)
+    return CacheInfo(tier=Tier.COALESCED if shared else Tier.MISS, key=request.keys.exact)
 
 
 def tag(response: Any, info: CacheInfo) -> Any:

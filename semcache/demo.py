@@ -59,7 +59,7 @@ class DemoReport:
 
     @property
     def hits(self) -> int:
-        return sum(self.tiers[t] for t in ("exact", "semantic", "coalesced"))
+        return sum(self.tiers[t] for t in ("exact", "semantic", "coalesced", "merged"))
 
     @property
     def wrong(self) -> int:
@@ -234,7 +234,7 @@ def print_report(report: DemoReport) -> None:
     table = Table(title=f"semcache demo: {report.requests} requests, threshold {report.threshold}")
     for column in ("tier", "served", "share", "wrong answers", "p50 ms", "p99 ms"):
         table.add_column(column, justify="right" if column != "tier" else "left")
-    for tier in ("exact", "semantic", "coalesced", "miss", "bypass"):
+    for tier in ("exact", "semantic", "coalesced", "merged", "miss", "bypass"):
         n = report.tiers[tier]
         if not n:
             continue

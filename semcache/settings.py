@@ -113,6 +113,41 @@ class CoalesceSettings(SettingsSection):
         description="Seconds a follower waits for the leader before calling upstream itself; "
         "None waits as long as the leader runs.",
     )
+    merge: bool = Field(
+        True,
+        description="A paraphrase of a question whose upstream call is in flight in this "
+        "process (same partition, and a semantic hit by the same threshold and guard) waits "
+        "for that call instead of making its own (cache_info tier 'merged').",
+    )
+    window_ms: float | Literal["adaptive"] = Field(
+        0.0,
+        description="Milliseconds a miss waits before its upstream call, so near-simultaneous "
+        "duplicates and paraphrases join it (0: none); 'adaptive': window_fraction of the "
+        "observed upstream latency, at most window_max_ms.",
+    )
+    window_fraction: float = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="Adaptive window: share of the mean upstream latency (a fraction, 0-1].",
+    )
+    window_max_ms: float = Field(
+        1000.0, ge=0, description="Adaptive window: the longest hold, milliseconds."
+    )
+
+    @field_validator("window_ms", mode="before")
+    @classmethod
+    def _window(cls, value: Any) -> float | str:
+        """One clear error for a bad window, not one per branch of the union."""
+        if isinstance(value, str) and value.strip().lower() == "adaptive":
+            return "adaptive"
+        try:
+            ms = float(value)
+        except (TypeError, ValueError):
+            ms = float("nan")
+        if isinstance(value, bool) or not 0 <= ms < float("inf"):
+            raise ValueError(f"expected finite milliseconds >= 0 or 'adaptive', got {value!r}")
+        return ms
 
 
 class SemanticSettings(SettingsSection):

@@ -20,6 +20,9 @@ class Tier(enum.StrEnum):
     EXACT = "exact"
     SEMANTIC = "semantic"
     COALESCED = "coalesced"
+    MERGED = "merged"
+    """Waited for an in-flight upstream call of a paraphrase (same partition, same hit rule
+    as a semantic hit); ``similarity`` is the cosine between the two questions."""
     MISS = "miss"
     BYPASS = "bypass"
 
@@ -39,7 +42,7 @@ class Tier(enum.StrEnum):
         return self in (Tier.EXACT, Tier.SEMANTIC)
 
 
-_HITS = frozenset({Tier.EXACT, Tier.SEMANTIC, Tier.COALESCED})
+_HITS = frozenset({Tier.EXACT, Tier.SEMANTIC, Tier.COALESCED, Tier.MERGED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,8 @@ class CacheInfo:
     """How one response was served.
 
     ``similarity``: cosine similarity of a semantic hit (hit when >= threshold); for a
-    ``coalesced`` answer, the similarity of the leader's semantic hit, if it was one.
+    ``merged`` answer, the similarity between this question and the in-flight one it waited
+    for; for a ``coalesced`` answer, the leader's similarity, if it had one.
     ``nearest_similarity``: best candidate seen by the semantic lookup, hit or not (None when
     no lookup ran), so operators can see how close misses come to the threshold.
     ``origin``: for a ``coalesced`` answer, the tier the leader's answer came from (a

@@ -568,3 +568,41 @@ async def test_cancelled_reader_leaves_the_stream_to_the_others() -> None:
     assert await drain(staying) == ["a", "b"]
     await staying.aclose()
     assert (stream.calls, coalescer.in_flight()) == (1, 0)
+
+
+# -- join: follow a flight chosen by another key, never start one ----------------------------
+
+
+def test_join_follows_a_flight_in_flight_and_never_starts_one():
+    async def run() -> None:
+        coalescer: Coalescer[str, str] = Coalescer()
+        lead, other = Work("v", chunks=("a", "b")), Work("own")
+        assert coalescer.join("k", other) is None  # nothing in flight: nothing started
+        async with coalescer.subscribe("k", lead) as leader:
+            await lead.started.wait()
+            joined = coalescer.join("k", other)
+            assert joined is not None and joined.role is Role.FOLLOWER
+            async with joined:
+                lead.release.set()
+                assert [c async for c in joined] == ["a", "b"]
+                assert await joined.settled() and await joined.result() == "v"
+            assert await leader.result() == "v"
+        assert (lead.calls, other.calls) == (1, 0)
+        assert coalescer.join("k", other) is None  # finished flights are gone
+
+    asyncio.run(run())
+
+
+def test_settled_and_next_chunk_report_a_failure_without_raising_it():
+    async def run() -> None:
+        coalescer: Coalescer[str, str] = Coalescer()
+        work = Work(chunks=("a",), fail=Boom("down"))
+        async with coalescer.subscribe("k", work) as flight:
+            work.release.set()
+            assert await flight.next_chunk() == "a"
+            assert await flight.next_chunk() is None
+            assert await flight.settled() is False
+            with pytest.raises(Boom):
+                await flight.result()
+
+    asyncio.run(run())

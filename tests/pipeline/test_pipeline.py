@@ -59,7 +59,7 @@ def test_miss_then_exact_from_memory():
 
 
 def test_tier_enum_is_defined_once_with_its_properties():
-    assert {t for t in Tier if t.is_hit} == {Tier.EXACT, Tier.SEMANTIC, Tier.COALESCED}
+    assert {t for t in Tier if t.is_hit} == {Tier.EXACT, Tier.SEMANTIC, Tier.COALESCED, Tier.MERGED}
     assert {t for t in Tier if t.used_upstream} == {Tier.MISS, Tier.BYPASS}
     assert {t for t in Tier if t.stored} == {Tier.EXACT, Tier.SEMANTIC}
     assert Tier.EXACT == "exact"  # a str: headers and JSON carry the plain name

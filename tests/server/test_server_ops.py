@@ -124,6 +124,30 @@ def test_metrics_of_semantic_tier(
     assert metric_samples(proxy.base_url)[("semcache_store_entries", ())] == 2
 
 
+def test_a_merged_paraphrase_is_in_headers_and_metrics(
+    semantic_proxy: tuple[Proxy, InMemoryStore], upstream: FakeOpenAIServer
+) -> None:
+    proxy, _ = semantic_proxy
+    upstream.delay_s = 1.0
+    tiers: dict[str, tuple[str, str | None]] = {}
+
+    def one(content: str) -> None:
+        raw = ask(proxy.client(), [{"role": "user", "content": content}])
+        tiers[content] = (raw.headers["x-semcache-tier"], raw.headers.get("x-semcache-similarity"))
+
+    first = threading.Thread(target=one, args=("What is the capital of France?",))
+    first.start()
+    time.sleep(0.4)  # the first call is in flight, its answer not stored
+    one("What's the capital city of France?")
+    first.join(timeout=30)
+    assert tiers["What is the capital of France?"] == ("miss", None)
+    tier, similarity = tiers["What's the capital city of France?"]
+    assert tier == "merged" and similarity is not None and 0.8 <= float(similarity) <= 1.0
+    assert upstream.chat_calls == 1
+    samples = metric_samples(proxy.base_url)
+    assert samples[("semcache_requests_total", (("tenant", "team-a"), ("tier", "merged")))] == 1
+
+
 # -- admin ----------------------------------------------------------------------------------
 def test_admin_purge_stats_and_entries(
     semantic_proxy: tuple[Proxy, InMemoryStore], upstream: FakeOpenAIServer

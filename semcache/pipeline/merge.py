@@ -1,0 +1,273 @@
+"""Approximate in-flight merge: a paraphrase waits for the upstream call already asking it.
+
+Sits right after the semantic stage, so it sees only requests that missed the store, with
+their question's vector. A miss whose question is, by the semantic tier's one hit rule
+(:meth:`SemanticTier.judge`: same threshold, guard and scorer), equivalent to a question whose
+upstream call is in flight *in the same partition* (tenant, namespace and scope; the scope
+covers the model, the parameters and the conversation before the question) follows that
+call instead of making its own; its answer is tagged ``merged`` with the similarity. Exactly
+as a semantic hit would have served the leader's answer had it been stored a moment earlier,
+and no more: only the nearest in-flight question is judged (as only the nearest stored one
+is), and only calls whose answer would be stored in the semantic tier can be followed.
+
+Everything else leads: it registers its question (when it may be followed), waits out the
+gathering window, and calls the rest of the chain in a flight of its own that followers join
+through the coalescer (so streams fan out live, with replay, as for identical requests).
+
+A follower falls back to its own call when the leader fails, is fenced by a purge, or its
+answer is not servable (not storable, cut off, from a replaced model snapshot). A streaming
+follower can do so only before it has passed on a chunk: after that it shares the leader's
+outcome, as an identical request's follower does (chunks handed out cannot be taken back).
+Merging is per process; replicas share calls for identical requests only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from semcache._answer import is_complete
+from semcache._coalesce import Coalescer, Role, Subscription
+from semcache.pipeline.backend import SemanticBackend
+from semcache.pipeline.base import Emit, Found, Next, Request
+from semcache.pipeline.fence import Fence
+from semcache.pipeline.gather import GatherWindow
+from semcache.stats import Stats, Tier
+
+if TYPE_CHECKING:
+    from litellm.types.utils import ModelResponseStream
+
+    from semcache.stores.base import Entry
+
+Partition = tuple[str, str, str]
+"""(tenant, namespace, scope): questions are only ever compared inside one."""
+
+#: Where a forwarded chunk carries the similarity of the merge, for the caller's CacheInfo
+#: before the final answer is known (read by :func:`merged_similarity`).
+_MARK = "semcache_merged"
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightQuestion:
+    """A leader that may be followed: its flight key, question, unit vector and fence token."""
+
+    key: object
+    prompt: str
+    vector: np.ndarray
+    token: int
+
+
+class InFlight:
+    """The followable in-flight questions of each partition (one event loop, not thread-safe)."""
+
+    def __init__(self) -> None:
+        self._by_partition: dict[Partition, dict[object, InFlightQuestion]] = {}
+
+    def add(self, partition: Partition, question: InFlightQuestion) -> None:
+        self._by_partition.setdefault(partition, {})[question.key] = question
+
+    def remove(self, partition: Partition, key: object) -> None:
+        questions = self._by_partition.get(partition)
+        if questions is not None and questions.pop(key, None) is not None and not questions:
+            del self._by_partition[partition]
+
+    def nearest(
+        self, partition: Partition, vector: np.ndarray
+    ) -> tuple[InFlightQuestion, float] | None:
+        """The in-flight question most similar to unit ``vector`` (cosine), or None."""
+        questions = self._by_partition.get(partition)
+        if not questions:
+            return None
+        best, best_similarity = None, -2.0
+        for question in questions.values():
+            similarity = float(np.dot(question.vector, vector))
+            if similarity > best_similarity:
+                best, best_similarity = question, similarity
+        return None if best is None else (best, best_similarity)
+
+    def __len__(self) -> int:
+        return sum(len(questions) for questions in self._by_partition.values())
+
+
+def unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    v = np.asarray(vector, dtype=np.float32)
+    return v / norm if norm > 0 else v
+
+
+def merged_similarity(chunk: Any) -> float | None:
+    """The merge similarity a forwarded chunk carries, or None for a chunk of one's own call."""
+    hidden = getattr(chunk, "_hidden_params", None)
+    value = hidden.get(_MARK) if isinstance(hidden, dict) else None
+    return value if isinstance(value, float) else None
+
+
+def _marked(chunk: ModelResponseStream, similarity: float) -> ModelResponseStream:
+    copy = chunk.model_copy(deep=True)  # the leader's object stays the leader's
+    copy._hidden_params = {**(getattr(copy, "_hidden_params", None) or {}), _MARK: similarity}
+    return copy
+
+
+class MergeStage:
+    """Follow an in-flight paraphrase's call, or lead (after the gathering window)."""
+
+    def __init__(
+        self,
+        backend: SemanticBackend,
+        coalescer: Coalescer[Found, ModelResponseStream],
+        fence: Fence,
+        stats: Stats,
+        window: GatherWindow,
+        *,
+        merge: bool = True,
+        fresh: Callable[[Entry], bool] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._backend = backend
+        self._coalescer = coalescer
+        self._fence = fence
+        self._stats = stats
+        self._window = window
+        self._merge = merge
+        self._fresh = fresh  # None: every answer's snapshot may be served
+        self._monotonic = monotonic
+        self.in_flight = InFlight()
+
+    async def __call__(self, request: Request, call_next: Next) -> Found:
+        if not request.decision.coalesce:  # no-cache or a sampling request: never shares
+            return await call_next(request)
+        partition = self._partition(request)
+        if partition is not None and request.decision.lookup and request.vector is not None:
+            found = await self._follow(request, call_next, partition, unit(request.vector))
+            if found is not None:
+                return found
+        return await self._lead(request, call_next, partition)
+
+    def _partition(self, request: Request) -> Partition | None:
+        """Where this request's question is compared, or None when it takes no part."""
+        scope = request.keys.scope
+        if (
+            not self._merge
+            or self._backend.started is None
+            or request.keys.prompt is None
+            or scope is None
+            or not request.decision.semantic
+        ):
+            return None
+        return (request.tenant, request.control.namespace, scope)
+
+    async def _lead(self, request: Request, call_next: Next, partition: Partition | None) -> Found:
+        key = object()  # nobody joins by accident: only through the index
+        # Followable only when the answer would be stored in the semantic tier.
+        followable = partition is not None and request.decision.store
+        if followable and partition is not None and request.vector is not None:
+            question = InFlightQuestion(
+                key, request.keys.prompt or "", unit(request.vector), self._fence.begin()
+            )
+            self.in_flight.add(partition, question)
+        outer = request.emit if request.stream else None
+
+        async def execute(emit: Emit) -> Found:
+            def both(chunk: ModelResponseStream) -> None:
+                emit(chunk)
+                if outer is not None:
+                    outer(chunk)
+
+            try:
+                delay = self._window.delay_s()
+                if delay > 0:
+                    self._stats.count("gather_holds")
+                    await asyncio.sleep(delay)
+                started = self._monotonic()
+                found = await call_next(replace(request, emit=both if outer else None))
+                if found.response is not None:
+                    self._window.observe(self._monotonic() - started)
+                return found
+            finally:  # before the flight's result is visible: nobody follows a finished call
+                if partition is not None:
+                    self.in_flight.remove(partition, key)
+
+        try:
+            async with self._coalescer.subscribe(key, execute) as flight:
+                return await flight.result()
+        finally:  # a flight cancelled before its first step never ran execute's finally
+            if partition is not None:
+                self.in_flight.remove(partition, key)
+
+    async def _follow(
+        self, request: Request, call_next: Next, partition: Partition, vector: np.ndarray
+    ) -> Found | None:
+        """The leader's answer, a fallback of our own, or None when there is nobody to follow."""
+        tier = self._backend.started
+        near = self.in_flight.nearest(partition, vector)
+        if tier is None or near is None:
+            return None
+        leader, similarity = near
+        prompt = request.keys.prompt or ""
+        verdict = tier.judge(prompt, leader.prompt, similarity, request.control.namespace)
+        if not verdict.hit:
+            if verdict.rejected:
+                self._stats.count("merge_rejections")
+            return None
+        outer = request.emit if request.stream else None
+
+        async def alone(emit: Emit) -> Found:  # only run when max_wait gives up on the leader
+            return await call_next(replace(request, emit=emit if outer else None))
+
+        flight = self._coalescer.join(leader.key, alone)
+        if flight is None:  # pragma: no cover - the index drops a leader before its flight
+            return None
+        async with flight:
+            passed_on = await self._pass_on(flight, outer, leader, similarity)
+            ok = await flight.settled()
+            if flight.role is Role.ALONE:
+                return await flight.result()  # our own call (max_wait gave up on the leader)
+            found = await flight.result() if ok or passed_on else None
+        if found is not None and (passed_on or self._servable(found, leader)):
+            answer = found.stored if found.stored is not None else found.answer
+            return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
+        self._stats.count("merge_fallbacks")
+        return await self._lead(request, call_next, partition)
+
+    async def _pass_on(
+        self,
+        flight: Subscription[Found, ModelResponseStream],
+        outer: Emit | None,
+        leader: InFlightQuestion,
+        similarity: float,
+    ) -> int:
+        """Forward the flight's chunks to a streaming caller; how many were passed on.
+
+        A purge since the leader began stops forwarding before the first chunk, so the
+        caller can still fall back to a call of its own.
+        """
+        if outer is None:
+            return 0
+        passed_on = 0
+        while (chunk := await flight.next_chunk()) is not None:
+            if flight.role is Role.ALONE:
+                outer(chunk)  # our own call's chunks, after max_wait gave up on the leader
+            elif passed_on == 0 and self._fence.begin() != leader.token:
+                return 0
+            else:
+                outer(_marked(chunk, similarity))
+            passed_on += 1
+        return passed_on if flight.role is Role.FOLLOWER else 0
+
+    def _servable(self, found: Found, leader: InFlightQuestion) -> bool:
+        """Would a semantic lookup have served this answer, had it been stored?"""
+        response = found.response
+        entry = (found.stored or found.answer).entry
+        return (
+            found.tier is Tier.MISS
+            and found.storable
+            and response is not None
+            and is_complete(response)
+            and self._fence.admits(entry, leader.token)
+            and (self._fresh is None or self._fresh(entry))
+        )
