@@ -151,6 +151,7 @@ def assemble(
             writer.fence,
             stats,
             _gather_window(s.coalesce),
+            failopen,
             merge=s.coalesce.merge and s.coalesce.enabled,
             fresh=watch.fresh,
         ),

@@ -33,6 +33,7 @@ import numpy as np
 
 from semcache._answer import is_complete
 from semcache._coalesce import Coalescer, Role, Subscription
+from semcache._failopen import FailOpen
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.pipeline.fence import Fence
@@ -123,6 +124,7 @@ class MergeStage:
         fence: Fence,
         stats: Stats,
         window: GatherWindow,
+        failopen: FailOpen,
         *,
         merge: bool = True,
         fresh: Callable[[Entry], bool] | None = None,
@@ -132,6 +134,7 @@ class MergeStage:
         self._coalescer = coalescer
         self._fence = fence
         self._stats = stats
+        self._failopen = failopen
         self._window = window
         self._merge = merge
         self._fresh = fresh  # None: every answer's snapshot may be served
@@ -209,7 +212,12 @@ class MergeStage:
             return None
         leader, similarity = near
         prompt = request.keys.prompt or ""
-        verdict = tier.judge(prompt, leader.prompt, similarity, request.control.namespace)
+        namespace = request.control.namespace
+        verdict = await self._failopen.call(  # a failing scorer: no merge, counted
+            "merge_judge", lambda: tier.ajudge(prompt, leader.prompt, similarity, namespace), None
+        )
+        if verdict is None:
+            return None
         if not verdict.hit:
             if verdict.rejected:
                 self._stats.count("merge_rejections")
