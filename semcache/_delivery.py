@@ -46,6 +46,7 @@ class Delivery:
             saved_tokens=found.answer.tokens,
             origin=found.origin,
             private_data=found.private_data,
+            serve_id=found.serve_id,
         )
 
     def record(self, info: CacheInfo) -> None:

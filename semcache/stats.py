@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from semcache.compress.accounting import CompressionTotals
     from semcache.privacy.gate import PrivacyStats
+    from semcache.tuning.loop import TuningStats
 
 
 class Tier(enum.StrEnum):
@@ -58,6 +59,8 @@ class CacheInfo:
     that prompt compression removed from this request's upstream call; counted apart from the
     cache's own savings. ``private_data``: kinds of private data the gate found in the question
     (``card``, ``email``, ...; never the text), which kept it out of the semantic tier.
+    ``serve_id``: names a semantic hit for ``cache.feedback`` (None for other answers, whose
+    feedback names the entry ``key``).
     """
 
     tier: Tier
@@ -71,6 +74,7 @@ class CacheInfo:
     compression_saved_tokens: int = 0
     compression_saved_usd: float = 0.0
     private_data: tuple[str, ...] = ()
+    serve_id: str | None = None
 
     @property
     def hit(self) -> bool:
@@ -100,7 +104,7 @@ class CacheStats:
     ``store_upsert``): the request went on without it. ``store_entries`` is None when there
     is no store or it could not be counted. ``privacy``: the private-data gate's decisions by
     kind (never text); ``compression``: what prompt compression saved, apart from the cache's
-    savings.
+    savings; ``tuning``: feedback, shadow verification and the live false-hit estimates.
     """
 
     requests: int
@@ -119,6 +123,7 @@ class CacheStats:
     privacy: PrivacyStats | None = None
     compression: CompressionTotals | None = None
     shed: Mapping[str, int] = field(default_factory=dict)
+    tuning: TuningStats | None = None
 
     @property
     def hit_rate(self) -> float:

@@ -93,7 +93,13 @@ class SemanticStage:
             and fresh
             and request.control.accepts(match.entry.created_at, self._clock())
         ):
-            return Found(Answer.of(match.entry), Tier.SEMANTIC, match.similarity, lookup.nearest)
+            return Found(
+                Answer.of(match.entry),
+                Tier.SEMANTIC,
+                match.similarity,
+                lookup.nearest,
+                score=getattr(lookup, "score", None),  # the scorer's score, once Lookup has one
+            )
         return await call_next(replace(request, vector=lookup.vector, nearest=lookup.nearest))
 
     def _servable(self, request: Request, entry: Entry) -> bool:
