@@ -42,7 +42,7 @@ def test_wrong_withdraws_the_entry_at_once_and_records_the_pair():
 
 
 def test_wrong_also_ends_the_exact_copy_in_memory():
-    cache, upstream, _ = make_cache()
+    cache, _, _ = make_cache()
     with cache:
         _hit(cache)
         first = ask(cache, QUESTION)  # exact hit from memory
@@ -83,7 +83,7 @@ def test_feedback_by_serve_id_and_by_key():
 
 
 def test_bad_feedback_input_names_the_field():
-    cache, upstream, _ = make_cache()
+    cache, _, _ = make_cache()
     with cache:
         response, _ = _hit(cache)
         with pytest.raises(InvalidRequestType, match="correct"):
