@@ -371,15 +371,14 @@ def _add_recalibrate_options(parser: argparse.ArgumentParser) -> None:
         "--apply", action="store_true", help="with --labels: write the new threshold to --save"
     )
     parser.add_argument(
-        "--current", type=float, help="with --labels: the threshold now served (default: the "
-        "cache's settings)"
+        "--current",
+        type=float,
+        help="with --labels: the threshold now served (default: the cache's settings)",
     )
     parser.add_argument("--reload-url", help="with --apply: the proxy to reload, e.g. "
                         "http://127.0.0.1:8080")  # fmt: skip
     parser.add_argument(
-        "--admin-key-env",
-        default="SEMCACHE_ADMIN_KEY",
-        help="variable holding the proxy's admin key (for --reload-url)",
+        "--admin-key-env", help="variable holding the proxy's admin key (for --reload-url)"
     )
 
 

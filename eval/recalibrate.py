@@ -131,6 +131,8 @@ def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) ->
     persist.save_threshold(args.save, float(result.threshold), args.namespace)
     out.print(f"saved to {args.save}", highlight=False)
     if args.reload_url is not None:
+        if args.admin_key_env is None:
+            raise ConfigError("--reload-url needs --admin-key-env NAME (the admin key's variable)")
         reload_proxy(args.reload_url, os.environ.get(args.admin_key_env), out)
     return 0
 

@@ -55,7 +55,13 @@ async def _feedback(request: Request) -> dict[str, Any]:
     try:
         result = await proxy.cache.afeedback(body.id, body.correct, tenant=tenant)
     except UnknownServe:
-        raise ApiError(404, "No answer with this id was served to you recently.") from None
+        raise ApiError(
+            404,
+            "No answer with this id was served to you recently.",
+            kind="feedback",
+            param="id",
+            code="not_found",
+        ) from None
     return {
         "object": "feedback",
         "correct": result.correct,

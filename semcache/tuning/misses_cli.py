@@ -26,9 +26,7 @@ def _parser() -> OneLineParser:
     )
     parser.add_argument("--url", required=True, help="the proxy, e.g. http://127.0.0.1:8080")
     parser.add_argument(
-        "--admin-key-env",
-        default="SEMCACHE_ADMIN_KEY",
-        help="variable holding the proxy's admin key (default: %(default)s)",
+        "--admin-key-env", required=True, help="variable holding the proxy's admin key"
     )
     parser.add_argument("--tenant", help="only this tenant's misses")
     parser.add_argument("--min-count", type=int, default=1, help="smallest cluster shown")
