@@ -115,6 +115,11 @@ class TuningAPI:
         """``drain_tuning`` for async callers."""
         await self._loop.arun(self._parts.tuning.drain())
 
+    def threshold(self, namespace: str = "default") -> float | None:
+        """The cosine a semantic hit needs in ``namespace`` now (None: no semantic tier)."""
+        tier = self._parts.backend.tier
+        return None if tier is None else tier.threshold_for(namespace)
+
     def apply_thresholds(self, settings: CacheSettings) -> ThresholdChange:
         """Serve with ``settings``' semantic threshold and namespace overrides from now on
         (the proxy's admin reload); other settings need a restart."""

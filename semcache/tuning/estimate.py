@@ -56,7 +56,10 @@ def wilson(rate: float, n: float, z: float = Z95) -> tuple[float, float]:
     z2 = z * z
     centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # at rate 0 (or 1) the bound is exactly 0 (or 1); rounding must not lift it off
+    low = 0.0 if rate <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if rate >= 1.0 else min(1.0, centre + half)
+    return low, high
 
 
 def weighted_rate(verdicts: Iterable[tuple[bool, float]], delta: float, z: float = Z95) -> Estimate:

@@ -74,3 +74,9 @@ def test_sampler_returns_the_probability_it_drew_with():
     taken = [d for d in draws if d is not None]
     assert set(taken) == {0.25}
     assert 0.22 < len(taken) / len(draws) < 0.28
+
+
+@pytest.mark.parametrize("n", [1, 7, 43.8, 64.2, 1000])
+def test_wilson_bounds_are_exact_at_zero_and_one(n):
+    assert wilson(0.0, n)[0] == 0.0  # an interval over an all-right sample contains 0
+    assert wilson(1.0, n)[1] == 1.0
