@@ -33,10 +33,10 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from semcache import CacheSettings, SemanticCache  # noqa: E402
-from semcache.eval.cli import calibrate_main  # noqa: E402
-from semcache.testing import FakeUpstream, InMemoryStore  # noqa: E402
-from semcache.tuning.simulate import (  # noqa: E402
+from semcache import CacheSettings, SemanticCache
+from semcache.eval.cli import calibrate_main
+from semcache.testing import FakeUpstream, InMemoryStore
+from semcache.tuning.simulate import (
     KeywordEmbedder,
     Traffic,
     Window,
