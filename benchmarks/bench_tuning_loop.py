@@ -53,6 +53,7 @@ def make_cache(traffic: Traffic, threshold: float, args: argparse.Namespace, see
         store={"backend": "none"},
         verify={"sample_rate": args.sample_rate, "seed": seed},
         tuning={"delta": args.delta, "miss_margin": 0.15},
+        admission={"wait_ms": 5000.0, "max_loop_lag_ms": None},  # a busy machine sheds nothing
     )
     return SemanticCache(
         settings,
