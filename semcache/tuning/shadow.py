@@ -72,12 +72,21 @@ class ShadowVerifier:
         return len(self._tasks)
 
     def consider(
-        self, served: Served, params: Mapping[str, Any], cached: str | None, threshold: float
+        self,
+        served: Served,
+        params: Mapping[str, Any],
+        cached_text: Callable[[], str | None],
+        threshold: float,
     ) -> float | None:
         """Maybe start a background check of ``served``; returns its sampling probability
-        when sampled (and started), else None."""
+        when sampled (and started), else None. ``cached_text`` is only called when sampled
+        (decoding the cached answer costs more than the draw)."""
         probability = self._sampler.draw(served.similarity, threshold)
-        if probability is None or cached is None or served.query is None:
+        if probability is None or served.query is None:
+            return None
+        cached = cached_text()
+        if cached is None:
+            self._stats.count("verify_undecided")
             return None
         if len(self._tasks) >= self._max_pending:
             self._stats.count("verify_skipped")

@@ -54,9 +54,8 @@ class TuningStage:
         self._ledger.add(served)
         tier = self._backend.started
         if self._shadow is not None and tier is not None:
-            cached = answer_text(found)
             threshold = tier.threshold_for(served.namespace)
-            self._shadow.consider(served, request.params, cached, threshold)
+            self._shadow.consider(served, request.params, lambda: answer_text(found), threshold)
         return replace(found, serve_id=served.serve_id)
 
 

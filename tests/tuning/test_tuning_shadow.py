@@ -123,7 +123,7 @@ async def test_concurrency_and_pending_are_bounded_and_close_cancels():
         max_pending=3,
     )
     for i in range(5):
-        shadow.consider(_served(i), {"model": "m", "messages": []}, "x", 0.8)
+        shadow.consider(_served(i), {"model": "m", "messages": []}, lambda: "x", 0.8)
     assert shadow.pending == 3
     assert stats.snapshot().counts["verify_skipped"] == 2
     await asyncio.sleep(0.05)
@@ -144,7 +144,7 @@ async def test_close_waits_for_running_checks_within_its_timeout():
         upstream, _Agree(), Sampler(SamplingPolicy(1.0), random.Random(0)), on_verdict,
         FailOpen(stats, timeout_s=5.0), stats, max_concurrency=4, max_pending=4,
     )  # fmt: skip
-    shadow.consider(_served(0), {"model": "m", "messages": []}, "x", 0.8)
+    shadow.consider(_served(0), {"model": "m", "messages": []}, lambda: "x", 0.8)
     await shadow.close(5.0)
     assert verdicts == [False]
 
