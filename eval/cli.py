@@ -371,6 +371,12 @@ def _add_recalibrate_options(parser: argparse.ArgumentParser) -> None:
         "--apply", action="store_true", help="with --labels: write the new threshold to --save"
     )
     parser.add_argument(
+        "--no-thin",
+        action="store_true",
+        help="with --labels: use every recorded row (default: thin them to an "
+        "equal-probability sample of traffic; see semcache.eval.recalibrate.thin)",
+    )
+    parser.add_argument(
         "--current",
         type=float,
         help="with --labels: the threshold now served (default: the cache's settings)",

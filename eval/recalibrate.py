@@ -7,11 +7,13 @@ each row carrying the cache's own cosine ``similarity``, plus any ``--data`` fil
 calibrate`` certifies one (:func:`semcache.eval.calibrate.calibrate`, Learn-then-Test at
 ``--target`` with ``--confidence``).
 
-It reports the change before saving anything: the threshold, and on the held-out half of
-the labeled pairs the share served (pairs at or over the threshold) and the wrong-answer
-rate among them, at the current and the new threshold. These are rates on the labeled
-pairs, which over-represent the region near the threshold (that is where labels are
-collected), not rates on traffic; the live estimate (``stats().tuning``) reports traffic.
+Recorded rows are first thinned (:func:`thin`) to an equal-probability sample of the
+traffic they came from: semantic hits and the misses within ``tuning.miss_margin`` (unless
+``--no-thin``). It reports the change before saving anything: the threshold, and on the
+held-out half of those pairs the share served (pairs at or over the threshold) and the
+wrong-answer rate among them, at the current and the new threshold: for that traffic,
+not for requests far from any stored question (which neither threshold serves) nor exact
+repeats; the live estimate (``stats().tuning``) reports what is served.
 ``--apply`` writes the threshold into ``--save`` (a ``.env`` file); ``--reload-url`` then
 asks a running proxy to serve with it (``POST /admin/reload``).
 """
@@ -36,6 +38,49 @@ from .data import Columns, PairDataError, _label, _text, load_pairs
 from .frontier import split_parts
 
 
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One recorded row: the cache's cosine, the label, how the row came to be recorded
+    (``probability``: a shadow verdict's sampling probability; None for a near miss, which
+    is always recorded, or feedback), how many requests it stands for, and whether it is
+    user feedback (which is no sample of traffic)."""
+
+    similarity: float
+    label: int
+    probability: float | None
+    count: int
+    feedback: bool
+
+
+def thin(rows: list[Recorded], rng: np.random.Generator) -> list[Recorded]:
+    """A sample of ``rows`` in which every request was kept with one probability.
+
+    Shadow verdicts were sampled with probability π (higher near the threshold) and near
+    misses were all recorded, so the rows over-represent near misses, where the wrong
+    answers are; certifying on them is valid but needlessly strict. Keeping each shadow row
+    with probability π_min/π and each of a miss row's ``count`` requests with probability
+    π_min (π_min: the smallest π seen) leaves an equal-probability sample of the traffic the
+    rows came from (hits, and misses within the margin), so the certificate speaks about
+    that traffic. Feedback rows are kept whole (they only make the certificate stricter).
+    Without shadow rows nothing is thinned.
+    """
+    sampled = [r.probability for r in rows if r.probability is not None]
+    if not sampled:
+        return rows
+    floor = min(sampled)
+    kept: list[Recorded] = []
+    for row in rows:
+        if row.feedback:
+            kept.append(row)
+        elif row.probability is not None:
+            if rng.random() < floor / row.probability:
+                kept.append(row)
+        else:
+            copies = int(rng.binomial(row.count, floor))
+            kept += [row] * copies
+    return kept
+
+
 @dataclass(frozen=True)
 class LabeledScores:
     """Labeled pairs reduced to what calibration needs: a cosine and a 0/1 label each."""
@@ -45,14 +90,14 @@ class LabeledScores:
     sources: dict[str, int]
 
 
-def read_recorded(path: str | Path) -> tuple[list[float], list[int]]:
-    """Rows with ``text_a``, ``text_b``, ``label`` and ``similarity`` (the cache's cosine);
-    a row whose label is still null stops loading with an error naming it."""
+def read_recorded(path: str | Path) -> list[Recorded]:
+    """Rows with ``text_a``, ``text_b``, ``label`` and ``similarity`` (the cache's cosine),
+    and optionally ``sample_probability``, ``count`` and ``source``; a row whose label is
+    still null stops loading with an error naming it."""
     path = Path(path)
     if not path.is_file():
         raise PairDataError(str(path), None, None, "no such file")
-    sims: list[float] = []
-    labels: list[int] = []
+    rows: list[Recorded] = []
     where = str(path)
     with path.open(encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
@@ -71,22 +116,43 @@ def read_recorded(path: str | Path) -> tuple[list[float], list[int]]:
             similarity = row.get("similarity")
             if isinstance(similarity, bool) or not isinstance(similarity, int | float):
                 raise PairDataError(where, number, "similarity", "must be the cache's cosine")
-            labels.append(_label(where, number, row, "label"))
-            sims.append(float(similarity))
-    if not labels:
+            probability = row.get("sample_probability")
+            if probability is not None and (
+                isinstance(probability, bool)
+                or not isinstance(probability, int | float)
+                or not 0 < probability <= 1
+            ):
+                raise PairDataError(where, number, "sample_probability", "must be in (0, 1]")
+            count = row.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise PairDataError(where, number, "count", "must be a positive integer")
+            rows.append(
+                Recorded(
+                    similarity=float(similarity),
+                    label=_label(where, number, row, "label"),
+                    probability=None if probability is None else float(probability),
+                    count=count,
+                    feedback=row.get("source") == "feedback",
+                )
+            )
+    if not rows:
         raise PairDataError(where, None, None, "contains no pairs")
-    return sims, labels
+    return rows
 
 
 def gather(args: argparse.Namespace, columns: Columns) -> LabeledScores:
     sims: list[float] = []
     labels: list[int] = []
     sources: dict[str, int] = {}
+    recorded: list[Recorded] = []
     for file in args.labels or []:
-        s, y = read_recorded(file)
-        sims += s
-        labels += y
-        sources[str(file)] = len(y)
+        rows = read_recorded(file)
+        recorded += rows
+        sources[str(file)] = len(rows)
+    if not args.no_thin:
+        recorded = thin(recorded, np.random.default_rng(args.seed))
+    sims += [r.similarity for r in recorded]
+    labels += [r.label for r in recorded]
     for source in [] if args.data is None else [args.data]:
         from .resolve import resolve_embedder
         from .similarity import pair_similarities
@@ -120,7 +186,8 @@ def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) ->
         fit_fraction=args.fit_fraction,
     )
     sources = ", ".join(f"{name} ({n})" for name, n in data.sources.items())
-    out.print(f"labeled pairs: {len(data.labels)} from {sources}", highlight=False)
+    thinned = "" if args.no_thin else " after thinning to an equal-probability sample"
+    out.print(f"labeled pairs: {len(data.labels)}{thinned}, from {sources}", highlight=False)
     if result.threshold is None:
         out.print(f"no change: {result.reason}", highlight=False)
         return 1

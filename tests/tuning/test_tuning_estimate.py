@@ -80,3 +80,21 @@ def test_sampler_returns_the_probability_it_drew_with():
 def test_wilson_bounds_are_exact_at_zero_and_one(n):
     assert wilson(0.0, n)[0] == 0.0  # an interval over an all-right sample contains 0
     assert wilson(1.0, n)[1] == 1.0
+
+
+def test_thinning_leaves_an_equal_probability_sample():
+    import numpy as np
+
+    from semcache.eval.recalibrate import Recorded, thin
+
+    near = Recorded(0.86, 1, 0.8, 1, False)  # shadow, sampled with 0.8 near the threshold
+    far = Recorded(0.99, 1, 0.2, 1, False)  # shadow, sampled with 0.2 far above
+    miss = Recorded(0.80, 0, None, 5, False)  # a near miss seen 5 times, always recorded
+    feedback = Recorded(0.9, 0, None, 1, True)
+    rows = [near] * 4000 + [far] * 4000 + [miss] * 1000 + [feedback]
+    kept = thin(rows, np.random.default_rng(0))
+    assert kept.count(far) == 4000  # the rarest-sampled rows are all kept
+    assert 900 < kept.count(near) < 1100  # 4000 x 0.2/0.8
+    assert 900 < kept.count(miss) < 1100  # 5000 requests x 0.2
+    assert kept.count(feedback) == 1
+    assert thin([miss], np.random.default_rng(0)) == [miss]  # no shadow rows: unchanged

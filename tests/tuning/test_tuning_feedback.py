@@ -139,5 +139,5 @@ def test_labels_are_appended_to_the_file_calibrate_reads(tmp_path):
         cache.feedback(response, False)
     row = json.loads(path.read_text().splitlines()[0])
     assert row["text_a"] == PARAPHRASE and row["label"] == 0 and row["source"] == "feedback"
-    sims, labels = read_recorded(path)
-    assert labels == [0] and sims == [pytest.approx(info.similarity)]
+    [rec] = read_recorded(path)
+    assert rec.label == 0 and rec.similarity == pytest.approx(info.similarity) and rec.feedback

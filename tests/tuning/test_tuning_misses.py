@@ -73,5 +73,6 @@ def test_clusters_are_ordered_by_size_and_export_counts_repeats(tmp_path):
         row["label"] = 1  # a person labels them
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert len(load_pairs(path)) == 3  # the format calibrate reads
-    sims, labels = read_recorded(path)
-    assert labels == [1, 1, 1] and sims[0] == 0.85
+    recorded = read_recorded(path)
+    assert [r.label for r in recorded] == [1, 1, 1] and recorded[0].similarity == 0.85
+    assert [r.count for r in recorded] == [2, 1, 1] and recorded[0].probability is None
