@@ -141,3 +141,38 @@ def test_labels_are_appended_to_the_file_calibrate_reads(tmp_path):
     assert row["text_a"] == PARAPHRASE and row["label"] == 0 and row["source"] == "feedback"
     [rec] = read_recorded(path)
     assert rec.label == 0 and rec.similarity == pytest.approx(info.similarity) and rec.feedback
+
+
+def _entry(key: str):
+    from semcache.stores.base import Entry
+
+    return Entry(key, "t", "ns", "m", "s", "{}", 0.0, 10.0, "e", "q")
+
+
+def test_a_withdrawal_fences_only_its_own_key():
+    from semcache.pipeline.fence import Fence, PurgeFilter
+
+    assert PurgeFilter(key="a").covers(_entry("a"))
+    assert not PurgeFilter(key="a").covers(_entry("b"))
+    assert not PurgeFilter(key="a", tenant="other").covers(_entry("a"))
+    fence = Fence()
+    token = fence.begin()
+    fence.record(PurgeFilter(key="a"))
+    assert not fence.admits(_entry("a"), token)  # a write of it that began before: refused
+    assert fence.admits(_entry("b"), token)  # other entries' pending writes still land
+
+
+def test_memory_discard_drops_one_key():
+    from dataclasses import replace
+
+    from litellm import ModelResponse
+
+    from semcache._answer import Answer, encode
+    from semcache._memory import MemoryTier
+
+    memory = MemoryTier(max_entries=10, max_bytes=1 << 20, clock=lambda: 1.0)
+    envelope = encode(ModelResponse(), 0.0)
+    for key in ("a", "b"):
+        memory.put(Answer.of(replace(_entry(key), response=envelope)))
+    assert memory.discard("a") == 1 and memory.discard("a") == 0
+    assert memory.get("a") is None and memory.get("b") is not None
