@@ -371,6 +371,12 @@ def _add_recalibrate_options(parser: argparse.ArgumentParser) -> None:
         "--apply", action="store_true", help="with --labels: write the new threshold to --save"
     )
     parser.add_argument(
+        "--max-change",
+        type=float,
+        default=0.15,
+        help="with --labels: the most the threshold may be lowered in one step (cosine)",
+    )
+    parser.add_argument(
         "--no-thin",
         action="store_true",
         help="with --labels: use every recorded row (default: thin them to an "

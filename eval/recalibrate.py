@@ -3,9 +3,14 @@
 Input: labeled pairs the cache recorded (``tuning.labels_path`` or ``GET /admin/labels``:
 feedback and shadow verdicts) and exported near misses once labeled (``semcache misses``),
 each row carrying the cache's own cosine ``similarity``, plus any ``--data`` file of pairs
-(embedded with the cache's embedder). The threshold is certified exactly as ``semcache
-calibrate`` certifies one (:func:`semcache.eval.calibrate.calibrate`, Learn-then-Test at
-``--target`` with ``--confidence``).
+(embedded with the cache's embedder). The new threshold is certified with Learn-then-Test
+fixed-sequence testing (:mod:`semcache.eval.ltt`) at ``--target`` with ``--confidence``, on
+a sequence fixed in advance: from the current threshold down in steps of :data:`STEP`
+(:func:`loosen`). Starting at the current threshold, rather than planning a start on a
+fitting part as ``semcache calibrate --data`` does, uses every calibration pair for the test
+and never proposes a stricter threshold on thin evidence: if even the current one is not
+certified, nothing changes and the report says so (whether it serves too many wrong answers
+is what the live estimate and its alert answer).
 
 Recorded rows are first thinned (:func:`thin`) to an equal-probability sample of the
 traffic they came from: semantic hits and the misses within ``tuning.miss_margin`` (unless
@@ -33,9 +38,10 @@ from semcache.errors import ConfigError
 from semcache.settings import CacheSettings
 
 from . import persist
-from .calibrate import CalibrationResult, calibrate, split_stats
+from .calibrate import hits_needed, split_stats
 from .data import Columns, PairDataError, _label, _text, load_pairs
-from .frontier import split_parts
+from .frontier import Parts, split_parts
+from .ltt import WalkResult, fixed_sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,30 +178,65 @@ def current_threshold(namespace: str | None) -> float:
     return semantic.threshold
 
 
+#: Cosine step of the test sequence below the current threshold.
+STEP = 0.0025
+
+
+def loosen(
+    data: LabeledScores, current: float, target: float, alpha: float, seed: int, max_change: float
+) -> tuple[WalkResult, Parts]:
+    """Learn-then-Test from the current threshold down: the sequence (``current``,
+    ``current - STEP``, ... ``current - max_change``, less the leading thresholds with fewer
+    pairs at or over them than any test needs) depends on no label, so no fitting part is
+    needed; the walk runs on the calibration half and stops at the first threshold whose
+    false-hit rate could exceed ``target`` (p > ``alpha``). The other half is held out for
+    the report."""
+    parts = split_parts(data.labels, seed)
+    calibration = np.concatenate([parts.fit, parts.test])
+    steps = round(max_change / STEP)
+    sequence = current - STEP * np.arange(steps + 1)
+    # Skip the leading thresholds too strict to reject anything even with no false hit:
+    # a choice made from the similarities alone (no label), so the test stays valid.
+    need = hits_needed(target, 1.0 - alpha)
+    served = (data.similarities[calibration][None, :] >= sequence[:, None]).sum(axis=1)
+    sequence = sequence[served >= need]
+    walk = fixed_sequence(
+        data.similarities[calibration], data.labels[calibration], sequence, target, alpha
+    )
+    return walk, parts
+
+
 def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) -> int:
     if args.apply and args.save is None:
         raise ConfigError("--apply writes the threshold into --save FILE: give --save")
     data = gather(args, columns)
     before = args.current if args.current is not None else current_threshold(args.namespace)
-    result = calibrate(
-        data.similarities,
-        data.labels,
-        args.target,
-        confidence=args.confidence,
-        seed=args.seed,
-        fit_fraction=args.fit_fraction,
-    )
+    alpha = 1.0 - args.confidence
+    walk, parts = loosen(data, before, args.target, alpha, args.seed, args.max_change)
     sources = ", ".join(f"{name} ({n})" for name, n in data.sources.items())
     thinned = "" if args.no_thin else " after thinning to an equal-probability sample"
     out.print(f"labeled pairs: {len(data.labels)}{thinned}, from {sources}", highlight=False)
-    if result.threshold is None:
-        out.print(f"no change: {result.reason}", highlight=False)
+    if walk.threshold is None:
+        counts = walk.stopped_counts or (0, 0)
+        out.print(
+            f"no change: the current threshold {before:.4f} is not certified at false-hit "
+            f"rate <= {args.target:g} with {args.confidence:.0%} confidence on these pairs "
+            f"({counts[1]} false of {counts[0]} hits), so nothing is loosened. More labels "
+            "may certify it; the live estimate (stats().tuning, semcache_false_hit_rate_high) "
+            "says whether it serves too many wrong answers.",
+            highlight=False,
+        )
         return 1
-    report_change(data, result, before, args.seed, args.fit_fraction, out)
+    report_change(data, parts.held_out, before, walk, args, out)
+    if walk.threshold >= before:
+        out.print(
+            "no change: nothing looser than the current threshold is certified", highlight=False
+        )
+        return 0
     if not args.apply:
         out.print("not saved (--apply writes it)", highlight=False)
         return 0
-    persist.save_threshold(args.save, float(result.threshold), args.namespace)
+    persist.save_threshold(args.save, float(walk.threshold), args.namespace)
     out.print(f"saved to {args.save}", highlight=False)
     if args.reload_url is not None:
         if args.admin_key_env is None:
@@ -206,19 +247,19 @@ def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) ->
 
 def report_change(
     data: LabeledScores,
-    result: CalibrationResult,
+    held_out: np.ndarray,
     before: float,
-    seed: int,
-    fit_fraction: float,
+    walk: WalkResult,
+    args: argparse.Namespace,
     out: Console,
 ) -> None:
-    held = split_parts(data.labels, seed, fit_fraction).held_out
-    sims, labels = data.similarities[held], data.labels[held]
-    after = float(result.threshold)  # type: ignore[arg-type]
+    sims, labels = data.similarities[held_out], data.labels[held_out]
+    after = float(walk.threshold)  # type: ignore[arg-type]
     old, new = split_stats(sims, labels, before), split_stats(sims, labels, after)
     out.print(
         f"threshold {before:.4f} -> {after:.4f} (cosine, hit when >=; certified false-hit "
-        f"rate <= {result.target:g} at {result.confidence:.0%} confidence)",
+        f"rate <= {args.target:g} at {args.confidence:.0%} confidence: {walk.false_hits} "
+        f"false of {walk.hits} hits, p={walk.p_value:.3g})",
         highlight=False,
     )
     for name, stats in (("before", old), ("after", new)):

@@ -149,7 +149,7 @@ def test_calibrate_apply_reaches_a_running_proxy(
                 handle.write(json.dumps(row) + "\n")
         monkeypatch.setenv("TEST_PROXY_ADMIN_KEY", ADMIN_KEY)
         status = calibrate_main(
-            ["--labels", str(labels), "--target", "0.05", "--current", "0.99", "--apply",
+            ["--labels", str(labels), "--target", "0.05", "--current", "0.99", "--max-change", "0.3", "--apply",
              "--save", str(env), "--reload-url", server.base_url,
              "--admin-key-env", "TEST_PROXY_ADMIN_KEY"]
         )  # fmt: skip
@@ -182,3 +182,18 @@ def test_calibrate_reports_without_apply(tmp_path, capsys: pytest.CaptureFixture
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert calibrate_main(["--labels", str(labels), "--target", "0.05"]) == 2
     assert "label" in capsys.readouterr().err
+
+
+def test_calibrate_changes_nothing_when_the_current_threshold_is_not_certified(
+    tmp_path, capsys: pytest.CaptureFixture
+) -> None:
+    rng = random.Random(2)
+    rows = [{"text_a": f"q{i}", "text_b": f"s{i}", "label": int(rng.random() < 0.8),
+             "similarity": rng.uniform(0.8, 1.0)} for i in range(400)]  # fmt: skip
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = tmp_path / "x.env"
+    argv = ["--labels", str(labels), "--target", "0.05", "--current", "0.85", "--apply",
+            "--save", str(env)]  # fmt: skip
+    assert calibrate_main(argv) == 1  # 20% wrong everywhere: nothing certified
+    assert "no change" in capsys.readouterr().out and not env.exists()
