@@ -149,8 +149,8 @@ def test_calibrate_apply_reaches_a_running_proxy(
                 handle.write(json.dumps(row) + "\n")
         monkeypatch.setenv("TEST_PROXY_ADMIN_KEY", ADMIN_KEY)
         status = calibrate_main(
-            ["--labels", str(labels), "--target", "0.05", "--current", "0.99", "--max-change", "0.3", "--apply",
-             "--save", str(env), "--reload-url", server.base_url,
+            ["--labels", str(labels), "--target", "0.05", "--current", "0.99",
+             "--max-change", "0.3", "--apply", "--save", str(env), "--reload-url", server.base_url,
              "--admin-key-env", "TEST_PROXY_ADMIN_KEY"]
         )  # fmt: skip
         assert status == 0
