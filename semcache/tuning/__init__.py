@@ -7,5 +7,7 @@ two answers agree), ``shadow`` (background verification), ``estimate`` (the live
 rate and its interval), ``misses`` (near misses: recording, clustering, export), ``stage``
 (the pipeline stage), ``loop`` (the state one cache shares, feedback), ``api`` (the
 facade's methods), ``settings`` (the ``verify`` and ``tuning`` sections), ``metrics``
-(Prometheus export), ``misses_cli`` (``semcache misses``).
+(Prometheus export), ``misses_cli`` (``semcache misses``), ``simulate`` (a labeled synthetic
+stream with drift, for the benchmark and the notebook). Recalibration from recorded labels is
+``semcache.eval.recalibrate`` (``semcache calibrate --labels``).
 """
