@@ -87,7 +87,9 @@ class TuningAPI:
         """``feedback`` for async callers."""
         return await self._loop.arun(self._feedback(response_or_key, correct, tenant))
 
-    async def _feedback(self, response_or_key: Any, correct: bool, tenant: str | None) -> Any:
+    async def _feedback(
+        self, response_or_key: Any, correct: bool, tenant: str | None
+    ) -> FeedbackResult:
         if not isinstance(correct, bool):
             raise InvalidRequestType("correct", f"expected true or false, got {correct!r}")
         ref = feedback_ref(response_or_key)
