@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from semcache.embedders.base import Embedder
-from semcache.errors import SemcacheError
+from semcache.errors import ConfigError, SemcacheError
 from semcache.guard import HitVerifier
 from semcache.settings import CacheSettings, SemanticSettings
 
@@ -307,10 +307,11 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
         "fixed-sequence testing), report the frontier for δ = 1, 2, 5, 10, 20%, and check "
         "the choice on the other half.",
     )
-    parser.add_argument("--data", required=True, help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]")
+    parser.add_argument("--data", help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]")
     parser.add_argument(
         "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.05"
     )
+    _add_recalibrate_options(parser)
     parser.add_argument(
         "--confidence", type=_fraction, default=0.95, help="confidence of the guarantee (0.95)"
     )
@@ -357,6 +358,42 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
     return parser
 
 
+def _add_recalibrate_options(parser: argparse.ArgumentParser) -> None:
+    """The tuning loop's options (``semcache.eval.recalibrate``)."""
+    parser.add_argument(
+        "--labels",
+        action="append",
+        type=Path,
+        help="labeled pairs the cache recorded (tuning.labels_path, or labeled 'semcache "
+        "misses' rows) with their 'similarity'; repeatable; with --data, both are used",
+    )
+    parser.add_argument(
+        "--apply", action="store_true", help="with --labels: write the new threshold to --save"
+    )
+    parser.add_argument(
+        "--max-change",
+        type=float,
+        default=0.15,
+        help="with --labels: the most the threshold may be lowered in one step (cosine)",
+    )
+    parser.add_argument(
+        "--no-thin",
+        action="store_true",
+        help="with --labels: use every recorded row (default: thin them to an "
+        "equal-probability sample of traffic; see semcache.eval.recalibrate.thin)",
+    )
+    parser.add_argument(
+        "--current",
+        type=float,
+        help="with --labels: the threshold now served (default: the cache's settings)",
+    )
+    parser.add_argument("--reload-url", help="with --apply: the proxy to reload, e.g. "
+                        "http://127.0.0.1:8080")  # fmt: skip
+    parser.add_argument(
+        "--admin-key-env", help="variable holding the proxy's admin key (for --reload-url)"
+    )
+
+
 def calibrate_main(argv: Sequence[str]) -> int:
     """``semcache calibrate --data FILE --target 0.02 [--confidence 0.95] ...``"""
     args = _parse(_calibrate_parser(_cache_semantic()), argv)
@@ -364,9 +401,15 @@ def calibrate_main(argv: Sequence[str]) -> int:
         return args
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
+        _set_threads(args.threads)
+        if args.labels or args.apply:
+            from .recalibrate import run_recalibrate
+
+            return run_recalibrate(args, _columns(args), out)
+        if args.data is None:
+            raise ConfigError("give --data FILE (or --labels FILE)")
         from .calibrate_cmd import run_calibrate
 
-        _set_threads(args.threads)
         return run_calibrate(args, _columns(args), out, err)
     except SemcacheError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)

@@ -30,6 +30,7 @@ from semcache.errors import (
     SemcacheError,
     StoreError,
     StoreLockedError,
+    UnknownServe,
 )
 from semcache.guard import DetailGuard, HitVerifier, NoGuard, get_verifier
 from semcache.policy import CacheControl
@@ -61,6 +62,7 @@ __all__ = [
     "SemcacheError",
     "StoreError",
     "StoreLockedError",
+    "UnknownServe",
     "VectorStore",
     "cache_info",
     "get_verifier",

@@ -20,6 +20,7 @@ from semcache._coalesce import Coalescer
 from semcache._failopen import FailOpen
 from semcache._memory import MemoryTier
 from semcache.compress.accounting import CompressionLedger
+from semcache.errors import EmbedderError
 from semcache.model_watch import ModelWatch
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
@@ -42,8 +43,16 @@ from semcache.replicas.settings import RedisSettings
 from semcache.semantic import SemanticTier
 from semcache.settings import CacheSettings, CoalesceSettings, SemanticSettings, StoreSettings
 from semcache.stats import HitAudit, Stats
+from semcache.tuning.estimate import FalseHitMonitor
+from semcache.tuning.labels import LabelLog
+from semcache.tuning.ledger import ServeLedger
+from semcache.tuning.loop import TuningLoop
+from semcache.tuning.misses import MissLog, MissStage
+from semcache.tuning.settings import VerifySettings
+from semcache.tuning.stage import TuningStage
 
 if TYPE_CHECKING:
+    import numpy as np
     from litellm.types.utils import ModelResponseStream
 
     from semcache._upstream import Upstream
@@ -52,6 +61,7 @@ if TYPE_CHECKING:
     from semcache.replicas.tier import SharedTier
     from semcache.scoring import ScoredDecision
     from semcache.stores.base import VectorStore
+    from semcache.tuning.shadow import ShadowVerifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +86,7 @@ class Assembly:
     privacy: PrivacyGate
     compression: CompressionLedger
     clock: Callable[[], float]
+    tuning: TuningLoop
     shared: SharedTier | None = None
 
 
@@ -126,6 +137,7 @@ def assemble(
     privacy = build_gate(s.privacy)
     ledger = CompressionLedger()
     shared = _shared_tier(s.redis, memory, writer, failopen, watch, clock)
+    tuning = _tuning(s, backend, memory, writer, failopen, stats, clock, upstream)
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),
         memory_stage,
@@ -136,6 +148,7 @@ def assemble(
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
         *_shared_flight(shared, failopen, stats, s.coalesce, watch),
         *([] if shared is None else [_redis_write(shared, failopen, stats, watch)]),
+        TuningStage(backend, tuning.ledger, tuning.shadow, clock),
         SemanticStage(
             backend,
             failopen,
@@ -155,6 +168,7 @@ def assemble(
             merge=s.coalesce.merge and s.coalesce.enabled,
             fresh=watch.fresh,
         ),
+        tuning.miss_stage,
         WriteBehindStage(writer),
         ModelWatchStage(watch),
         PrivacyAnswerStage(privacy),
@@ -187,7 +201,76 @@ def assemble(
         privacy=privacy,
         compression=ledger,
         clock=clock,
+        tuning=tuning,
         shared=shared,
+    )
+
+
+def _tuning(
+    s: CacheSettings,
+    backend: SemanticBackend,
+    memory: MemoryTier,
+    writer: WriteBehind,
+    failopen: FailOpen,
+    stats: Stats,
+    clock: Callable[[], float],
+    upstream: Upstream,
+) -> TuningLoop:
+    """Feedback, the live estimate and miss analysis; shadow verification when sampled."""
+    t = s.tuning
+    misses = MissLog(t.max_misses)
+    loop = TuningLoop(
+        backend=backend,
+        memory=memory,
+        writer=writer,
+        stats=stats,
+        clock=clock,
+        ledger=ServeLedger(t.max_serves),
+        labels=LabelLog(capacity=t.max_labels, path=t.labels_path),
+        monitor=FalseHitMonitor(delta=t.delta, window=t.window),
+        misses=misses,
+        miss_stage=MissStage(backend, misses, failopen, clock, margin=t.miss_margin),
+    )
+    if s.verify.sample_rate > 0:
+        loop.shadow = _shadow(s.verify, backend, failopen, stats, upstream, loop)
+    return loop
+
+
+def _shadow(
+    v: VerifySettings,
+    backend: SemanticBackend,
+    failopen: FailOpen,
+    stats: Stats,
+    upstream: Upstream,
+    loop: TuningLoop,
+) -> ShadowVerifier:
+    import random
+
+    from semcache.tuning.compare import AnswerJudge, EmbeddingJudge, LLMJudge
+    from semcache.tuning.sampling import Sampler, SamplingPolicy
+    from semcache.tuning.shadow import ShadowVerifier
+
+    async def embed(text: str) -> np.ndarray:
+        tier = await backend.ready()
+        if tier is None:
+            raise EmbedderError("shadow verification needs the semantic tier's embedder")
+        return await tier.embed(text)
+
+    judge: AnswerJudge = (
+        EmbeddingJudge(embed, min_cosine=v.answer_similarity)
+        if v.judge_model is None
+        else LLMJudge(v.judge_model)
+    )
+    policy = SamplingPolicy(v.sample_rate, boost=v.near_boost, width=v.near_width)
+    return ShadowVerifier(
+        upstream,
+        judge,
+        Sampler(policy, random.Random(v.seed)),
+        loop.on_verdict,
+        failopen,
+        stats,
+        max_concurrency=v.max_concurrency,
+        max_pending=v.max_pending,
     )
 
 

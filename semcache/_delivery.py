@@ -48,6 +48,7 @@ class Delivery:
             origin=found.origin,
             private_data=found.private_data,
             score=found.score,
+            serve_id=found.serve_id,
         )
 
     def record(self, info: CacheInfo) -> None:

@@ -68,6 +68,14 @@ class MemoryTier:
                 self._remove(key)
             return len(doomed)
 
+    def discard(self, key: str) -> int:
+        """Drop the entry stored under ``key``; return 1 if there was one, else 0."""
+        with self._lock:
+            if key not in self._entries:
+                return 0
+            self._remove(key)
+            return 1
+
     def __len__(self) -> int:
         return len(self._entries)
 

@@ -6,6 +6,7 @@ They run on the cache's event loop; the facade (``SemanticCache``) only schedule
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from semcache._build import Assembly
 from semcache.fingerprint import resolve_model
@@ -33,6 +34,7 @@ async def stats(p: Assembly) -> CacheStats:
         privacy=p.privacy.stats(),
         compression=p.compression.totals(),
     )
+    snapshot = replace(snapshot, tuning=p.tuning.snapshot(snapshot.counts))
     return with_integrity(snapshot, store)
 
 
@@ -63,6 +65,7 @@ async def shutdown(p: Assembly) -> None:
     """Flush and close; a store error is counted (kind ``store_close``), never raised."""
     if p.lag is not None:
         p.lag.stop()
+    await p.tuning.close()
     await p.writer.close()
     await p.failopen.call("store_close", p.backend.close, None, timeout_s=CLOSE_TIMEOUT_S)
     if p.shared is not None:

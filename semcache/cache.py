@@ -32,14 +32,16 @@ from semcache.pipeline.base import Request
 from semcache.settings import CacheSettings
 from semcache.stats import CacheStats, StoredEntry
 from semcache.stores.base import VectorStore
+from semcache.tuning.api import TuningAPI
 
 #: Seconds the readiness probe (model load, store open) may take.
 READY_TIMEOUT_S = 120.0
 
 
-class SemanticCache(DirectAPI, EmbeddingAPI):
+class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
     """Drop-in cache for LiteLLM completion calls (``check``/``store`` and ``embedding`` are
-    in ``semcache.direct`` and ``semcache.embedding_cache``).
+    in ``semcache.direct`` and ``semcache.embedding_cache``; ``feedback`` and miss analysis
+    in ``semcache.tuning.api``).
 
     Extra keyword arguments understood on every call: ``tenant=`` (a partition no tier ever
     answers across) and ``cache=`` (a ``CacheControl`` or a dict with LiteLLM's names:

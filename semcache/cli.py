@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "semcache.purge_cli:purge_main",
         "withdraw stored answers (--tenant/--namespace/--model)",
     ),
+    "misses": (
+        "semcache.tuning.misses_cli:misses_main",
+        "a running proxy's frequent near misses, exported for labeling",
+    ),
     "compress-eval": ("semcache.compress.ab_cli:compress_eval_main", "A/B-test prompt compression"),
 }
 

@@ -62,6 +62,11 @@ class InvalidRequestType(InvalidRequest, TypeError):
     """A request field has the wrong type (also a ``TypeError``)."""
 
 
+class UnknownServe(InvalidRequest, LookupError):
+    """Feedback named an answer this cache did not serve to the caller's tenant recently
+    (an unknown id or key, one served to another tenant, or one too old to remember)."""
+
+
 class StoreError(SemcacheError):
     """A vector store operation failed; the facade degrades it to a miss."""
 

@@ -49,6 +49,7 @@ from semcache.compress.settings import CompressionSettings
 from semcache.errors import SettingsError, UnknownSettingWarning
 from semcache.privacy.settings import PrivacySettings
 from semcache.replicas.settings import RedisSettings
+from semcache.tuning.settings import TuningSettings, VerifySettings
 
 #: ``SEMCACHE_*`` variables semcache reads that are not deployment settings, so they are
 #: not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX models are kept
@@ -352,6 +353,8 @@ class CacheSettings(BaseSettings):
     admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
     health: HealthSettings = Field(default_factory=HealthSettings)
     redis: RedisSettings = Field(default_factory=RedisSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+    tuning: TuningSettings = Field(default_factory=TuningSettings)
     strict: bool = Field(
         False,
         description="Unknown SEMCACHE_* environment variables and .env keys are errors, not "

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from semcache.compress.accounting import CompressionTotals
     from semcache.privacy.gate import PrivacyStats
+    from semcache.tuning.loop import TuningStats
 
 
 class Tier(enum.StrEnum):
@@ -65,6 +66,8 @@ class CacheInfo:
     ``score``: for a semantic hit judged by a calibrated scorer (``semantic.scorer``), the
     learned probability that the stored answer serves this question (hit when >= the saved
     threshold); None when no model ran (no scorer, or a cosine outside the scored band).
+    ``serve_id``: names a semantic hit for ``cache.feedback`` (None for other answers, whose
+    feedback names the entry ``key``).
     """
 
     tier: Tier
@@ -79,6 +82,7 @@ class CacheInfo:
     compression_saved_usd: float = 0.0
     private_data: tuple[str, ...] = ()
     score: float | None = None
+    serve_id: str | None = None
 
     @property
     def hit(self) -> bool:
@@ -108,7 +112,7 @@ class CacheStats:
     ``store_upsert``): the request went on without it. ``store_entries`` is None when there
     is no store or it could not be counted. ``privacy``: the private-data gate's decisions by
     kind (never text); ``compression``: what prompt compression saved, apart from the cache's
-    savings.
+    savings; ``tuning``: feedback, shadow verification and the live false-hit estimates.
     """
 
     requests: int
@@ -127,6 +131,7 @@ class CacheStats:
     privacy: PrivacyStats | None = None
     compression: CompressionTotals | None = None
     shed: Mapping[str, int] = field(default_factory=dict)
+    tuning: TuningStats | None = None
 
     @property
     def hit_rate(self) -> float:

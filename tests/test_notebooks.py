@@ -28,7 +28,7 @@ from unittest import mock
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NAMES = ("01_threshold_tradeoffs.ipynb", "02_cache_simulation.ipynb")
+NAMES = ("01_threshold_tradeoffs.ipynb", "02_cache_simulation.ipynb", "03_tuning_loop.ipynb")
 KERNEL = "semcache-test-python"
 CELL_TIMEOUT_S = 600
 OFFLINE = {"HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}

@@ -23,7 +23,8 @@ def test_all_is_pinned():
         "Embedder",
         "EmbedderError", "EmbedderMismatchError", "Entry", "HitVerifier", "InvalidRequest",
         "InvalidRequestType", "Match", "MissingDependency", "NoGuard", "SemanticCache",
-        "SemcacheError", "StoreError", "StoreLockedError", "VectorStore", "cache_info",
+        "SemcacheError", "StoreError", "StoreLockedError", "UnknownServe", "VectorStore",
+        "cache_info",
         "get_verifier", "load_shipped_pairs",
     ]  # fmt: skip
     for name in semcache.__all__:

@@ -109,8 +109,8 @@ def _sections() -> list[type[BaseModel]]:
 
 
 def test_there_are_sections_to_check():
-    assert len(_sections()) == 10  # policy, exact, coalesce, semantic, store, privacy,
-    # compression, admission, health, redis
+    assert len(_sections()) == 12  # policy, exact, coalesce, semantic, store, privacy,
+    # compression, admission, health, redis, verify, tuning
 
 
 @pytest.mark.parametrize("section", _sections(), ids=lambda s: s.__name__)

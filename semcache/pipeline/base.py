@@ -76,7 +76,8 @@ class Found:
     of every tier; ``stored`` is what to keep instead of ``answer`` (a masked copy).
     ``compression_saved_tokens`` / ``_usd``: input saved by compressing the upstream prompt.
     ``private_data``: kinds of private data found in the question (never the text).
-    ``score``: a semantic hit's learned score, when the calibrated scorer ran on it.
+    ``score``: the scorer's score of a semantic hit when one ran; ``serve_id``: the id the
+    tuning stage gave a semantic hit (feedback names it).
     """
 
     answer: Answer
@@ -91,6 +92,7 @@ class Found:
     compression_saved_usd: float = 0.0
     private_data: tuple[str, ...] = ()
     score: float | None = None
+    serve_id: str | None = None
 
 
 Next = Callable[[Request], Awaitable[Found]]

@@ -20,15 +20,18 @@ from semcache.stores.base import Entry
 
 @dataclass(frozen=True, slots=True)
 class PurgeFilter:
-    """Which entries a purge removed: all entries matching every given field."""
+    """Which entries a purge removed: all entries matching every given field (``key``: one
+    entry, withdrawn by feedback)."""
 
     tenant: str | None = None
     namespace: str | None = None
     model: str | None = None
+    key: str | None = None
 
     def covers(self, entry: Entry) -> bool:
         return (
-            (self.tenant is None or entry.tenant == self.tenant)
+            (self.key is None or entry.key == self.key)
+            and (self.tenant is None or entry.tenant == self.tenant)
             and (self.namespace is None or entry.namespace == self.namespace)
             and (self.model is None or entry.model == self.model)
         )

@@ -15,7 +15,7 @@ and a lock around "check the fence, write" and "record the purge, delete".
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -146,6 +146,15 @@ class WriteBehind:
                 store.purge, tenant=purge.tenant, namespace=purge.namespace, model=purge.model
             )
             return max(removed, stored)
+
+    async def withdraw(self, key: str, expire: Callable[[], Awaitable[int]]) -> int:
+        """Withdraw one entry: fence pending writes of ``key``, drop it from memory, then run
+        ``expire`` (which ends it in the store) under the write lock, so no write that began
+        before lands after it. Returns how many copies were removed."""
+        async with self._lock:
+            self.fence.record(PurgeFilter(key=key))
+            removed = self._memory.discard(key)
+            return removed + await expire()
 
     async def flush(self) -> None:
         """Wait until every write submitted so far has landed or failed."""

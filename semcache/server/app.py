@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from semcache.server import admin_routes, more_routes, openai_routes, ops_routes
+from semcache.server import admin_routes, more_routes, openai_routes, ops_routes, tuning_routes
 from semcache.server.auth import KeyRing
 from semcache.server.config import ProxyConfig
 from semcache.server.http_errors import ApiError, invalid_request
@@ -20,6 +20,7 @@ from semcache.server.metrics import ProxyMetrics
 from semcache.server.openai_routes import error_response
 from semcache.server.state import Proxy
 from semcache.server.upstreams import UpstreamTable
+from semcache.settings import CacheSettings
 
 if TYPE_CHECKING:
     from semcache.cache import SemanticCache
@@ -40,6 +41,7 @@ def create_app(
     cache: SemanticCache | None = None,
     *,
     environ: Mapping[str, str] | None = None,
+    settings_source: Callable[[], CacheSettings] | None = None,
 ) -> FastAPI:
     """The proxy app for ``config``.
 
@@ -48,6 +50,8 @@ def create_app(
     ``cache`` one is built from ``config.cache`` and closed when the app's lifespan ends
     (after uvicorn let in-flight requests finish); a cache passed in stays the caller's to
     close. No I/O happens here: the store and embedder open on first use or on /readyz.
+    ``settings_source`` re-reads the cache settings for ``POST /admin/reload`` (default:
+    ``CacheSettings()``, the environment and ``.env``).
     """
     keys = KeyRing.from_config(config, environ)
     upstreams = UpstreamTable.from_config(config, environ)
@@ -79,10 +83,13 @@ def create_app(
         openapi_url=None,
     )
     app.state.proxy = proxy
+    setattr(app.state, tuning_routes.SETTINGS_SOURCE, settings_source or CacheSettings)
     app.include_router(openai_routes.router)
     app.include_router(more_routes.router)
     app.include_router(more_routes.unprefixed(openai_routes.router, more_routes.router))
     app.include_router(admin_routes.router)
+    app.include_router(tuning_routes.router)
+    app.include_router(more_routes.unprefixed(tuning_routes.router))
     app.include_router(ops_routes.router)
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]

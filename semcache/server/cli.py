@@ -34,7 +34,7 @@ def serve_main(argv: list[str]) -> int:
 
     try:
         config = load_config(args.config)
-        app = create_app(config)
+        app = create_app(config, settings_source=lambda: load_config(args.config).cache)
     except ConfigError as exc:  # also bad SEMCACHE_* values: the config layers over them
         report_config_error("semcache serve", exc, sys.stderr)
         return 2

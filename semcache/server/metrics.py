@@ -8,7 +8,8 @@ carries a tenant label at all.
 
 Cache degradation is exported from ``cache.stats()`` at each scrape: every fail-open
 counter as ``semcache_cache_failures_total{kind}`` and every shed counter (work skipped by
-admission control) as ``semcache_cache_shed_total{kind}``.
+admission control) as ``semcache_cache_shed_total{kind}``; the tuning loop's live
+false-hit estimate and counters as described in :mod:`semcache.tuning.metrics`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from semcache.stats import CacheInfo, CacheStats, Tier
+from semcache.tuning.metrics import TuningCollector
 
 #: Content type of the text exposition format served at /metrics.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -71,6 +73,8 @@ class ProxyMetrics:
         tenant = ["tenant"] if tenant_labels else []
         self.cache_counters = CacheCounters()
         r.register(self.cache_counters)
+        self.tuning = TuningCollector()
+        r.register(self.tuning)
         self.requests = Counter(
             "semcache_requests", "Completed chat requests by tier.", ["tier", *tenant], registry=r
         )
@@ -181,6 +185,7 @@ class ProxyMetrics:
         if stats is not None:
             self.cache_counters.failures = dict(stats.errors)
             self.cache_counters.shed = dict(stats.shed)
+            self.tuning.stats = stats.tuning
             if stats.store_entries is not None:
                 self.store_entries.set(stats.store_entries)
         privacy = stats.privacy if stats is not None else None

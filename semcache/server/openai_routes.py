@@ -86,6 +86,8 @@ def _cache_headers(info: CacheInfo | None) -> dict[str, str]:
         headers["x-semcache-similarity"] = f"{info.similarity:.6f}"
     if info.key is not None:
         headers["x-semcache-key"] = info.key
+    if info.serve_id is not None:
+        headers["x-semcache-serve-id"] = info.serve_id
     return headers
 
 

@@ -1,0 +1,296 @@
+"""``semcache calibrate --labels``: recalibrate from what the running cache recorded.
+
+Input: labeled pairs the cache recorded (``tuning.labels_path`` or ``GET /admin/labels``:
+feedback and shadow verdicts) and exported near misses once labeled (``semcache misses``),
+each row carrying the cache's own cosine ``similarity``, plus any ``--data`` file of pairs
+(embedded with the cache's embedder). The new threshold is certified with Learn-then-Test
+fixed-sequence testing (:mod:`semcache.eval.ltt`) at ``--target`` with ``--confidence``, on
+a sequence fixed in advance: from the current threshold down in steps of :data:`STEP`
+(:func:`loosen`). Starting at the current threshold, rather than planning a start on a
+fitting part as ``semcache calibrate --data`` does, uses every calibration pair for the test
+and never proposes a stricter threshold on thin evidence: if even the current one is not
+certified, nothing changes and the report says so (whether it serves too many wrong answers
+is what the live estimate and its alert answer).
+
+Recorded rows are first thinned (:func:`thin`) to an equal-probability sample of the
+traffic they came from: semantic hits and the misses within ``tuning.miss_margin`` (unless
+``--no-thin``). It reports the change before saving anything: the threshold, and on the
+held-out half of those pairs the share served (pairs at or over the threshold) and the
+wrong-answer rate among them, at the current and the new threshold: for that traffic,
+not for requests far from any stored question (which neither threshold serves) nor exact
+repeats; the live estimate (``stats().tuning``) reports what is served.
+``--apply`` writes the threshold into ``--save`` (a ``.env`` file); ``--reload-url`` then
+asks a running proxy to serve with it (``POST /admin/reload``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+
+from semcache.errors import ConfigError
+from semcache.settings import CacheSettings
+
+from . import persist
+from .calibrate import hits_needed, split_stats
+from .data import Columns, PairDataError, _label, _text, load_pairs
+from .frontier import Parts, split_parts
+from .ltt import WalkResult, fixed_sequence
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One recorded row: the cache's cosine, the label, how the row came to be recorded
+    (``probability``: a shadow verdict's sampling probability; None for a near miss, which
+    is always recorded, or feedback), how many requests it stands for, and whether it is
+    user feedback (which is no sample of traffic)."""
+
+    similarity: float
+    label: int
+    probability: float | None
+    count: int
+    feedback: bool
+
+
+def thin(rows: list[Recorded], rng: np.random.Generator) -> list[Recorded]:
+    """A sample of ``rows`` in which every request was kept with one probability.
+
+    Shadow verdicts were sampled with probability π (higher near the threshold) and near
+    misses were all recorded, so the rows over-represent near misses, where the wrong
+    answers are; certifying on them is valid but needlessly strict. Keeping each shadow row
+    with probability π_min/π and each of a miss row's ``count`` requests with probability
+    π_min (π_min: the smallest π seen) leaves an equal-probability sample of the traffic the
+    rows came from (hits, and misses within the margin), so the certificate speaks about
+    that traffic. Feedback rows are kept whole (they only make the certificate stricter).
+    Without shadow rows nothing is thinned.
+    """
+    sampled = [r.probability for r in rows if r.probability is not None]
+    if not sampled:
+        return rows
+    floor = min(sampled)
+    kept: list[Recorded] = []
+    for row in rows:
+        if row.feedback:
+            kept.append(row)
+        elif row.probability is not None:
+            if rng.random() < floor / row.probability:
+                kept.append(row)
+        else:
+            copies = int(rng.binomial(row.count, floor))
+            kept += [row] * copies
+    return kept
+
+
+@dataclass(frozen=True)
+class LabeledScores:
+    """Labeled pairs reduced to what calibration needs: a cosine and a 0/1 label each."""
+
+    similarities: np.ndarray
+    labels: np.ndarray
+    sources: dict[str, int]
+
+
+def read_recorded(path: str | Path) -> list[Recorded]:
+    """Rows with ``text_a``, ``text_b``, ``label`` and ``similarity`` (the cache's cosine),
+    and optionally ``sample_probability``, ``count`` and ``source``; a row whose label is
+    still null stops loading with an error naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise PairDataError(str(path), None, None, "no such file")
+    rows: list[Recorded] = []
+    where = str(path)
+    with path.open(encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise PairDataError(where, number, None, f"invalid JSON: {exc.msg}") from exc
+            if not isinstance(row, dict):
+                raise PairDataError(where, number, None, "expected a JSON object")
+            _text(where, number, row, "text_a")
+            _text(where, number, row, "text_b")
+            if row.get("label") is None:
+                raise PairDataError(where, number, "label", "is missing (label the row 0 or 1)")
+            similarity = row.get("similarity")
+            if isinstance(similarity, bool) or not isinstance(similarity, int | float):
+                raise PairDataError(where, number, "similarity", "must be the cache's cosine")
+            probability = row.get("sample_probability")
+            if probability is not None and (
+                isinstance(probability, bool)
+                or not isinstance(probability, int | float)
+                or not 0 < probability <= 1
+            ):
+                raise PairDataError(where, number, "sample_probability", "must be in (0, 1]")
+            count = row.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise PairDataError(where, number, "count", "must be a positive integer")
+            rows.append(
+                Recorded(
+                    similarity=float(similarity),
+                    label=_label(where, number, row, "label"),
+                    probability=None if probability is None else float(probability),
+                    count=count,
+                    feedback=row.get("source") == "feedback",
+                )
+            )
+    if not rows:
+        raise PairDataError(where, None, None, "contains no pairs")
+    return rows
+
+
+def gather(args: argparse.Namespace, columns: Columns) -> LabeledScores:
+    sims: list[float] = []
+    labels: list[int] = []
+    sources: dict[str, int] = {}
+    recorded: list[Recorded] = []
+    for file in args.labels or []:
+        rows = read_recorded(file)
+        recorded += rows
+        sources[str(file)] = len(rows)
+    if not args.no_thin:
+        recorded = thin(recorded, np.random.default_rng(args.seed))
+    sims += [r.similarity for r in recorded]
+    labels += [r.label for r in recorded]
+    for source in [] if args.data is None else [args.data]:
+        from .resolve import resolve_embedder
+        from .similarity import pair_similarities
+
+        pairs = load_pairs(source, columns=columns, limit=args.limit, seed=args.seed)
+        embedder = resolve_embedder(args.embedder[0], args.batch_size, args.runtime)
+        sims += [float(v) for v in pair_similarities(pairs, embedder)]
+        labels += [int(v) for v in pairs.labels]
+        sources[str(source)] = len(pairs)
+    return LabeledScores(np.asarray(sims), np.asarray(labels, dtype=np.int64), sources)
+
+
+def current_threshold(namespace: str | None) -> float:
+    semantic = CacheSettings().semantic
+    if namespace is not None and namespace in semantic.namespace_thresholds:
+        return semantic.namespace_thresholds[namespace]
+    return semantic.threshold
+
+
+#: Cosine step of the test sequence below the current threshold.
+STEP = 0.0025
+
+
+def loosen(
+    data: LabeledScores, current: float, target: float, alpha: float, seed: int, max_change: float
+) -> tuple[WalkResult, Parts]:
+    """Learn-then-Test from the current threshold down: the sequence (``current``,
+    ``current - STEP``, ... ``current - max_change``, less the leading thresholds with fewer
+    pairs at or over them than any test needs) depends on no label, so no fitting part is
+    needed; the walk runs on the calibration half and stops at the first threshold whose
+    false-hit rate could exceed ``target`` (p > ``alpha``). The other half is held out for
+    the report."""
+    parts = split_parts(data.labels, seed)
+    calibration = np.concatenate([parts.fit, parts.test])
+    steps = round(max_change / STEP)
+    sequence = current - STEP * np.arange(steps + 1)
+    # Skip the leading thresholds too strict to reject anything even with no false hit:
+    # a choice made from the similarities alone (no label), so the test stays valid.
+    need = hits_needed(target, 1.0 - alpha)
+    served = (data.similarities[calibration][None, :] >= sequence[:, None]).sum(axis=1)
+    sequence = sequence[served >= need]
+    walk = fixed_sequence(
+        data.similarities[calibration], data.labels[calibration], sequence, target, alpha
+    )
+    return walk, parts
+
+
+def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) -> int:
+    if args.apply and args.save is None:
+        raise ConfigError("--apply writes the threshold into --save FILE: give --save")
+    data = gather(args, columns)
+    before = args.current if args.current is not None else current_threshold(args.namespace)
+    alpha = 1.0 - args.confidence
+    walk, parts = loosen(data, before, args.target, alpha, args.seed, args.max_change)
+    sources = ", ".join(f"{name} ({n})" for name, n in data.sources.items())
+    thinned = "" if args.no_thin else " after thinning to an equal-probability sample"
+    out.print(f"labeled pairs: {len(data.labels)}{thinned}, from {sources}", highlight=False)
+    if walk.threshold is None:
+        counts = walk.stopped_counts or (0, 0)
+        out.print(
+            f"no change: the current threshold {before:.4f} is not certified at false-hit "
+            f"rate <= {args.target:g} with {args.confidence:.0%} confidence on these pairs "
+            f"({counts[1]} false of {counts[0]} hits), so nothing is loosened. More labels "
+            "may certify it; the live estimate (stats().tuning, semcache_false_hit_rate_high) "
+            "says whether it serves too many wrong answers.",
+            highlight=False,
+        )
+        return 1
+    report_change(data, parts.held_out, before, walk, args, out)
+    if walk.threshold >= before:
+        out.print(
+            "no change: nothing looser than the current threshold is certified", highlight=False
+        )
+        return 0
+    if not args.apply:
+        out.print("not saved (--apply writes it)", highlight=False)
+        return 0
+    persist.save_threshold(args.save, float(walk.threshold), args.namespace)
+    out.print(f"saved to {args.save}", highlight=False)
+    if args.reload_url is not None:
+        if args.admin_key_env is None:
+            raise ConfigError("--reload-url needs --admin-key-env NAME (the admin key's variable)")
+        reload_proxy(args.reload_url, os.environ.get(args.admin_key_env), out)
+    return 0
+
+
+def report_change(
+    data: LabeledScores,
+    held_out: np.ndarray,
+    before: float,
+    walk: WalkResult,
+    args: argparse.Namespace,
+    out: Console,
+) -> None:
+    sims, labels = data.similarities[held_out], data.labels[held_out]
+    after = float(walk.threshold)  # type: ignore[arg-type]
+    old, new = split_stats(sims, labels, before), split_stats(sims, labels, after)
+    out.print(
+        f"threshold {before:.4f} -> {after:.4f} (cosine, hit when >=; certified false-hit "
+        f"rate <= {args.target:g} at {args.confidence:.0%} confidence: {walk.false_hits} "
+        f"false of {walk.hits} hits, p={walk.p_value:.3g})",
+        highlight=False,
+    )
+    for name, stats in (("before", old), ("after", new)):
+        served = stats.hits / stats.pairs if stats.pairs else 0.0
+        out.print(
+            f"  {name}: served {served:.1%} of {stats.pairs} held-out labeled pairs, "
+            f"wrong-answer rate {stats.false_hit_rate:.1%} "
+            f"[{stats.false_hit_rate_lo:.1%}, {stats.false_hit_rate_hi:.1%}]",
+            highlight=False,
+        )
+
+
+def reload_proxy(url: str, admin_key: str | None, out: Console) -> None:
+    """``POST {url}/admin/reload`` with the admin key; raises ConfigError when refused."""
+    import httpx
+
+    if admin_key is None:
+        raise ConfigError("--reload-url needs the admin key in --admin-key-env's variable")
+    try:
+        response = httpx.post(
+            url.rstrip("/") + "/admin/reload",
+            headers={"authorization": f"Bearer {admin_key}"},
+            timeout=30,
+        )
+    except httpx.HTTPError as exc:
+        raise ConfigError(f"reload at {url} failed: {exc}") from exc
+    if response.status_code != 200:
+        raise ConfigError(f"reload at {url} refused: HTTP {response.status_code} {response.text}")
+    body = response.json()
+    out.print(
+        f"proxy reloaded: threshold {body['threshold_before']:.4f} -> "
+        f"{body['threshold_after']:.4f}",
+        highlight=False,
+    )

@@ -1,0 +1,126 @@
+"""The tuning loop's endpoints: client feedback, and the admin's misses, labels and reload.
+
+``POST /v1/feedback`` is authenticated exactly like chat: the client key decides the tenant,
+and an answer served to another tenant is "not found" (404), the same as an unknown one, so
+a tenant can neither mark nor probe another's entries. The admin routes sit behind the
+admin key: ``GET /admin/misses`` (near-miss clusters and pairs to label, the rows in the
+format ``semcache calibrate`` reads), ``GET /admin/labels`` (recorded labeled pairs) and
+``POST /admin/reload`` (re-read the settings and serve with their thresholds from now on,
+e.g. after ``semcache calibrate --apply``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from semcache.errors import UnknownServe
+from semcache.server.admin_routes import _answer, _plain, _require_admin, _validation_error
+from semcache.server.http_errors import ApiError, invalid_request, unauthorized
+from semcache.server.state import proxy_of
+from semcache.settings import CacheSettings
+
+router = APIRouter()
+
+#: ``app.state`` attribute holding the callable that re-reads the cache settings on reload.
+SETTINGS_SOURCE = "cache_settings_source"
+
+
+class FeedbackRequest(BaseModel):
+    """``id``: the ``x-semcache-serve-id`` of a semantic hit, or the ``x-semcache-key`` of a
+    cached answer; ``correct``: whether the answer was right for the question."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200)
+    correct: bool = Field(strict=True)
+
+
+async def _feedback(request: Request) -> dict[str, Any]:
+    proxy = proxy_of(request)
+    tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
+    if tenant is None:
+        raise unauthorized()
+    try:
+        body = FeedbackRequest.model_validate_json(await request.body() or b"{}")
+    except ValidationError as exc:
+        raise _validation_error(exc) from None
+    try:
+        result = await proxy.cache.afeedback(body.id, body.correct, tenant=tenant)
+    except UnknownServe:
+        raise ApiError(
+            404,
+            "No answer with this id was served to you recently.",
+            kind="feedback",
+            param="id",
+            code="not_found",
+        ) from None
+    return {
+        "object": "feedback",
+        "correct": result.correct,
+        "withdrawn": result.withdrawn,
+        "labeled": result.labeled,
+    }
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid_request(name, f"expected an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise invalid_request(name, f"expected {low} to {high}, got {value}")
+    return value
+
+
+async def _misses(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    tenant = request.query_params.get("tenant") or None
+    min_count = _int_param(request, "min_count", 1, 1, 1_000_000)
+    clusters = proxy.cache.misses(tenant=tenant, min_count=min_count)
+    return {
+        "object": "misses",
+        "clusters": [_plain(c) for c in clusters],
+        "rows": proxy.cache.miss_rows(tenant=tenant),
+    }
+
+
+async def _labels(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    return {"object": "list", "data": [pair.row() for pair in proxy.cache.labeled_pairs()]}
+
+
+async def _reload(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    source: Callable[[], CacheSettings] = getattr(request.app.state, SETTINGS_SOURCE, CacheSettings)
+    settings = await asyncio.to_thread(source)
+    change = proxy.cache.apply_thresholds(settings)
+    return {"object": "reload", "changed": change.changed, **asdict(change)}
+
+
+@router.post("/v1/feedback")
+async def feedback(request: Request) -> Response:
+    return await _answer(request, _feedback)
+
+
+@router.get("/admin/misses")
+async def misses(request: Request) -> Response:
+    return await _answer(request, _misses)
+
+
+@router.get("/admin/labels")
+async def labels(request: Request) -> Response:
+    return await _answer(request, _labels)
+
+
+@router.post("/admin/reload")
+async def reload(request: Request) -> Response:
+    return await _answer(request, _reload)

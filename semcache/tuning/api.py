@@ -1,0 +1,138 @@
+"""The tuning loop's methods on ``SemanticCache`` (a mixin, like ``semcache.direct``).
+
+Sync methods run on the cache's loop and block; the ``a``-prefixed twins await the same
+coroutine, so both expose the same operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.policy import validate_tenant
+from semcache.stats import cache_info
+from semcache.tuning.loop import FeedbackResult
+from semcache.tuning.misses import MissCluster, cluster_misses, export_rows
+from semcache.tuning.records import LabeledPair
+
+if TYPE_CHECKING:
+    from semcache._build import Assembly
+    from semcache._loop import LoopThread
+    from semcache.settings import CacheSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdChange:
+    """The hit thresholds (cosine, a hit when >=) before and after ``apply_thresholds``."""
+
+    threshold_before: float
+    threshold_after: float
+    namespace_thresholds_before: Mapping[str, float]
+    namespace_thresholds_after: Mapping[str, float]
+
+    @property
+    def changed(self) -> bool:
+        return self.threshold_before != self.threshold_after or dict(
+            self.namespace_thresholds_before
+        ) != dict(self.namespace_thresholds_after)
+
+
+def feedback_ref(response_or_key: Any) -> str:
+    """The serve id (or, for an exact hit, the entry key) a response or string names."""
+    if isinstance(response_or_key, str):
+        if not response_or_key:
+            raise InvalidRequest("response_or_key", "is empty")
+        return response_or_key
+    info = cache_info(response_or_key)
+    if info is None:
+        raise InvalidRequestType(
+            "response_or_key",
+            f"expected a response returned by semcache or a key, got "
+            f"{type(response_or_key).__name__}",
+        )
+    if not info.tier.stored and info.origin is None:
+        raise InvalidRequest(
+            "response_or_key", f"this answer was not served from the cache (tier {info.tier})"
+        )
+    ref = info.serve_id if info.serve_id is not None else info.key
+    if ref is None:
+        raise InvalidRequest("response_or_key", "the response names no cached answer")
+    return ref
+
+
+class TuningAPI:
+    """Feedback, miss analysis and live threshold changes; mixed into ``SemanticCache``."""
+
+    _parts: Assembly
+    _loop: LoopThread
+
+    def feedback(
+        self, response_or_key: Any, correct: bool, *, tenant: str | None = None
+    ) -> FeedbackResult:
+        """Say whether a cached answer was right for the query it served.
+
+        ``response_or_key``: a response semcache returned, its ``cache_info.serve_id``, or an
+        entry key. "Wrong" (``correct=False``) withdraws the entry at once (see
+        :mod:`semcache.tuning.loop`); both verdicts are counted and, for a semantic hit,
+        recorded as a labeled pair. Raises :class:`semcache.errors.UnknownServe` when no such
+        answer was served to ``tenant`` recently.
+        """
+        return self._loop.run(self._feedback(response_or_key, correct, tenant))
+
+    async def afeedback(
+        self, response_or_key: Any, correct: bool, *, tenant: str | None = None
+    ) -> FeedbackResult:
+        """``feedback`` for async callers."""
+        return await self._loop.arun(self._feedback(response_or_key, correct, tenant))
+
+    async def _feedback(
+        self, response_or_key: Any, correct: bool, tenant: str | None
+    ) -> FeedbackResult:
+        if not isinstance(correct, bool):
+            raise InvalidRequestType("correct", f"expected true or false, got {correct!r}")
+        ref = feedback_ref(response_or_key)
+        return await self._parts.tuning.feedback(ref, correct, validate_tenant(tenant))
+
+    def misses(self, *, tenant: str | None = None, min_count: int = 1) -> list[MissCluster]:
+        """Recent near misses grouped by the stored question they came close to."""
+        return cluster_misses(
+            self._parts.tuning.misses.recent(), tenant=tenant, min_count=min_count
+        )
+
+    def miss_rows(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
+        """Near misses as pairs to label (``text_a``, ``text_b``, ``label`` null)."""
+        return export_rows(self._parts.tuning.misses.recent(), tenant=tenant)
+
+    def labeled_pairs(self) -> list[LabeledPair]:
+        """Labeled pairs recorded from feedback and shadow verdicts, oldest first."""
+        return self._parts.tuning.labels.pairs()
+
+    def drain_tuning(self) -> None:
+        """Wait for background shadow checks and miss lookups started so far."""
+        self._loop.run(self._parts.tuning.drain())
+
+    async def adrain_tuning(self) -> None:
+        """``drain_tuning`` for async callers."""
+        await self._loop.arun(self._parts.tuning.drain())
+
+    def threshold(self, namespace: str = "default") -> float | None:
+        """The cosine a semantic hit needs in ``namespace`` now (None: no semantic tier)."""
+        tier = self._parts.backend.tier
+        return None if tier is None else tier.threshold_for(namespace)
+
+    def apply_thresholds(self, settings: CacheSettings) -> ThresholdChange:
+        """Serve with ``settings``' semantic threshold and namespace overrides from now on
+        (the proxy's admin reload); other settings need a restart."""
+        tier = self._parts.backend.tier
+        new_default = settings.semantic.threshold
+        new_ns = dict(settings.semantic.namespace_thresholds)
+        if tier is None:
+            return ThresholdChange(new_default, new_default, new_ns, new_ns)
+        change = ThresholdChange(
+            tier.threshold, new_default, dict(tier.namespace_thresholds), new_ns
+        )
+        tier.namespace_thresholds = new_ns
+        tier.threshold = new_default
+        return change

@@ -1,0 +1,211 @@
+"""The tuning loop's state in one cache: serves, labels, the live estimate, near misses.
+
+``TuningLoop`` is what feedback, shadow verdicts and miss analysis share. Feedback contract:
+a "wrong" verdict withdraws the entry that served the answer at once: it is fenced against
+pending writes, dropped from the memory tier and ended in the store (re-written with
+``expires_at = now``, so a persistent store keeps it withdrawn across restarts, and the
+janitor deletes it later). The entry's own question then misses and is answered afresh.
+A verdict on a semantic hit also records a labeled pair (query, served question,
+similarity, score); both verdicts are counted. Feedback names an answer by its serve id
+(``CacheInfo.serve_id``) or its entry key, and only the tenant it was served to may give it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from semcache._memory import MemoryTier
+from semcache.errors import UnknownServe
+from semcache.pipeline.backend import SemanticBackend
+from semcache.pipeline.write_behind import WriteBehind
+from semcache.semantic import EXACT_ONLY_SCOPE
+from semcache.stats import Stats
+from semcache.tuning.estimate import Estimate, FalseHitMonitor
+from semcache.tuning.labels import LabelLog
+from semcache.tuning.ledger import ServeLedger
+from semcache.tuning.misses import MissLog, MissStage
+from semcache.tuning.records import LabeledPair, Served, Source
+from semcache.tuning.shadow import ShadowVerifier
+
+#: Seconds ``close`` waits for running shadow checks before cancelling them.
+SHADOW_CLOSE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackResult:
+    """What one feedback call did: ``withdrawn`` True when a "wrong" verdict ended a stored
+    entry; ``labeled`` True when a labeled pair was recorded (semantic hits only)."""
+
+    serve: Served
+    correct: bool
+    withdrawn: bool
+    labeled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TuningStats:
+    """The tuning loop's counters (in ``CacheStats.tuning``) and live false-hit estimates.
+
+    ``estimates``: per namespace, from shadow verdicts (see :mod:`semcache.tuning.estimate`);
+    ``shadow_*``: shadow verification's verdicts and what it cost (upstream and judge).
+    """
+
+    delta: float
+    estimates: Mapping[str, Estimate]
+    feedback_right: int
+    feedback_wrong: int
+    shadow_sampled: int
+    shadow_agree: int
+    shadow_disagree: int
+    shadow_skipped: int
+    shadow_calls: int
+    shadow_tokens: int
+    shadow_cost_usd: float
+    labels: int
+    near_misses: int
+
+    @property
+    def alerts(self) -> tuple[str, ...]:
+        """Namespaces whose 95% upper bound exceeds ``delta``."""
+        return tuple(ns for ns, e in self.estimates.items() if e.alert)
+
+
+class TuningLoop:
+    def __init__(
+        self,
+        *,
+        backend: SemanticBackend,
+        memory: MemoryTier,
+        writer: WriteBehind,
+        stats: Stats,
+        clock: Callable[[], float],
+        ledger: ServeLedger,
+        labels: LabelLog,
+        monitor: FalseHitMonitor,
+        misses: MissLog,
+        miss_stage: MissStage,
+    ) -> None:
+        self._backend = backend
+        self._memory = memory
+        self._writer = writer
+        self._stats = stats
+        self._clock = clock
+        self.ledger = ledger
+        self.labels = labels
+        self.monitor = monitor
+        self.misses = misses
+        self.miss_stage = miss_stage
+        self.shadow: ShadowVerifier | None = None
+
+    # -- feedback -------------------------------------------------------------------------
+    def resolve(self, ref: str, tenant: str) -> Served:
+        """The serve ``ref`` names for ``tenant``: a serve id, else an entry key served or
+        held in memory; :class:`UnknownServe` otherwise (also for another tenant's)."""
+        served = self.ledger.get(ref)
+        if served is not None and served.tenant == tenant:
+            return served
+        served = self.ledger.latest(ref, tenant)
+        if served is not None:
+            return served
+        answer = self._memory.get(ref)
+        entry = None if answer is None else answer.entry
+        if entry is not None and entry.tenant == tenant:
+            return Served(
+                serve_id="",
+                tenant=tenant,
+                namespace=entry.namespace,
+                scope=entry.scope,
+                key=entry.key,
+                query=entry.question,
+                question=entry.question,
+                similarity=None,
+                score=None,
+                at=self._clock(),
+            )
+        raise UnknownServe(
+            "id", f"no answer {ref!r} was served to this tenant recently (or it was forgotten)"
+        )
+
+    async def feedback(self, ref: str, correct: bool, tenant: str) -> FeedbackResult:
+        served = self.resolve(ref, tenant)
+        self._stats.count("feedback_right" if correct else "feedback_wrong")
+        withdrawn = False if correct else await self._withdraw(served)
+        labeled = await self._label(served, correct, Source.FEEDBACK, None)
+        return FeedbackResult(served, correct, withdrawn, labeled)
+
+    async def _withdraw(self, served: Served) -> bool:
+        async def expire() -> int:
+            tier = await self._backend.ready()
+            if tier is None or tier.store is None or tier.embedder is None:
+                return 0
+            now = self._clock()
+            scope = served.scope or EXACT_ONLY_SCOPE
+            entry = await tier.retrieve(
+                served.key, tenant=served.tenant, namespace=served.namespace, scope=scope, now=now
+            )
+            if entry is None:
+                return 0
+            await tier.upsert(replace(entry, expires_at=now, vector=tier.exact_only_vector()))
+            return 1
+
+        removed = await self._writer.withdraw(served.key, expire)
+        self._stats.count("feedback_withdrawn", 1 if removed else 0)
+        return removed > 0
+
+    async def _label(
+        self, served: Served, correct: bool, source: Source, probability: float | None
+    ) -> bool:
+        if served.similarity is None or served.query is None or served.question is None:
+            return False
+        await self.labels.add(
+            LabeledPair(
+                text_a=served.query,
+                text_b=served.question,
+                label=1 if correct else 0,
+                source=source,
+                tenant=served.tenant,
+                namespace=served.namespace,
+                similarity=served.similarity,
+                score=served.score,
+                sample_probability=probability,
+                at=self._clock(),
+            )
+        )
+        return True
+
+    # -- shadow verdicts ------------------------------------------------------------------
+    async def on_verdict(self, served: Served, wrong: bool, probability: float) -> None:
+        """A shadow verdict: into the live estimate and the labeled pairs."""
+        self.monitor.add(served.namespace, wrong=wrong, probability=probability)
+        await self._label(served, not wrong, Source.SHADOW, probability)
+
+    # -- reading --------------------------------------------------------------------------
+    def snapshot(self, counts: Mapping[str, int]) -> TuningStats:
+        cost = self.shadow.cost if self.shadow is not None else None
+        return TuningStats(
+            delta=self.monitor.delta,
+            estimates=self.monitor.estimates(),
+            feedback_right=counts.get("feedback_right", 0),
+            feedback_wrong=counts.get("feedback_wrong", 0),
+            shadow_sampled=counts.get("verify_sampled", 0),
+            shadow_agree=counts.get("verify_agree", 0),
+            shadow_disagree=counts.get("verify_disagree", 0),
+            shadow_skipped=counts.get("verify_skipped", 0),
+            shadow_calls=0 if cost is None else cost.calls,
+            shadow_tokens=0 if cost is None else cost.tokens,
+            shadow_cost_usd=0.0 if cost is None else cost.cost_usd,
+            labels=len(self.labels),
+            near_misses=len(self.misses),
+        )
+
+    async def drain(self) -> None:
+        """Wait for background shadow checks and miss lookups started so far."""
+        if self.shadow is not None:
+            await self.shadow.drain()
+        await self.miss_stage.drain()
+
+    async def close(self) -> None:
+        if self.shadow is not None:
+            await self.shadow.close(SHADOW_CLOSE_TIMEOUT_S)
+        await self.miss_stage.close()

@@ -1,0 +1,78 @@
+"""The tuning loop's records: one served semantic hit, one labeled pair, one near miss."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+class Source(enum.StrEnum):
+    """Where a label came from. Only ``shadow`` labels are a probability sample of hits (the
+    live estimate uses them); feedback is whatever users chose to report."""
+
+    FEEDBACK = "feedback"
+    SHADOW = "shadow"
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One answer served from storage: who asked what, and which entry answered.
+
+    ``question`` is the stored entry's question (None when questions are not stored);
+    ``similarity`` the cosine of the hit (None for an exact hit); ``score`` the scorer's
+    score when one ran; ``scope`` the entry's scope (needed to find it again).
+    """
+
+    serve_id: str
+    tenant: str
+    namespace: str
+    scope: str
+    key: str
+    query: str | None
+    question: str | None
+    similarity: float | None
+    score: float | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class LabeledPair:
+    """A query and the stored question whose answer served it, with a verdict.
+
+    ``label``: 1 the answer was right for the query, 0 wrong (a false hit), in the sense
+    ``semcache calibrate`` reads (``text_a``, ``text_b``, ``label``). ``sample_probability``:
+    for shadow labels, the probability this hit had of being verified (its estimator weight
+    is the inverse); None for feedback.
+    """
+
+    text_a: str
+    text_b: str
+    label: int
+    source: Source
+    tenant: str
+    namespace: str
+    similarity: float | None
+    score: float | None
+    sample_probability: float | None
+    at: float
+
+    def row(self) -> dict[str, Any]:
+        """One JSONL row (``text_a``/``text_b``/``label`` plus provenance)."""
+        data = asdict(self)
+        data["source"] = str(self.source)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """A miss whose nearest stored question came within the margin under the threshold."""
+
+    tenant: str
+    namespace: str
+    query: str
+    key: str
+    question: str
+    similarity: float
+    threshold: float
+    at: float
