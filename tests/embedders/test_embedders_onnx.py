@@ -68,8 +68,7 @@ def test_export_is_reused_by_later_instances(
 
 def test_a_corrupt_export_is_a_clear_error(tmp_path: Path, minilm_onnx: OnnxEmbedder) -> None:
     fresh = OnnxEmbedder(cache_dir=tmp_path)
-    model = fresh._torch.model
-    path = fresh._export_path(model)
+    path = fresh._export_path(fresh._folder())
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not a model")
     with pytest.raises(EmbedderError, match="ONNX export at"):
