@@ -7,8 +7,11 @@ target, 2 bad arguments or unusable data / embedder / verifier names.
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -211,6 +214,25 @@ def _embed_timed(
     return similarities, Timing(pairs.name, label, len(pairs), texts, seconds, cpu_seconds)
 
 
+@contextmanager
+def _interrupt_on_sigterm() -> Iterator[None]:
+    """SIGTERM stops the run like Ctrl-C (KeyboardInterrupt), so the finished groups are
+    written either way; the previous handler comes back afterwards. Main thread only (the
+    only place Python delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     datasets = _load_all(args)
     verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
@@ -222,40 +244,54 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     calibrations: dict[GroupKey, CalibrationResult] = {}
     decisions: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
     all_sims: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
-    for embedder_name in args.embedder:
-        embedder = resolve.resolve_embedder(
-            embedder_name,
-            args.batch_size,
-            args.runtime,
-            threads=args.threads,
-            precision=args.precision,
-        )
-        embedder.embed(["warm-up: load the model before the clock starts"])
-        for pairs in datasets:
-            similarities, timing = _embed_timed(pairs, embedder, embedder_name, err)
-            timings[(pairs.name, embedder_name)] = timing
-            all_sims[pairs.name][embedder_name] = similarities
-            group = sweep_verifiers(
-                pairs,
-                similarities,
-                embedder=embedder_name,
-                verifiers=verifiers,
-                decisions=decisions[pairs.name],
-                thresholds=args.thresholds,
-                deltas=args.delta,
-                confidence=args.confidence,
-            )
-            if args.calibrate is not None:
-                for result in group:
-                    verdicts = decisions[pairs.name].get(result.verifier)
-                    calibrations[key_of(result)] = calibrate(
-                        effective_scores(similarities, verdicts),
-                        pairs.labels,
-                        args.calibrate,
+    finished = 0
+    try:
+        with _interrupt_on_sigterm():
+            for embedder_name in args.embedder:
+                embedder = resolve.resolve_embedder(
+                    embedder_name,
+                    args.batch_size,
+                    args.runtime,
+                    threads=args.threads,
+                    precision=args.precision,
+                )
+                embedder.embed(["warm-up: load the model before the clock starts"])
+                for pairs in datasets:
+                    similarities, timing = _embed_timed(pairs, embedder, embedder_name, err)
+                    timings[(pairs.name, embedder_name)] = timing
+                    all_sims[pairs.name][embedder_name] = similarities
+                    group = sweep_verifiers(
+                        pairs,
+                        similarities,
+                        embedder=embedder_name,
+                        verifiers=verifiers,
+                        decisions=decisions[pairs.name],
+                        thresholds=args.thresholds,
+                        deltas=args.delta,
                         confidence=args.confidence,
-                        seed=args.seed,
                     )
-            results.extend(group)
+                    if args.calibrate is not None:
+                        for result in group:
+                            verdicts = decisions[pairs.name].get(result.verifier)
+                            calibrations[key_of(result)] = calibrate(
+                                effective_scores(similarities, verdicts),
+                                pairs.labels,
+                                args.calibrate,
+                                confidence=args.confidence,
+                                seed=args.seed,
+                            )
+                    results.extend(group)
+                    # every finished group is on disk at once: a stopped run loses only
+                    # the group in progress
+                    write_outputs(args.out, results, timings, calibrations)
+                    finished += 1
+    except KeyboardInterrupt:
+        written = write_outputs(args.out, results, timings, calibrations)
+        err.print(
+            f"interrupted: kept the {finished} finished group(s) of "
+            f"{len(args.embedder) * len(datasets)} in {', '.join(str(p) for p in written)}"
+        )
+        return 130
     for result in results:
         out.print(show.sweep_table(result))
     out.print(show.headline_table(results, calibrations))
