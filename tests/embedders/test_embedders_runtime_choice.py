@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import types
+from typing import ClassVar
 
 import pytest
 
@@ -58,13 +59,13 @@ def test_threads_reach_torch() -> None:
 class _Recorder:
     """Stands in for a runtime's model class and records how it was built."""
 
-    made: list[dict[str, object]] = []
+    made: ClassVar[list[dict[str, object]]] = []
 
     def __init__(self, **kwargs: object) -> None:
         _Recorder.made.append(kwargs)
         self.dim = 4
 
-    def encode(self, texts, *args):  # noqa: ANN001 - mirrors the runtimes' call shapes
+    def encode(self, texts, *args):
         import numpy as np
 
         return np.ones((len(texts), 4), dtype=np.float32)
