@@ -109,6 +109,8 @@ class SemanticBackend:
         return tier
 
     async def close(self) -> None:
+        """Let a warm-up in progress finish (cancelling it could leave a store opened by its
+        thread that nobody closes, holding the store's lock), then close the tier."""
         warming = self._warming
         if warming is not None and not warming.done():
             await asyncio.gather(warming, return_exceptions=True)
