@@ -236,7 +236,8 @@ class OnnxEmbedder:
                 return bundled
         elif _is_local_path(self._model_ref):
             return Path(self._model_ref).expanduser().resolve()
-        return Path(self._torch.model[0].auto_model.name_or_path)  # a hub model: via torch
+        transformer: Any = self._torch.model[0]  # a hub model: found via torch
+        return Path(transformer.auto_model.name_or_path)
 
     def _load(self) -> _Runtime:
         ort = import_optional("onnxruntime", package="onnxruntime", extra="onnx")

@@ -98,4 +98,5 @@ class CachedEmbedder:
             found = [made[t] if v is None else v for t, v in zip(texts, found, strict=True)]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.vstack(found).astype(np.float32, copy=False)
+        rows = [vector for vector in found if vector is not None]  # every text found by now
+        return np.vstack(rows).astype(np.float32, copy=False)
