@@ -37,7 +37,12 @@ import httpx
 
 from semcache.testing import FakeOpenAIServer
 
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+ENV = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "BENCH_UPSTREAM_KEY": "sk-bench",
+}
 QUESTION = "What is the capital of France?"
 PARAPHRASE = "What's the capital of France?"
 
@@ -99,7 +104,7 @@ def proxy_times(python: str, api_base: str, port: int) -> dict[str, float]:
 model_name = "bench-model"
 litellm_params.model = "openai/gpt-4o-mini"
 litellm_params.api_base = "{api_base}"
-litellm_params.api_key = "sk-bench"
+litellm_params.api_key = "os.environ/BENCH_UPSTREAM_KEY"
 
 [[clients]]
 key = "bench-client-key"
@@ -113,20 +118,22 @@ path = "{Path(work) / "store"}"
         code = (
             "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
         )
+        log = (Path(work) / "serve.log").open("w")
         started = time.perf_counter()
         process = subprocess.Popen(
             [python, "-c", code, "--port", str(port), "--config", str(config)],
             cwd=work,
             env=ENV,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=log,
         )
         listening = ready = None
         try:
             base = f"http://127.0.0.1:{port}"
             while ready is None and time.perf_counter() - started < 300:
                 if process.poll() is not None:
-                    raise RuntimeError(f"{python}: semcache serve exited {process.returncode}")
+                    tail = (Path(work) / "serve.log").read_text()[-2000:]
+                    raise RuntimeError(f"{python}: semcache serve exited: {tail}")
                 try:
                     if listening is None:
                         httpx.get(f"{base}/healthz", timeout=1.0).raise_for_status()
@@ -139,6 +146,7 @@ path = "{Path(work) / "store"}"
         finally:
             process.terminate()
             process.wait(timeout=60)
+            log.close()
     return {"proxy_listening_s": listening or float("nan"), "proxy_ready_s": ready or float("nan")}
 
 
