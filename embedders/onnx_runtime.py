@@ -35,7 +35,7 @@ import numpy as np
 
 from semcache.errors import ConfigError, EmbedderError
 
-from ._buckets import token_batches
+from ._buckets import plan_batches
 from ._common import Lazy, as_text_list, check_batch_size, import_optional
 from .base import l2_normalise
 from .sentence_transformer import (
@@ -96,26 +96,19 @@ class _Tokenizer:
         self._tokenizer.enable_truncation(max_length)
         self._pad = (pad_id if pad_id is not None else 0, pad_token)
 
-    def __call__(
-        self,
-        texts: list[str],
-        *,
-        truncation: bool = True,
-        max_length: int | None = None,
-        padding: bool = False,
-        return_tensors: str | None = None,
-    ) -> dict[str, Any]:
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = [encoding.ids for encoding in encodings]
-        if not padding:
-            return {"input_ids": ids}
+    def encode(self, texts: list[str]) -> list[list[int]]:
+        """Token ids of each text, truncated to the model's limit (one pass per call)."""
+        return [encoding.ids for encoding in self._tokenizer.encode_batch(texts)]
+
+    def pad(self, ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """``input_ids`` and ``attention_mask`` of one batch, padded to its longest row."""
         width = max((len(row) for row in ids), default=0)
         input_ids = np.full((len(ids), width), self._pad[0], dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
         for row, tokens in enumerate(ids):
             input_ids[row, : len(tokens)] = tokens
             mask[row, : len(tokens)] = 1
-        return {"input_ids": input_ids, "attention_mask": mask}
+        return input_ids, mask
 
 
 def _special_token(folder: Path, name: str) -> str | None:
@@ -207,19 +200,15 @@ class OnnxEmbedder:
         if runtime.lower_case:
             texts = [text.lower() for text in texts]
         with self._runtime.lock:  # the tokenizer is not thread-safe; one batch fills the CPU
-            batches = token_batches(runtime.tokenizer, texts, runtime.max_length, self._batch_size)
+            ids = runtime.tokenizer.encode(texts)  # once: the counts plan the batches too
+            if len(ids) == 1:
+                batches = [np.zeros(1, dtype=np.int64)]
+            else:
+                lengths = np.fromiter(map(len, ids), np.int64, len(ids))
+                batches = plan_batches(lengths, self._batch_size)
             for rows in batches:
-                features = runtime.tokenizer(
-                    [texts[i] for i in rows],
-                    padding=True,
-                    truncation=True,
-                    max_length=runtime.max_length,
-                    return_tensors="np",
-                )
-                feed = {
-                    "input_ids": features["input_ids"],
-                    "attention_mask": features["attention_mask"],
-                }
+                input_ids, mask = runtime.tokenizer.pad([ids[i] for i in rows])
+                feed = {"input_ids": input_ids, "attention_mask": mask}
                 try:
                     (pooled,) = runtime.session.run(None, feed)
                 except runtime.errors as exc:
