@@ -6,7 +6,10 @@ it never happens on a request: :meth:`SemanticBackend.start` (the facade calls i
 construction) begins the warm-up as a background task, and until it is done the lookup
 stages ask :meth:`available`, which answers None at once, so those requests go upstream
 (fail-open) and are counted (``stats().counts["semantic_warming"]``). Their answers are still
-stored: write-behind waits for the warm-up (:meth:`ready`), then embeds and writes them.
+stored: write-behind waits for the warm-up (:meth:`ready`), then embeds and writes them (at
+most ``admission.max_pending_writes`` at a time; beyond that a write is shed and counted, kind
+``store_upsert``, and the answer stays in memory only). If the warm-up fails, the waiting
+writes end without storing (the failure is counted as ``semantic_setup``).
 After a failure setup is retried only every ``retry_s``, never on every request.
 """
 
