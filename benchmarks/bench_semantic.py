@@ -14,8 +14,9 @@ Four parts, all in one run on the same machine so that ratios compare like with 
                  caller at a time.
 
                  ``e2e`` and ``concurrency`` run once per MiniLM runtime (``--runtime``,
-                 default PyTorch then ONNX Runtime): the two pull against each other, since
-                 the faster one question embeds alone, the less batching has left to add.
+                 default ``auto``, what the cache runs by default): runtimes pull against each
+                 other, since the faster one question embeds alone, the less batching has
+                 left to add. The embedder gets the cache's default ``cpu_threads``.
 ``serving``      lookups answered while the edge store optimises (``--serving-size`` points):
                  semcache's out-of-process cycle vs calling ``EdgeShard.optimize()`` in a
                  thread of the serving process (the naive design it replaces).
@@ -179,12 +180,16 @@ def synthetic_entries(start: int, vectors: np.ndarray) -> list[Entry]:
 
 def load_embedder(args: argparse.Namespace, report: Report, runtime: str) -> Any:
     from semcache.embedders import load_embedder as by_name
+    from semcache.settings import SemanticSettings
 
-    embedder = by_name("minilm", device="cpu", precision=args.precision, runtime=runtime)
+    threads = SemanticSettings().cpu_threads  # what the cache gives its embedder by default
+    embedder = by_name(
+        "minilm", device="cpu", precision=args.precision, runtime=runtime, threads=threads
+    )
     embedder.embed(["warm up"])
     report.note(
-        f"embedder: MiniLM, runtime {runtime}, precision {args.precision} "
-        "(GPTCache is given the same embedder)"
+        f"embedder: MiniLM, runtime {runtime} ({type(embedder).__name__}), precision "
+        f"{args.precision}, {threads} thread(s) (GPTCache is given the same embedder)"
     )
     return embedder
 
@@ -571,15 +576,15 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--precision",
         default="auto",
-        choices=["auto", "float32", "bfloat16"],
+        choices=["auto", "float32", "bfloat16", "int8"],
         help="MiniLM precision for e2e and concurrency (auto: float32 on the CPU)",
     )
     parser.add_argument(
         "--runtime",
-        default="torch,onnx",
+        default="auto",
         type=lambda text: text.split(","),
         help="comma list of MiniLM runtimes for e2e and concurrency, each measured in turn "
-        "(torch, onnx; onnx needs the [onnx] extra)",
+        "(auto: the cache's default, ONNX Runtime when installed; torch; onnx)",
     )
     parser.add_argument(
         "--quick", action="store_true", help="sizes 1000,10000; 2,000 e2e entries; 100 queries"

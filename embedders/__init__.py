@@ -20,8 +20,10 @@ if TYPE_CHECKING:
     from .onnx_runtime import OnnxEmbedder
     from .sentence_transformer import SentenceTransformerEmbedder
     from .use_multilingual import UseMultilingualEmbedder
+    from .vector_cache import CachedEmbedder, VectorCache
 
 __all__ = [
+    "CachedEmbedder",
     "E5SmallEmbedder",
     "Embedder",
     "LiteLLMEmbedder",
@@ -29,6 +31,7 @@ __all__ = [
     "OnnxEmbedder",
     "SentenceTransformerEmbedder",
     "UseMultilingualEmbedder",
+    "VectorCache",
     "l2_normalise",
     "load_embedder",
     "registered_names",
@@ -41,6 +44,8 @@ _LAZY = {
     "OnnxEmbedder": "semcache.embedders.onnx_runtime",
     "SentenceTransformerEmbedder": "semcache.embedders.sentence_transformer",
     "UseMultilingualEmbedder": "semcache.embedders.use_multilingual",
+    "CachedEmbedder": "semcache.embedders.vector_cache",
+    "VectorCache": "semcache.embedders.vector_cache",
 }
 
 

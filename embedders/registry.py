@@ -5,11 +5,18 @@ Names: ``minilm`` (default, bundled all-MiniLM-L6-v2), ``use-multilingual``,
 a sentence-transformers hub name (``org/model``) or a local model directory. Construction is
 cheap and does no I/O; a model that cannot be found fails with
 :class:`~semcache.errors.EmbedderError` on first use.
+
+``runtime="auto"`` (the default) runs the bundled MiniLM with ONNX Runtime when
+``onnxruntime`` is installed and the model runs on the CPU in float32 or int8: the same
+vectors as PyTorch at a third of the CPU (see :mod:`.onnx_runtime`). Everything else, and
+MiniLM without ``onnxruntime`` or on a GPU, runs with PyTorch.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from semcache.errors import ConfigError
@@ -19,46 +26,77 @@ from .base import Embedder
 _LITELLM_PREFIX = "litellm:"
 
 
-RUNTIMES = ("torch", "onnx")
+RUNTIMES = ("auto", "torch", "onnx")
+ONNX_ONLY_PRECISIONS = ("int8",)
 
 
-def _sentence_transformer(
-    model: str, device: str, batch_size: int, precision: str, runtime: str
-) -> Embedder:
+@dataclass(frozen=True, slots=True)
+class _Options:
+    device: str
+    batch_size: int
+    precision: str
+    runtime: str
+    threads: int | None
+
+
+def onnx_available() -> bool:
+    """Is ONNX Runtime importable (checked without importing it)?"""
+    return importlib.util.find_spec("onnxruntime") is not None
+
+
+def resolve_runtime(runtime: str, *, device: str, precision: str, onnx_shaped: bool) -> str:
+    """``torch`` or ``onnx`` for a sentence-transformers model; ``auto`` prefers ONNX where
+    it gives the same vectors faster: a known-shaped model, on the CPU, float32 or int8."""
+    if runtime != "auto":
+        return runtime
+    if precision in ONNX_ONLY_PRECISIONS:
+        return "onnx"
+    cpu_float32 = device in ("auto", "cpu") and precision in ("auto", "float32")
+    return "onnx" if onnx_shaped and cpu_float32 and onnx_available() else "torch"
+
+
+def _sentence_transformer(model: str, o: _Options, *, onnx_shaped: bool = False) -> Embedder:
+    runtime = resolve_runtime(
+        o.runtime, device=o.device, precision=o.precision, onnx_shaped=onnx_shaped
+    )
     if runtime == "onnx":
-        if precision not in ("auto", "float32") or device not in ("auto", "cpu"):
+        if o.precision not in ("auto", "float32", "int8") or o.device not in ("auto", "cpu"):
             raise ConfigError(
-                "runtime 'onnx' runs float32 on the CPU: leave precision and device at 'auto'"
+                "runtime 'onnx' runs float32 or int8 on the CPU: leave device at 'auto' and "
+                "precision at 'auto' (or 'int8')"
             )
         from .onnx_runtime import OnnxEmbedder
 
-        return OnnxEmbedder(model, batch_size=batch_size)
+        precision = "int8" if o.precision == "int8" else "float32"
+        return OnnxEmbedder(model, batch_size=o.batch_size, threads=o.threads, precision=precision)
+    if o.precision in ONNX_ONLY_PRECISIONS:
+        raise ConfigError(f"precision {o.precision!r} needs runtime 'onnx' (or 'auto')")
     from .sentence_transformer import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(
-        model, device=device, batch_size=batch_size, precision=precision
+        model, device=o.device, batch_size=o.batch_size, precision=o.precision, threads=o.threads
     )
 
 
-def _minilm(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
+def _minilm(o: _Options) -> Embedder:
     from .sentence_transformer import DEFAULT_MODEL
 
-    return _sentence_transformer(DEFAULT_MODEL, device, batch_size, precision, runtime)
+    return _sentence_transformer(DEFAULT_MODEL, o, onnx_shaped=True)
 
 
-def _use(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
+def _use(o: _Options) -> Embedder:
     from .use_multilingual import UseMultilingualEmbedder
 
-    return UseMultilingualEmbedder(batch_size=batch_size)
+    return UseMultilingualEmbedder(batch_size=o.batch_size, threads=o.threads)
 
 
-def _e5(device: str, batch_size: int, precision: str, runtime: str) -> Embedder:
+def _e5(o: _Options) -> Embedder:
     from .e5_small import E5SmallEmbedder
 
-    return E5SmallEmbedder(batch_size=batch_size)
+    return E5SmallEmbedder(batch_size=o.batch_size, threads=o.threads)
 
 
-_NAMED: dict[str, Callable[[str, int, str, str], Embedder]] = {
+_NAMED: dict[str, Callable[[_Options], Embedder]] = {
     "minilm": _minilm,
     "use-multilingual": _use,
     "e5-small-4bit": _e5,
@@ -84,11 +122,16 @@ def load_embedder(
     device: str = "auto",
     batch_size: int = 64,
     precision: str = "auto",
-    runtime: str = "torch",
+    runtime: str = "auto",
+    threads: int | None = None,
 ) -> Embedder:
     """The embedder called ``name``; ``device``, ``precision`` and ``runtime`` apply to
     sentence-transformers models only (the others have one fixed build). ``runtime="onnx"``
-    runs such a model with ONNX Runtime on the CPU (see :mod:`.onnx_runtime`).
+    runs such a model with ONNX Runtime on the CPU (see :mod:`.onnx_runtime`); ``"auto"``
+    does so for MiniLM when ``onnxruntime`` is installed. ``precision="int8"`` is ONNX
+    Runtime's dynamic int8 quantization (its own embedder name). ``threads`` caps the CPU
+    threads of every local runtime (torch: process-wide; ONNX Runtime: intra-op; USE and e5:
+    their own thread pools); None keeps each runtime's default. LiteLLM embedders ignore it.
 
     Raises :class:`~semcache.errors.ConfigError` for a name that is none of the choices.
     """
@@ -97,9 +140,12 @@ def load_embedder(
     name = name.strip()
     if runtime not in RUNTIMES:
         raise ConfigError(f"runtime {runtime!r} is not one of {', '.join(RUNTIMES)}")
+    if threads is not None and (isinstance(threads, bool) or threads < 1):
+        raise ConfigError(f"threads must be an int >= 1 or None, got {threads!r}")
+    options = _Options(device, batch_size, precision, runtime, threads)
     factory = _NAMED.get(name)
     if factory is not None:
-        return factory(device, batch_size, precision, runtime)
+        return factory(options)
     if name.startswith(_LITELLM_PREFIX):
         model = name.removeprefix(_LITELLM_PREFIX)
         if not model:
@@ -109,5 +155,7 @@ def load_embedder(
         return LiteLLMEmbedder(model, batch_size=batch_size)
     path = Path(name).expanduser()
     if "/" in name or path.exists():
-        return _sentence_transformer(name, device, batch_size, precision, runtime)
+        from .sentence_transformer import DEFAULT_MODEL
+
+        return _sentence_transformer(name, options, onnx_shaped=name == DEFAULT_MODEL)
     raise ConfigError(f"unknown embedder {name!r}; choices: {_choices()}")

@@ -68,17 +68,18 @@ def _stable_name(model: str) -> str:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model behind the :class:`~semcache.embedders.Embedder` protocol.
 
-    The constructor does no I/O: the model loads on first use (``dim`` or ``embed``), once,
-    even when several threads ask at the same time. ``device="auto"`` picks cuda, then mps,
-    then cpu. ``precision="auto"`` means float16 on a GPU and float32 on the CPU, where
-    float16 is slow. ``"bfloat16"`` is an opt-in for CPUs with native bf16 (AVX512-BF16,
-    AMX): on this machine's EPYC it embeds one question 1.5x and a batch 1.7x faster, with
-    pair similarities within 0.004 of float32 (mean 0.0006 on 1,000 Quora pairs), so a
-    threshold tuned in float32 still holds to about that margin. Vectors are always returned
-    as float32.
-    Calls to ``embed`` are serialised: the Rust tokenizer raises "Already borrowed" when two
-    threads use it at once (huggingface/tokenizers#537), and one batch already keeps every
-    core busy.
+        The constructor does no I/O: the model loads on first use (``dim`` or ``embed``), once,
+        even when several threads ask at the same time. ``device="auto"`` picks cuda, then mps,
+        then cpu. ``threads`` sets torch's CPU threads when the model loads (process-wide, since
+    torch has one pool). ``precision="auto"`` means float16 on a GPU and float32 on the CPU, where
+        float16 is slow. ``"bfloat16"`` is an opt-in for CPUs with native bf16 (AVX512-BF16,
+        AMX): on this machine's EPYC it embeds one question 1.5x and a batch 1.7x faster, with
+        pair similarities within 0.004 of float32 (mean 0.0006 on 1,000 Quora pairs), so a
+        threshold tuned in float32 still holds to about that margin. Vectors are always returned
+        as float32.
+        Calls to ``embed`` are serialised: the Rust tokenizer raises "Already borrowed" when two
+        threads use it at once (huggingface/tokenizers#537), and one batch already keeps every
+        core busy.
     """
 
     def __init__(
@@ -89,6 +90,7 @@ class SentenceTransformerEmbedder:
         batch_size: int = 64,
         precision: str = "auto",
         cache_folder: str | Path | None = None,
+        threads: int | None = None,
     ) -> None:
         if not model:
             raise ConfigError("model must be a sentence-transformers hub name or a local path")
@@ -100,6 +102,9 @@ class SentenceTransformerEmbedder:
         self._model_ref = model
         self._requested_device = check_device(device)
         self._batch_size = check_batch_size(batch_size)
+        if threads is not None and (isinstance(threads, bool) or threads < 1):
+            raise ConfigError(f"threads must be an int >= 1 or None, got {threads!r}")
+        self._threads = threads
         self._precision = precision
         self._cache_folder = None if cache_folder is None else str(cache_folder)
         self._name = _stable_name(model)
@@ -117,6 +122,11 @@ class SentenceTransformerEmbedder:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def threads(self) -> int | None:
+        """torch CPU threads set when the model loads (process-wide; None: torch's default)."""
+        return self._threads
 
     @property
     def device(self) -> str:
@@ -188,6 +198,10 @@ class SentenceTransformerEmbedder:
         st = import_optional(
             "sentence_transformers", package="sentence-transformers", extra="local"
         )
+        if self._threads is not None:
+            import torch
+
+            torch.set_num_threads(self._threads)  # process-wide: torch has no per-model pool
         try:
             model = st.SentenceTransformer(source, device=device, cache_folder=self._cache_folder)
         except (OSError, ValueError) as exc:

@@ -48,6 +48,11 @@ class UseMultilingualEmbedder:
         return "use-multilingual-v3" + ("-denoise" if self._denoise else "")
 
     @property
+    def threads(self) -> int:
+        """BLAS threads of one call."""
+        return self._threads
+
+    @property
     def dim(self) -> int:
         return self._model.get()[1]
 

@@ -67,7 +67,9 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     verifier = resolve.resolve_verifier(args.verifier)
     sims: dict[str, np.ndarray] = {}
     for name in embedder_names:
-        embedder = resolve.resolve_embedder(name, args.batch_size, args.runtime)
+        embedder = resolve.resolve_embedder(
+            name, args.batch_size, args.runtime, threads=args.threads, precision=args.precision
+        )
         with show.embedding_progress(err, f"{pairs.name} · {name}") as progress:
             sims[name] = pair_similarities(pairs, embedder, progress=progress).astype(np.float64)
     parts = split_parts(labels, args.seed, args.fit_fraction)

@@ -7,8 +7,11 @@ target, 2 bad arguments or unusable data / embedder / verifier names.
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -77,7 +80,9 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Nam
         return exc.code if isinstance(exc.code, int) else 2
 
 
-def _add_data_options(parser: argparse.ArgumentParser, runtime: str = "torch") -> None:
+def _add_data_options(
+    parser: argparse.ArgumentParser, runtime: str = "auto", precision: str = "auto"
+) -> None:
     parser.add_argument("--limit", type=_positive_int, help="keep a seeded random N pairs per file")
     parser.add_argument("--seed", type=int, default=0, help="seed for --limit and splits")
     parser.add_argument("--text-a", default="text_a", help="column of the first text")
@@ -91,16 +96,24 @@ def _add_data_options(parser: argparse.ArgumentParser, runtime: str = "torch") -
     )
     parser.add_argument(
         "--runtime",
-        choices=["torch", "onnx"],
+        choices=["auto", "torch", "onnx"],
         default=runtime,
         help="how sentence-transformers models run: onnx (ONNX Runtime, the [onnx] extra) "
-        "gives the same similarities to 1e-7, faster on a CPU",
+        "gives the same similarities to 1e-7, faster on a CPU; auto (default) uses it for "
+        "MiniLM when installed",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=["auto", "float32", "float16", "bfloat16", "int8"],
+        default=precision,
+        help="model precision; int8 is ONNX Runtime's dynamic quantization (its own "
+        "embedder name, so its thresholds are never mixed with float32 ones)",
     )
     parser.add_argument(
         "--threads",
         type=_positive_int,
-        help="torch CPU threads for local models (default: torch's choice); on a busy "
-        "machine 1 thread can be faster than fighting for cores",
+        help="CPU threads of every local runtime (torch, ONNX Runtime, USE, e5; default: each "
+        "runtime's choice); on a busy machine 1 thread can be faster than fighting for cores",
     )
 
 
@@ -167,7 +180,7 @@ def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentPars
         "scorer over all embedders) at δ = 1, 2, 5, 10, 20%% as 'semcache calibrate' does",
     )
     parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")
-    _add_data_options(parser, cache.runtime)
+    _add_data_options(parser, cache.runtime, cache.precision)
     return parser
 
 
@@ -201,16 +214,27 @@ def _embed_timed(
     return similarities, Timing(pairs.name, label, len(pairs), texts, seconds, cpu_seconds)
 
 
-def _set_threads(threads: int | None) -> None:
-    if threads is not None:
-        import torch
+@contextmanager
+def _interrupt_on_sigterm() -> Iterator[None]:
+    """SIGTERM stops the run like Ctrl-C (KeyboardInterrupt), so the finished groups are
+    written either way; the previous handler comes back afterwards. Main thread only (the
+    only place Python delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
 
-        torch.set_num_threads(threads)
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     datasets = _load_all(args)
-    _set_threads(args.threads)
     verifier_names = [name for name in dict.fromkeys(args.verifier) if name != NO_VERIFIER]
     # 'auto' may name the same guard as 'details': one sweep per distinct verifier
     resolved = (resolve.resolve_verifier(name) for name in verifier_names)
@@ -220,34 +244,54 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     calibrations: dict[GroupKey, CalibrationResult] = {}
     decisions: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
     all_sims: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
-    for embedder_name in args.embedder:
-        embedder = resolve.resolve_embedder(embedder_name, args.batch_size, args.runtime)
-        embedder.embed(["warm-up: load the model before the clock starts"])
-        for pairs in datasets:
-            similarities, timing = _embed_timed(pairs, embedder, embedder_name, err)
-            timings[(pairs.name, embedder_name)] = timing
-            all_sims[pairs.name][embedder_name] = similarities
-            group = sweep_verifiers(
-                pairs,
-                similarities,
-                embedder=embedder_name,
-                verifiers=verifiers,
-                decisions=decisions[pairs.name],
-                thresholds=args.thresholds,
-                deltas=args.delta,
-                confidence=args.confidence,
-            )
-            if args.calibrate is not None:
-                for result in group:
-                    verdicts = decisions[pairs.name].get(result.verifier)
-                    calibrations[key_of(result)] = calibrate(
-                        effective_scores(similarities, verdicts),
-                        pairs.labels,
-                        args.calibrate,
+    finished = 0
+    try:
+        with _interrupt_on_sigterm():
+            for embedder_name in args.embedder:
+                embedder = resolve.resolve_embedder(
+                    embedder_name,
+                    args.batch_size,
+                    args.runtime,
+                    threads=args.threads,
+                    precision=args.precision,
+                )
+                embedder.embed(["warm-up: load the model before the clock starts"])
+                for pairs in datasets:
+                    similarities, timing = _embed_timed(pairs, embedder, embedder_name, err)
+                    timings[(pairs.name, embedder_name)] = timing
+                    all_sims[pairs.name][embedder_name] = similarities
+                    group = sweep_verifiers(
+                        pairs,
+                        similarities,
+                        embedder=embedder_name,
+                        verifiers=verifiers,
+                        decisions=decisions[pairs.name],
+                        thresholds=args.thresholds,
+                        deltas=args.delta,
                         confidence=args.confidence,
-                        seed=args.seed,
                     )
-            results.extend(group)
+                    if args.calibrate is not None:
+                        for result in group:
+                            verdicts = decisions[pairs.name].get(result.verifier)
+                            calibrations[key_of(result)] = calibrate(
+                                effective_scores(similarities, verdicts),
+                                pairs.labels,
+                                args.calibrate,
+                                confidence=args.confidence,
+                                seed=args.seed,
+                            )
+                    results.extend(group)
+                    # every finished group is on disk at once: a stopped run loses only
+                    # the group in progress
+                    write_outputs(args.out, results, timings, calibrations)
+                    finished += 1
+    except KeyboardInterrupt:
+        written = write_outputs(args.out, results, timings, calibrations)
+        err.print(
+            f"interrupted: kept the {finished} finished group(s) of "
+            f"{len(args.embedder) * len(datasets)} in {', '.join(str(p) for p in written)}"
+        )
+        return 130
     for result in results:
         out.print(show.sweep_table(result))
     out.print(show.headline_table(results, calibrations))
@@ -354,7 +398,7 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
         type=Path,
         help="where a learned scorer is written (default: semcache-scorer.json beside --save)",
     )
-    _add_data_options(parser, cache.runtime)
+    _add_data_options(parser, cache.runtime, cache.precision)
     return parser
 
 
@@ -401,7 +445,6 @@ def calibrate_main(argv: Sequence[str]) -> int:
         return args
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
-        _set_threads(args.threads)
         if args.labels or args.apply:
             from .recalibrate import run_recalibrate
 

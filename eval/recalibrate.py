@@ -164,7 +164,13 @@ def gather(args: argparse.Namespace, columns: Columns) -> LabeledScores:
         from .similarity import pair_similarities
 
         pairs = load_pairs(source, columns=columns, limit=args.limit, seed=args.seed)
-        embedder = resolve_embedder(args.embedder[0], args.batch_size, args.runtime)
+        embedder = resolve_embedder(
+            args.embedder[0],
+            args.batch_size,
+            args.runtime,
+            threads=args.threads,
+            precision=args.precision,
+        )
         sims += [float(v) for v in pair_similarities(pairs, embedder)]
         labels += [int(v) for v in pairs.labels]
         sources[str(source)] = len(pairs)

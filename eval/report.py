@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -260,7 +261,11 @@ def write_outputs(
     calibrations: Mapping[GroupKey, CalibrationResult] | None = None,
     plots: Sequence[Path] = (),
 ) -> list[Path]:
-    """Write results.json, summary.json and report.md into ``out_dir``; return their paths."""
+    """Write results.json, summary.json and report.md into ``out_dir``; return their paths.
+
+    Each file is written beside its final name and renamed into place, so a run stopped
+    while writing (the eval rewrites them after every group) leaves the previous complete
+    files, never a torn one."""
     out_dir.mkdir(parents=True, exist_ok=True)
     timings = {} if timings is None else timings
     calibrations = {} if calibrations is None else calibrations
@@ -274,7 +279,13 @@ def write_outputs(
         for result in results
     ]
     paths = [out_dir / "results.json", out_dir / "summary.json", out_dir / "report.md"]
-    paths[0].write_text(json.dumps(records, indent=1, allow_nan=False), encoding="utf-8")
-    paths[1].write_text(json.dumps(summary, indent=1, allow_nan=False), encoding="utf-8")
-    paths[2].write_text(render_markdown(results, timings, calibrations, plots), encoding="utf-8")
+    _replace(paths[0], json.dumps(records, indent=1, allow_nan=False))
+    _replace(paths[1], json.dumps(summary, indent=1, allow_nan=False))
+    _replace(paths[2], render_markdown(results, timings, calibrations, plots))
     return paths
+
+
+def _replace(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)

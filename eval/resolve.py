@@ -25,9 +25,19 @@ def resolve_verifier(name: str) -> HitVerifier:
     return get_verifier(name)
 
 
-def resolve_embedder(name: str, batch_size: int, runtime: str = "torch") -> Embedder:
+def resolve_embedder(
+    name: str,
+    batch_size: int,
+    runtime: str = "auto",
+    *,
+    threads: int | None = None,
+    precision: str = "auto",
+) -> Embedder:
     """The embedder called ``name``, at most ``batch_size`` texts per model call, run by
-    ``runtime`` when it is a sentence-transformers model."""
+    ``runtime`` in ``precision`` when it is a sentence-transformers model, on at most
+    ``threads`` CPU threads (every local runtime honours it; None: the runtime's default)."""
     from semcache.embedders import load_embedder
 
-    return load_embedder(name, batch_size=batch_size, runtime=runtime)
+    return load_embedder(
+        name, batch_size=batch_size, runtime=runtime, threads=threads, precision=precision
+    )

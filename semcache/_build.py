@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
     from semcache._upstream import Upstream
     from semcache.embedders.base import Embedder
+    from semcache.embedders.vector_cache import VectorCache
     from semcache.guard import HitVerifier
     from semcache.replicas.tier import SharedTier
     from semcache.scoring import ScoredDecision
@@ -108,7 +109,7 @@ def assemble(
         stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
     )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
-    backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier, scorer), failopen)
+    backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier, scorer), failopen, stats)
     wait_s = s.admission.wait_ms / 1000.0
     max_lag_ms = s.admission.max_loop_lag_ms
     lag = LoopLag() if max_lag_ms is not None else None
@@ -396,7 +397,16 @@ def _semantic_tier(
         scorer=(lambda: scorer) if scorer is not None else scorer_factory(s.semantic, embedder),
         max_batch=s.semantic.batch_size,
         max_wait_ms=s.semantic.max_batch_wait_ms,
+        vectors=_vector_cache(s.semantic.vector_cache_entries),
     )
+
+
+def _vector_cache(entries: int) -> VectorCache | None:
+    if entries == 0:
+        return None
+    from semcache.embedders.vector_cache import VectorCache
+
+    return VectorCache(entries)
 
 
 def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
@@ -405,15 +415,13 @@ def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
     def load() -> Embedder:
         from semcache.embedders import load_embedder
 
-        if s.cpu_threads is not None and not s.embedder.startswith("litellm:"):
-            limit_torch_threads(s.cpu_threads)
-
         return load_embedder(
             s.embedder,
             device=s.device,
             batch_size=s.batch_size,
             precision=s.precision,
             runtime=s.runtime,
+            threads=s.cpu_threads,
         )
 
     return load
@@ -461,16 +469,6 @@ def scorer_factory(
         return ScoredDecision.from_saved(saved, extra)
 
     return load
-
-
-def limit_torch_threads(threads: int) -> None:
-    """``torch.set_num_threads(threads)`` when torch is installed (local embedders use it)."""
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is not None:
-        import torch
-
-        torch.set_num_threads(threads)
 
 
 def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:

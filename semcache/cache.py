@@ -68,6 +68,8 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
             clock=clock,
         )
         self._loop = shared_loop()
+        # the model loads in the background from now on; requests meanwhile go upstream
+        self._loop.loop.call_soon_threadsafe(self._parts.backend.start)
         self._delivery = Delivery(self._parts.stats, self._parts.audit, self._parts.clock)
         self._closed = False
 
@@ -157,21 +159,29 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         return await self._loop.arun(ops.recent(self._parts, tenant, limit))
 
     def ready(self) -> bool:
-        """True when the store and embedder are usable (loads them if needed)."""
+        """True when the store and embedder are usable, waiting for them to load.
+
+        The model starts loading in the background when the cache is built; until it is
+        loaded, lookups skip the semantic tier (those requests go upstream, their answers
+        are stored once it is up, and each skip is counted in ``stats().counts`` as
+        ``semantic_warming``). Call
+        ``ready()`` first when the first request should already be able to hit.
+        """
         return self._loop.run(probe(self._parts, READY_TIMEOUT_S))
 
     async def aready(self) -> bool:
         """``ready`` for async callers."""
         return await self._loop.arun(probe(self._parts, READY_TIMEOUT_S))
 
-    def health(self) -> Health:
+    def health(self, *, wait: bool = True) -> Health:
         """Which parts are degraded or down, and whether the cache is ready (see
-        :mod:`semcache.health` for the policy); probes the store and embedder."""
-        return self._loop.run(assess(self._parts, READY_TIMEOUT_S))
+        :mod:`semcache.health` for the policy); probes the store and embedder. ``wait=False``
+        answers at once (not ready while the model is still loading)."""
+        return self._loop.run(assess(self._parts, READY_TIMEOUT_S, wait=wait))
 
-    async def ahealth(self) -> Health:
+    async def ahealth(self, *, wait: bool = True) -> Health:
         """``health`` for async callers."""
-        return await self._loop.arun(assess(self._parts, READY_TIMEOUT_S))
+        return await self._loop.arun(assess(self._parts, READY_TIMEOUT_S, wait=wait))
 
     def flush(self) -> None:
         """Wait until every answer handed to write-behind so far is stored (or failed)."""

@@ -102,7 +102,7 @@ class EmbeddingAPI:
         parts = self._parts
         answer = parts.memory.get(key)
         if answer is None:
-            tier = await parts.backend.ready()
+            tier = parts.backend.available()
             if tier is None:
                 return None
             token = parts.writer.fence.begin()  # a purge during the read must not be undone

@@ -10,6 +10,8 @@ Not-ready policy (what makes the proxy's ``/readyz`` answer 503):
 
 - the probe fails: the semantic tier cannot be set up, or cannot embed a question and read
   the store right now; or
+- the semantic tier is still warming up (loading its model, opening its store: part
+  ``semantic_warming``); or
 - a part is *down*: its most recent call failed, within the health window, with no success
   since (for example every store write failing because the disk is full).
 
@@ -76,13 +78,19 @@ class Health:
         }
 
 
-async def probe(parts: Assembly, timeout_s: float) -> bool:
+async def probe(parts: Assembly, timeout_s: float, *, wait: bool = True) -> bool:
     """Is the semantic tier usable now: set up, able to embed and to read the store?
 
     True when there is no semantic tier to probe (memory only). Runs through ``FailOpen``
-    (kind ``readiness``), so a failing probe is counted like any other failure.
+    (kind ``readiness``), so a failing probe is counted like any other failure. ``wait``:
+    wait for the warm-up (model load, store open) to finish; without it a tier still
+    warming up is simply not ready (False at once, counted as nothing failed).
     """
     backend = parts.backend
+    if not wait and backend.tier is not None and backend.started is None:
+        backend.start()
+        if backend.warming:
+            return False
 
     async def check() -> bool:
         tier = await backend.ready()
@@ -97,9 +105,21 @@ async def probe(parts: Assembly, timeout_s: float) -> bool:
     return await parts.failopen.call("readiness", check, False, timeout_s=timeout_s)
 
 
-async def assess(parts: Assembly, timeout_s: float) -> Health:
-    """Probe the tier, then grade every part FailOpen has seen within the health window."""
-    ready = await probe(parts, timeout_s)
+async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Health:
+    """Probe the tier, then grade every part FailOpen has seen within the health window.
+
+    ``wait=False`` (the proxy's ``/readyz``) answers at once: while the model loads the
+    cache is not ready, with part ``semantic_warming`` saying so."""
+    ready = await probe(parts, timeout_s, wait=wait)
+    if not ready and parts.backend.warming:
+        return Health(
+            ready=False,
+            parts={
+                "semantic_warming": PartHealth(
+                    Status.DEGRADED, "warming up: loading the embedder and opening the store"
+                )
+            },
+        )
     failopen = parts.failopen
     now, window = failopen.now(), parts.health_window_s
     graded: dict[str, PartHealth] = {}

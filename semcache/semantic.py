@@ -34,6 +34,7 @@ from semcache.stores.where import Where
 
 if TYPE_CHECKING:
     from semcache.embedders.batcher import MicroBatcher
+    from semcache.embedders.vector_cache import VectorCache
     from semcache.scoring.decide import Outcome, ScoredDecision
 
 #: ``scope`` of entries that only answer exact lookups (requests with no user question
@@ -85,9 +86,12 @@ class SemanticTier:
         scorer: Callable[[], ScoredDecision] | None = None,
         max_batch: int = 64,
         max_wait_ms: float = 2.0,
+        vectors: VectorCache | None = None,
     ) -> None:
         """``scorer``: builds the calibrated decision (loading any extra embedder it needs);
-        called once, in a worker thread, when the tier is set up."""
+        called once, in a worker thread, when the tier is set up. ``vectors``: the
+        text -> vector LRU (None: embed every time)."""
+        self._vectors = vectors
         self._make_embedder = embedder
         self._make_scorer = scorer
         self._decision: ScoredDecision | None = None
@@ -143,9 +147,19 @@ class SemanticTier:
         return self._store
 
     async def embed(self, text: str) -> np.ndarray:
+        """``text``'s vector: from the LRU when this embedder embedded it recently (a lookup
+        then the write of its answer embed once), else through the micro-batcher."""
         await self.setup()
-        assert self._batcher is not None
-        return await self._batcher.embed_one(text)
+        assert self._batcher is not None and self._embedder is not None
+        vectors, name = self._vectors, self._embedder.name
+        if vectors is not None:
+            known = vectors.get(name, text)
+            if known is not None:
+                return known
+        vector = await self._batcher.embed_one(text)
+        if vectors is not None:
+            vectors.put(name, text, vector)
+        return vector
 
     def _where(self, tenant: str, namespace: str, scope: str, now: float) -> Where:
         embedder = self._embedder

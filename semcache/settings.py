@@ -171,28 +171,40 @@ class SemanticSettings(SettingsSection):
         "'e5-small-4bit', 'litellm:<model>', a sentence-transformers hub name or a local path.",
     )
     device: str = Field("auto", description="Embedding device: auto, cpu, cuda, mps.")
-    precision: Literal["auto", "float32", "float16", "bfloat16"] = Field(
+    precision: Literal["auto", "float32", "float16", "bfloat16", "int8"] = Field(
         "auto",
         description="Model precision for sentence-transformers embedders: 'auto' is float16 on "
         "a GPU and float32 on the CPU; 'bfloat16' is ~1.5x faster on CPUs with native bf16 and "
-        "moves similarities by up to ~0.004.",
+        "moves similarities by up to ~0.004; 'int8' is ONNX Runtime's dynamic quantization "
+        "(onnx runtime only; its own embedder name, so float32 entries and thresholds are "
+        "never reused for it).",
     )
-    runtime: Literal["torch", "onnx"] = Field(
-        "torch",
-        description="How sentence-transformers embedders run: 'torch', or 'onnx' (ONNX Runtime "
-        "on the CPU, same vectors, ~3x faster for one question; needs semcache[onnx]).",
+    runtime: Literal["auto", "torch", "onnx"] = Field(
+        "auto",
+        description="How sentence-transformers embedders run: 'auto' is ONNX Runtime for the "
+        "bundled MiniLM on the CPU when onnxruntime is installed (same vectors, ~3x less CPU "
+        "per question; the export is made once and cached) and PyTorch otherwise; 'torch'; "
+        "'onnx' (needs semcache[onnx]).",
     )
     cpu_threads: int | None = Field(
         1,
         ge=1,
-        description="CPU threads a local (torch) embedder may use, process-wide "
-        "(torch.set_num_threads); None keeps torch's default of one per core. One, because the "
+        description="CPU threads a local embedder may use (torch: process-wide "
+        "torch.set_num_threads; ONNX Runtime: intra-op threads; USE and e5: their own pools); "
+        "None keeps each runtime's default of one per core. One, because the "
         "embedder shares the CPU with the requests it serves: measured on this project's 2-core "
         "machine under load, a one-question embedding cost 370 ms of CPU with 2 threads "
         "(OpenMP threads spin waiting for each other when cores are oversubscribed) and 10.5 ms "
         "with 1.",
     )
     batch_size: int = Field(64, ge=1, description="Texts per embedder batch.")
+    vector_cache_entries: int = Field(
+        4096,
+        ge=0,
+        description="Question vectors kept in a text -> vector LRU keyed by embedder name and "
+        "text (~1.5 KiB each at 384-d), so a repeated question is never embedded twice; 0 "
+        "turns it off.",
+    )
     max_batch_wait_ms: float = Field(
         2.0, ge=0, description="Milliseconds the micro-batcher waits to fill a batch."
     )

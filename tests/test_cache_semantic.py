@@ -197,6 +197,7 @@ def test_restart_with_the_same_directory_still_hits(tmp_path, embedder, clock, u
     with SemanticCache(settings(path), embedder=embedder, clock=clock) as cache:
         cache.completion(**req())
     with SemanticCache(settings(path), embedder=embedder, clock=clock) as cache:
+        assert cache.ready()  # the store opens in the background; wait for it
         assert cache_info(cache.completion(**req())).tier == "exact"  # from the store
         assert cache_info(cache.completion(**req(PARAPHRASE))).tier == "semantic"
     assert upstream.chat_calls == 1

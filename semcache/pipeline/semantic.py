@@ -60,7 +60,7 @@ class SemanticStage:
         decision = request.decision
         if not (decision.lookup and decision.semantic) or prompt is None or scope is None:
             return await call_next(request)
-        tier = await self._backend.ready()
+        tier = self._backend.available()  # never waits for the model to load
         if tier is None:
             return await call_next(request)
         ticket = self._admission.enter()

@@ -81,18 +81,28 @@ class WriteBehind:
             self._stats.count("fenced_writes")
             return
         self._memory.put(answer)
-        if self._backend.started is None:
-            return  # the semantic tier is off or not up: memory alone keeps the answer
+        if self._backend.started is None and not self._backend.warming:
+            return  # the semantic tier is off or failing: memory alone keeps the answer
         if len(self._pending) >= self._max_pending:
             self._failopen.shed("store_upsert")
             return
-        write = self._failopen.call(
-            "store_upsert", lambda: self._write(answer, prompt, vector, token), None
+        task = asyncio.get_running_loop().create_task(
+            self._write_when_ready(answer, prompt, vector, token)
         )
-        task = asyncio.get_running_loop().create_task(write)
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         self._start_janitor()
+
+    async def _write_when_ready(
+        self, answer: Answer, prompt: str | None, vector: np.ndarray | None, token: int
+    ) -> None:
+        """Wait for a warm-up in progress (answers given while the model loads are stored
+        too), then write under the store's timeout."""
+        if self._backend.started is None:
+            await self._backend.ready()
+        await self._failopen.call(
+            "store_upsert", lambda: self._write(answer, prompt, vector, token), None
+        )
 
     async def _write(
         self, answer: Answer, prompt: str | None, vector: np.ndarray | None, token: int

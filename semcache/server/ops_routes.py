@@ -1,14 +1,16 @@
 """Operations endpoints: liveness, readiness and Prometheus metrics.
 
-``/readyz`` reports ``cache.health()``: 200 while the cache is ready (degraded parts are
-listed), 503 when a part is down (the policy is in :mod:`semcache.health`). ``/metrics``
-needs the metrics key when ``server.metrics_key`` is set, and carries tenant labels only
-while ``server.metrics_tenant_labels`` is on.
+``/readyz`` reports ``cache.health(wait=False)``: 200 while the cache is ready (degraded
+parts are listed), 503 while the model is still warming up (it loads in the background from
+startup; logged when readiness changes) or when a part is down (the policy is in
+:mod:`semcache.health`). ``/metrics`` needs the metrics key when ``server.metrics_key``
+is set, and carries tenant labels only while ``server.metrics_tenant_labels`` is on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -21,6 +23,7 @@ from semcache.server.openapi import openapi_document
 from semcache.server.state import proxy_of
 
 router = APIRouter()
+_log = logging.getLogger(__name__)
 
 
 @router.get("/healthz")
@@ -32,7 +35,11 @@ async def healthz() -> Response:
 @router.get("/readyz")
 async def readyz(request: Request) -> Response:
     """The cache's health: 200 when ready (degraded parts listed), else 503."""
-    health = await asyncio.to_thread(proxy_of(request).cache.health)
+    health = await proxy_of(request).cache.ahealth(wait=False)  # 503 while warming up
+    state = request.app.state  # log only when readiness changes
+    if getattr(state, "last_ready", None) != health.ready:
+        state.last_ready = health.ready
+        _log.info("readyz: %s (%s)", "ready" if health.ready else "not ready", health.status)
     return JSONResponse(health.as_dict(), status_code=200 if health.ready else 503)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -68,8 +69,7 @@ def test_export_is_reused_by_later_instances(
 
 def test_a_corrupt_export_is_a_clear_error(tmp_path: Path, minilm_onnx: OnnxEmbedder) -> None:
     fresh = OnnxEmbedder(cache_dir=tmp_path)
-    model = fresh._torch.model
-    path = fresh._export_path(model)
+    path = fresh._export_path(fresh._folder())
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not a model")
     with pytest.raises(EmbedderError, match="ONNX export at"):
@@ -78,13 +78,13 @@ def test_a_corrupt_export_is_a_clear_error(tmp_path: Path, minilm_onnx: OnnxEmbe
 
 def test_registry_and_settings_select_it(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(load_embedder("minilm", runtime="onnx"), OnnxEmbedder)
-    assert not isinstance(load_embedder("minilm"), OnnxEmbedder)
+    assert not isinstance(load_embedder("minilm", runtime="torch"), OnnxEmbedder)
     from semcache.eval import resolve
 
     assert isinstance(resolve.resolve_embedder("minilm", 8, "onnx"), OnnxEmbedder)
     with pytest.raises(ConfigError, match="runtime"):
         load_embedder("minilm", runtime="tensorrt")
-    with pytest.raises(ConfigError, match="float32 on the CPU"):
+    with pytest.raises(ConfigError, match="on the CPU"):
         load_embedder("minilm", runtime="onnx", precision="bfloat16")
     from semcache import CacheSettings
     from semcache._build import embedder_factory
@@ -105,3 +105,47 @@ def test_bad_options_fail_at_construction() -> None:
         OnnxEmbedder(threads=0)
     with pytest.raises(ConfigError, match="batch_size"):
         OnnxEmbedder(batch_size=0)
+
+
+def test_threads_reach_the_session(onnx_cache: Path, minilm_onnx: OnnxEmbedder) -> None:
+    embedder = OnnxEmbedder(threads=1, cache_dir=onnx_cache)
+    assert embedder.session.get_session_options().intra_op_num_threads == 1
+
+
+def test_int8_keeps_the_ranking_under_its_own_name(
+    onnx_cache: Path, minilm_onnx: OnnxEmbedder
+) -> None:
+    int8 = OnnxEmbedder(cache_dir=onnx_cache, precision="int8")
+    assert int8.name == minilm_onnx.name + onnx_runtime.INT8_SUFFIX
+    got, ref = int8.embed(TEXTS), minilm_onnx.embed(TEXTS)
+    assert np.all(np.einsum("ij,ij->i", got, ref) > 0.9)  # close, but not the same vectors
+    assert not np.allclose(got, ref, atol=1e-4)
+    assert (onnx_cache / next(onnx_cache.iterdir()).name / "model.int8.onnx").is_file()
+    with pytest.raises(ConfigError, match="precision"):
+        OnnxEmbedder(precision="int4")
+
+
+def test_a_cached_export_loads_without_torch(onnx_cache: Path, minilm_onnx: OnnxEmbedder) -> None:
+    code = (
+        "import sys; from semcache.embedders import OnnxEmbedder; "
+        f"e = OnnxEmbedder(cache_dir={str(onnx_cache)!r}); v = e.embed(['hello']); "
+        "print(v.shape, 'torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split()[-1] == "False", done.stdout + done.stderr
+
+
+def test_processes_exporting_at_once_leave_one_whole_file(tmp_path: Path) -> None:
+    code = (
+        "from semcache.embedders import OnnxEmbedder; "
+        f"print(OnnxEmbedder(cache_dir={str(tmp_path)!r}).embed(['hello'])[0, :3])"
+    )
+    children = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [child.communicate(timeout=300)[0] for child in children]
+    assert [child.returncode for child in children] == [0, 0]
+    assert outputs[0] == outputs[1]
+    (folder,) = tmp_path.iterdir()
+    assert [p.name for p in folder.iterdir()] == ["model.onnx"]  # no temp file left behind

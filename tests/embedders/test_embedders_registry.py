@@ -23,6 +23,7 @@ from semcache.errors import ConfigError, MissingDependency
 
 def test_public_names_are_pinned() -> None:
     assert embedders.__all__ == [
+        "CachedEmbedder",
         "E5SmallEmbedder",
         "Embedder",
         "LiteLLMEmbedder",
@@ -30,6 +31,7 @@ def test_public_names_are_pinned() -> None:
         "OnnxEmbedder",
         "SentenceTransformerEmbedder",
         "UseMultilingualEmbedder",
+        "VectorCache",
         "l2_normalise",
         "load_embedder",
         "registered_names",
@@ -61,7 +63,7 @@ def test_importing_the_package_loads_no_heavy_library() -> None:
     ],
 )
 def test_names_resolve(name: str, cls: type, embedder_name: str) -> None:
-    embedder = load_embedder(name)
+    embedder = load_embedder(name, runtime="torch")  # runtime "auto": see runtime_choice tests
     assert isinstance(embedder, cls)
     assert embedder.name == embedder_name
 

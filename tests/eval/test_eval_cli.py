@@ -26,7 +26,14 @@ def fake_names(monkeypatch, tiny_embedder: FakeEmbedder, runtimes) -> dict[str, 
     """Resolve embedder names to fakes ('tiny' knows the tiny file's cosines) and 'digits'."""
     embedders = {"tiny": tiny_embedder, "random": FakeEmbedder(dim=16)}
 
-    def embedder(name: str, batch_size: int, runtime: str = "torch") -> FakeEmbedder:
+    def embedder(
+        name: str,
+        batch_size: int,
+        runtime: str = "auto",
+        *,
+        threads: int | None = None,
+        precision: str = "auto",
+    ) -> FakeEmbedder:
         runtimes.append(runtime)
         return embedders[name]
 
@@ -236,7 +243,7 @@ def test_runtime_option_reaches_the_embedder(
     base = ["--data", str(tiny_pairs_file), "--embedder", "tiny", "--out", str(tmp_path)]
     assert cli.eval_main([*base, "--no-plots"]) == 0
     assert cli.eval_main([*base, "--no-plots", "--runtime", "onnx"]) == 0
-    assert runtimes == ["torch", "onnx"]
+    assert runtimes == ["auto", "onnx"]
     assert cli.eval_main([*base, "--runtime", "tensorrt"]) == 2
 
 

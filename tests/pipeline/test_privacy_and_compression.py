@@ -25,7 +25,9 @@ def make(tmp_path: Path, upstream: FakeUpstream, **sections) -> SemanticCache:
         store={"backend": "edge", "path": str(tmp_path / "store")},
         **sections,
     )
-    return SemanticCache(settings, embedder=FakeEmbedder(), upstream=upstream)
+    cache = SemanticCache(settings, embedder=FakeEmbedder(), upstream=upstream)
+    cache.ready()  # the store opens in the background: its counts are known once it is up
+    return cache
 
 
 def test_a_private_question_is_answered_but_never_stored_by_default(tmp_path):
