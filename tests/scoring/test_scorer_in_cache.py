@@ -95,7 +95,7 @@ def calibrated(tmp_path_factory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
         for key in ("SCORER", "EMBEDDER", "THRESHOLD", "VERIFIER", "NAMESPACE_THRESHOLDS"):
             mp.delenv(f"SEMCACHE_SEMANTIC__{key}", raising=False)
-        mp.setattr(resolve, "resolve_embedder", lambda name, batch, runtime="torch": embedder)
+        mp.setattr(resolve, "resolve_embedder", lambda name, batch, runtime="auto", **_: embedder)
         argv = ["--data", str(data), "--target", "0.02", "--embedder", EMBEDDER,
                 "--scorer", "learned", "--model", "logistic", "--save", str(env)]  # fmt: skip
         assert cli.calibrate_main(argv) == 0
