@@ -138,7 +138,7 @@ def assemble(
     privacy = build_gate(s.privacy)
     ledger = CompressionLedger()
     shared = _shared_tier(s.redis, memory, writer, failopen, watch, clock)
-    tuning = _tuning(s, backend, memory, writer, failopen, stats, clock, upstream)
+    tuning = _tuning(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),
         memory_stage,
@@ -216,6 +216,7 @@ def _tuning(
     stats: Stats,
     clock: Callable[[], float],
     upstream: Upstream,
+    shared: SharedTier | None,
 ) -> TuningLoop:
     """Feedback, the live estimate and miss analysis; shadow verification when sampled."""
     t = s.tuning
@@ -231,6 +232,7 @@ def _tuning(
         monitor=FalseHitMonitor(delta=t.delta, window=t.window),
         misses=misses,
         miss_stage=MissStage(backend, misses, failopen, clock, margin=t.miss_margin),
+        shared=shared,
     )
     if s.verify.sample_rate > 0:
         loop.shadow = _shadow(s.verify, backend, failopen, stats, upstream, loop)

@@ -137,6 +137,8 @@ class WriteBehind:
         reach the store. Memory and the fence are purged first either way. A store without the
         admin operations cannot purge, so nothing is touched then.
         """
+        if purge.key is not None:  # one entry, withdrawn by feedback on another replica
+            return await self.withdraw(purge.key, _nothing_stored)
         started = self._backend.started
         if started is not None and not isinstance(started.store, StoreAdmin):
             name = type(started.store).__name__
@@ -214,3 +216,10 @@ class WriteBehindStage:
             answer = found.stored if found.stored is not None else found.answer
             self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
         return found
+
+
+async def _nothing_stored() -> int:
+    """The store part of a withdrawal announced by another replica: that replica already
+    ended the entry in the store they share (a replica's own embedded store keeps its copy
+    until its TTL or a purge; see ``semcache.tuning.loop``)."""
+    return 0

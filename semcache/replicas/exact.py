@@ -142,6 +142,12 @@ class RedisExact:
             written, changed = await self._write(keys=keys, args=args)
         return bool(written), bool(changed)
 
+    async def withdraw(self, exact: str, *, tenant: str, namespace: str, model: str) -> int:
+        """Remove the one entry stored under ``exact`` in this partition; returns 0 or 1."""
+        entry = self._keys.entry(exact, tenant=tenant, namespace=namespace, model=model)
+        async with mapped():
+            return int(await self._client.unlink(entry))
+
     async def purge(self, purge: PurgeFilter) -> int:
         """Withdraw every covered entry at once, then unlink them; returns how many."""
         ks, client = self._keys, self._client

@@ -74,6 +74,7 @@ class PurgeBroadcast:
                 "tenant": purge.tenant,
                 "namespace": purge.namespace,
                 "model": purge.model,
+                "key": purge.key,
             }
         )
         loop = asyncio.get_running_loop()
@@ -125,7 +126,7 @@ class PurgeBroadcast:
                         continue
                     if data.get("origin") != self.replica_id:
                         fields = (data.get("tenant"), data.get("namespace"), data.get("model"))
-                        await self._on_purge(PurgeFilter(*fields))
+                        await self._on_purge(PurgeFilter(*fields, key=data.get("key")))
                     await self._client.rpush(data["ack"], b"1")
                     await self._client.pexpire(data["ack"], 60_000)
             finally:

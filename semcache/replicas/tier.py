@@ -43,6 +43,17 @@ class SharedTier:
             log.warning("semcache purge: %d replica(s) did not confirm in time", missing)
         return removed
 
+    async def withdraw(self, key: str, *, tenant: str, namespace: str, model: str) -> int:
+        """Withdraw one entry for every replica (a "wrong" feedback verdict): remove its
+        Redis copy, then tell the others to drop their in-process copies. Redis errors are
+        raised (the caller asked for this)."""
+        removed = await self.exact.withdraw(key, tenant=tenant, namespace=namespace, model=model)
+        purge = PurgeFilter(tenant, namespace, model, key=key)
+        missing = await self.broadcast.publish(purge, ack_timeout_s=self.ack_timeout_s)
+        if missing:
+            log.warning("semcache feedback: %d replica(s) did not confirm in time", missing)
+        return removed
+
     async def close(self) -> None:
         await self.broadcast.close()
         await self.client.aclose()

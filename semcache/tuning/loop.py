@@ -4,7 +4,11 @@
 a "wrong" verdict withdraws the entry that served the answer at once: it is fenced against
 pending writes, dropped from the memory tier and ended in the store (re-written with
 ``expires_at = now``, so a persistent store keeps it withdrawn across restarts, and the
-janitor deletes it later). The entry's own question then misses and is answered afresh.
+janitor deletes it later). With a shared Redis tier the withdrawal reaches every replica:
+the Redis copy is removed and the others drop their in-process copies (as a purge does); a
+replica's own embedded store keeps its copy until its TTL or a purge (share one Qdrant
+server between replicas to withdraw it there too). The entry's own question then misses
+and is answered afresh.
 A verdict on a semantic hit also records a labeled pair (query, served question,
 similarity, score); both verdicts are counted. Feedback names an answer by its serve id
 (``CacheInfo.serve_id``) or its entry key, and only the tenant it was served to may give it.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from semcache._memory import MemoryTier
 from semcache.errors import UnknownServe
@@ -27,6 +32,9 @@ from semcache.tuning.ledger import ServeLedger
 from semcache.tuning.misses import MissLog, MissStage
 from semcache.tuning.records import LabeledPair, Served, Source
 from semcache.tuning.shadow import ShadowVerifier
+
+if TYPE_CHECKING:
+    from semcache.replicas.tier import SharedTier
 
 #: Seconds ``close`` waits for running shadow checks before cancelling them.
 SHADOW_CLOSE_TIMEOUT_S = 5.0
@@ -85,7 +93,9 @@ class TuningLoop:
         monitor: FalseHitMonitor,
         misses: MissLog,
         miss_stage: MissStage,
+        shared: SharedTier | None = None,
     ) -> None:
+        self._shared = shared
         self._backend = backend
         self._memory = memory
         self._writer = writer
@@ -122,6 +132,7 @@ class TuningLoop:
                 similarity=None,
                 score=None,
                 at=self._clock(),
+                model=entry.model,
             )
         raise UnknownServe(
             "id", f"no answer {ref!r} was served to this tenant recently (or it was forgotten)"
@@ -150,6 +161,10 @@ class TuningLoop:
             return 1
 
         removed = await self._writer.withdraw(served.key, expire)
+        if self._shared is not None:  # raises on a Redis error: the caller must know
+            removed += await self._shared.withdraw(
+                served.key, tenant=served.tenant, namespace=served.namespace, model=served.model
+            )
         self._stats.count("feedback_withdrawn", 1 if removed else 0)
         return removed > 0
 

@@ -21,7 +21,8 @@ class Served:
 
     ``question`` is the stored entry's question (None when questions are not stored);
     ``similarity`` the cosine of the hit (None for an exact hit); ``score`` the scorer's
-    score when one ran; ``scope`` the entry's scope (needed to find it again).
+    score when one ran; ``scope`` the entry's scope (needed to find it again); ``model``
+    the entry's model (names its copy in a shared Redis tier).
     """
 
     serve_id: str
@@ -34,6 +35,7 @@ class Served:
     similarity: float | None
     score: float | None
     at: float
+    model: str = ""  # the entry's model: names its copy in a shared (Redis) tier
 
 
 @dataclass(frozen=True, slots=True)

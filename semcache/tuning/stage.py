@@ -50,6 +50,7 @@ class TuningStage:
             similarity=found.similarity,
             score=found.score,
             at=self._clock(),
+            model=entry.model,
         )
         self._ledger.add(served)
         tier = self._backend.started

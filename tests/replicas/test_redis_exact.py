@@ -196,3 +196,21 @@ def test_password_auth(tmp_path):
         finally:
             wrong.close()
             right.close()
+
+
+def test_wrong_feedback_on_one_replica_withdraws_the_answer_on_every_replica(replicas):
+    """A "wrong" verdict ends the Redis copy and every replica's in-process copy: without
+    it, the replica that made the answer (or any other, from Redis) would serve it again."""
+    upstream = FakeUpstream()
+    a, b, c = replicas(3, upstream)
+    a.completion(**req())  # a holds the answer in memory and Redis
+    a.completion(**req("Who wrote Hamlet?"))  # same partition: must survive the withdrawal
+    served = b.completion(**req())
+    assert cache_info(served).tier == "exact"  # from Redis; b holds a copy in memory now
+    assert b.feedback(served, correct=False).withdrawn
+    assert cache_info(a.completion(**req())).tier == "miss"  # a's own copy went too
+    assert cache_info(a.completion(**req("Who wrote Hamlet?"))).tier == "exact"
+    assert upstream.call_count == 3
+    # a's fresh answer is the one now shared; the withdrawn one is nowhere
+    assert cache_info(c.completion(**req())).tier == "exact"
+    assert upstream.call_count == 3
