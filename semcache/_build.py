@@ -231,7 +231,7 @@ def _tuning(
         labels=LabelLog(capacity=t.max_labels, path=t.labels_path),
         monitor=FalseHitMonitor(delta=t.delta, window=t.window),
         misses=misses,
-        miss_stage=MissStage(backend, misses, failopen, clock, margin=t.miss_margin),
+        miss_stage=MissStage(backend, misses, clock, margin=t.miss_margin),
         shared=shared,
     )
     if s.verify.sample_rate > 0:

@@ -52,6 +52,7 @@ class Lookup:
     rejected: bool = False
     score: float | None = None
     outcome: Outcome | None = None
+    candidate: Match | None = None  # the nearest live entry, served or not
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +210,7 @@ class SemanticTier:
             rejected=verdict.rejected,
             score=verdict.score,
             outcome=verdict.outcome,
+            candidate=best,
         )
 
     def judge(

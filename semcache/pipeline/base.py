@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from litellm.types.utils import ModelResponseStream
 
     from semcache.privacy.gate import Verdict
+    from semcache.stores.base import Match
 
 Sink = Callable[["ModelResponseStream", bool], None]
 """A streaming caller's live-chunk consumer: ``(chunk, shared)``; ``shared`` is True when the
@@ -41,8 +42,9 @@ class Request:
 
     ``sink`` is set for a streaming caller outside a flight, ``emit`` inside one. ``vector`` and
     ``nearest`` are filled by the semantic stage (the question's embedding, reused to store the
-    answer, and the best similarity it saw). ``privacy`` is the private-data gate's verdict on
-    the question (None when the gate did not look).
+    answer, and the best similarity it saw), and ``candidate`` with the entry it saw there
+    (not served: miss analysis records it without searching again). ``privacy`` is the
+    private-data gate's verdict on the question (None when the gate did not look).
     """
 
     params: dict[str, Any]
@@ -55,6 +57,7 @@ class Request:
     emit: Emit | None = None
     vector: np.ndarray | None = None
     nearest: float | None = None
+    candidate: Match | None = None
     privacy: Verdict | None = None
 
     @property

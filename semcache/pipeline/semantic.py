@@ -91,7 +91,11 @@ class SemanticStage:
                 lookup.nearest,
                 score=lookup.score,
             )
-        return await call_next(replace(request, vector=lookup.vector, nearest=lookup.nearest))
+        return await call_next(
+            replace(
+                request, vector=lookup.vector, nearest=lookup.nearest, candidate=lookup.candidate
+            )
+        )
 
     async def _lookup(
         self, tier: SemanticTier, request: Request, prompt: str, scope: str

@@ -215,12 +215,10 @@ class TuningLoop:
         )
 
     async def drain(self) -> None:
-        """Wait for background shadow checks and miss lookups started so far."""
+        """Wait for background shadow checks started so far."""
         if self.shadow is not None:
             await self.shadow.drain()
-        await self.miss_stage.drain()
 
     async def close(self) -> None:
         if self.shadow is not None:
             await self.shadow.close(SHADOW_CLOSE_TIMEOUT_S)
-        await self.miss_stage.close()

@@ -7,26 +7,20 @@ question they came close to (a group that keeps growing is a frequent near miss)
 :func:`export_rows` writes pairs in the format ``semcache calibrate`` reads, with ``label``
 left null for a person (or an oracle) to fill in with 0 or 1.
 
-The nearest stored question is found by a second, background nearest-neighbour query (the
-lookup on the request path returns only the similarity): it never delays the caller, is
-bounded (``max_pending``; beyond it the record is skipped and counted as shed
-``miss_lookup``), and a result that is the query's own entry (written behind meanwhile)
-is dropped.
+The nearest stored question is the candidate the semantic lookup already found and judged
+(``Request.candidate``): recording a near miss costs no second search, only an append.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from semcache._failopen import FailOpen
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
-from semcache.stores.where import Where
 from semcache.tuning.records import NearMiss
 
 
@@ -50,86 +44,42 @@ class MissLog:
 
 
 class MissStage:
-    """Records near misses; sits right after the semantic stage (which sets ``nearest``)."""
+    """Records near misses; sits right after the semantic stage (which sets ``nearest`` and
+    ``candidate``)."""
 
     def __init__(
         self,
         backend: SemanticBackend,
         log: MissLog,
-        failopen: FailOpen,
         clock: Callable[[], float],
         *,
         margin: float,
-        max_pending: int = 16,
     ) -> None:
         self._backend = backend
         self._log = log
-        self._failopen = failopen
         self._clock = clock
         self._margin = margin
-        self._max_pending = max_pending
-        self._tasks: set[asyncio.Task[None]] = set()
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         tier = self._backend.started
-        nearest, vector, prompt = request.nearest, request.vector, request.keys.prompt
-        scope = request.keys.scope
-        if (
-            tier is not None
-            and self._margin > 0
-            and nearest is not None
-            and vector is not None
-            and prompt is not None
-            and scope is not None
-        ):
+        candidate, prompt = request.candidate, request.keys.prompt
+        if tier is not None and self._margin > 0 and candidate is not None and prompt is not None:
             threshold = tier.threshold_for(request.control.namespace)
-            if nearest >= threshold - self._margin:
-                self._start(request, prompt, scope, threshold)
+            question = candidate.entry.question
+            if candidate.similarity >= threshold - self._margin and question is not None:
+                self._log.add(
+                    NearMiss(
+                        tenant=request.tenant,
+                        namespace=request.control.namespace,
+                        query=prompt,
+                        key=candidate.entry.key,
+                        question=question,
+                        similarity=candidate.similarity,
+                        threshold=threshold,
+                        at=self._clock(),
+                    )
+                )
         return await call_next(request)
-
-    def _start(self, request: Request, prompt: str, scope: str, threshold: float) -> None:
-        if len(self._tasks) >= self._max_pending:
-            self._failopen.shed("miss_lookup")
-            return
-        task = asyncio.get_running_loop().create_task(
-            self._failopen.call(
-                "miss_lookup", lambda: self._record(request, prompt, scope, threshold), None
-            )
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _record(self, request: Request, prompt: str, scope: str, threshold: float) -> None:
-        tier = self._backend.started
-        store = None if tier is None else tier.store
-        if tier is None or store is None or tier.embedder is None or request.vector is None:
-            return
-        now = self._clock()
-        where = Where(request.tenant, request.control.namespace, scope, tier.embedder.name, now)
-        match = await asyncio.to_thread(store.nearest, request.vector, where)
-        if match is None or match.entry.question is None or match.entry.key == request.keys.exact:
-            return
-        self._log.add(
-            NearMiss(
-                tenant=request.tenant,
-                namespace=request.control.namespace,
-                query=prompt,
-                key=match.entry.key,
-                question=match.entry.question,
-                similarity=match.similarity,
-                threshold=threshold,
-                at=now,
-            )
-        )
-
-    async def drain(self) -> None:
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
-    async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
 
 @dataclass(frozen=True, slots=True)
