@@ -17,6 +17,7 @@ from litellm.types.utils import ModelResponseStream
 from semcache._answer import as_stream
 from semcache.pipeline.base import Found, Pipeline, Request
 from semcache.pipeline.merge import merged_similarity
+from semcache.pipeline.shared_flight import from_other_replica
 from semcache.stats import CacheInfo, HitAudit, Stats, Tier
 
 
@@ -99,8 +100,9 @@ class Delivery:
 
 def _live_info(request: Request, chunk: ModelResponseStream, shared: bool) -> CacheInfo:
     """A streaming caller's CacheInfo, from its first live chunk (before the answer is known):
-    its own call's, an identical request's flight (``coalesced``), or a paraphrase's call that
-    it merged onto (``merged``, with the similarity the chunk carries)."""
+    its own call's, an identical request's flight (``coalesced``, in this process or on
+    another replica), or a paraphrase's call that it merged onto (``merged``, with the
+    similarity the chunk carries)."""
     if request.decision.bypass:
         return CacheInfo(tier=Tier.BYPASS, key=request.keys.exact)
     similarity = merged_similarity(chunk)
@@ -113,7 +115,8 @@ def _live_info(request: Request, chunk: ModelResponseStream, shared: bool) -> Ca
                 origin=Tier.MERGED,
             )
         return CacheInfo(tier=Tier.MERGED, key=request.keys.exact, similarity=similarity)
-    return CacheInfo(tier=Tier.COALESCED if shared else Tier.MISS, key=request.keys.exact)
+    followed = shared or from_other_replica(chunk)
+    return CacheInfo(tier=Tier.COALESCED if followed else Tier.MISS, key=request.keys.exact)
 
 
 def tag(response: Any, info: CacheInfo) -> Any:

@@ -149,7 +149,20 @@ def _followed(outcome: dict[str, Any]) -> Found:
     )
 
 
+#: Marks a chunk that another replica's call produced (read by :func:`from_other_replica`).
+_MARK = "semcache_shared_flight"
+
+
 def _chunk(data: bytes) -> ModelResponseStream:
     from litellm.types.utils import ModelResponseStream
 
-    return ModelResponseStream(**orjson.loads(data))
+    chunk = ModelResponseStream(**orjson.loads(data))
+    chunk._hidden_params = {**(getattr(chunk, "_hidden_params", None) or {}), _MARK: True}
+    return chunk
+
+
+def from_other_replica(chunk: Any) -> bool:
+    """True for a chunk of another replica's call passed on by a cross-replica follower (its
+    streaming caller is a follower, ``coalesced``, not a miss of its own)."""
+    hidden = getattr(chunk, "_hidden_params", None)
+    return isinstance(hidden, dict) and hidden.get(_MARK) is True

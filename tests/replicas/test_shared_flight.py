@@ -88,10 +88,11 @@ async def test_streaming_followers_on_other_replicas_replay_then_read_live(repli
         stream = await cache.acompletion(**req(stream=True))
         return [chunk async for chunk in stream], stream.cache_info
 
-    (lead, _), (early, _), (late, _), _ = await asyncio.gather(
-        read(a, 0), read(b, 0.02), read(c, 0.15), read(a, 0)
-    )
+    results = await asyncio.gather(read(a, 0), read(b, 0.02), read(c, 0.15), read(a, 0))
+    (lead, _), (early, _), (late, _), _ = results
     assert upstream.call_count == 1
+    # one caller's own call; every other one followed it, here or on another replica
+    assert sorted(info.tier for _, info in results) == ["coalesced"] * 3 + ["miss"]
     whole = "".join(ch.choices[0].delta.content or "" for ch in lead)
     assert whole == ANSWER
     for chunks in (early, late):
