@@ -52,13 +52,14 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
-from scipy.stats import beta, betabinom, binom
 
 from semcache.errors import ConfigError
 
 
 def p_value(false_hits: int, hits: int, delta: float) -> float:
     """P(Binomial(hits, δ) <= false_hits): small when a false-hit rate above δ is unlikely."""
+    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only when used
+
     if hits <= 0:
         return 1.0
     return float(binom.cdf(false_hits, hits, delta))
@@ -94,6 +95,8 @@ def threshold_grid(scores: np.ndarray, points: int = 400) -> np.ndarray:
 
 def rejection_limit(hits: np.ndarray, delta: float, alpha: float) -> np.ndarray:
     """Most false hits among ``hits`` that still reject 'rate > δ' at α (-1: none can)."""
+    from scipy.stats import binom  # scipy.stats costs ~1 s to import: only when used
+
     hits = np.asarray(hits, dtype=np.int64)
     limit = binom.ppf(alpha, hits, delta).astype(np.int64)
     limit = np.where(binom.cdf(limit, hits, delta) > alpha, limit - 1, limit)
@@ -111,6 +114,8 @@ def pass_probability(
     :func:`rejection_limit`. A threshold with a few clean fitting hits is thus not mistaken
     for a sure pass (its posterior is wide), which a plug-in rate would do.
     """
+    from scipy.stats import betabinom  # scipy.stats costs ~1 s to import: only when used
+
     test_hits = np.asarray(test_hits, dtype=np.int64)
     limit = rejection_limit(test_hits, delta, alpha)
     a = np.asarray(fit_wrong, np.float64) + 0.5
@@ -236,6 +241,8 @@ def fixed_sequence(
 
 def upper_bound(false_hits: int, hits: int, alpha: float) -> float:
     """One-sided Clopper–Pearson upper bound on the false-hit rate at level 1 - α."""
+    from scipy.stats import beta  # scipy.stats costs ~1 s to import: only when used
+
     if hits <= 0:
         return 1.0
     if false_hits >= hits:

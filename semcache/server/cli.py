@@ -29,11 +29,13 @@ def serve_main(argv: list[str]) -> int:
     """
     args = _parser().parse_args(argv)
     from semcache.server.access_log import configure_json_logging
-    from semcache.server.app import create_app
     from semcache.server.config import load_config
 
     try:
         config = load_config(args.config)
+        # the app imports LiteLLM (seconds): a bad config is reported before that
+        from semcache.server.app import create_app
+
         app = create_app(config, settings_source=lambda: load_config(args.config).cache)
     except ConfigError as exc:  # also bad SEMCACHE_* values: the config layers over them
         report_config_error("semcache serve", exc, sys.stderr)

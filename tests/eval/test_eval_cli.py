@@ -285,3 +285,24 @@ def test_tables_keep_long_embedder_names_whole_at_80_columns(
     assert cli.eval_main([*args, "--no-plots", "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert long_name in out and "…" not in out
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_help_imports_no_heavy_library(command: str):
+    """`--help` answers in well under a second: scipy.stats alone took ~2.7 s of a 3 s help."""
+    import subprocess
+    import sys
+
+    heavy = ("scipy.stats", "scipy", "torch", "litellm", "sentence_transformers", "onnxruntime")
+    code = (
+        "import sys\n"
+        "from semcache.cli import main\n"
+        "try:\n"
+        f"    main([{command!r}, '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print('loaded:' + ','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "usage:" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "loaded:"

@@ -244,6 +244,32 @@ def test_public_names_of_the_server_package() -> None:
         "parse_config",
         "serve_main",
     ]
+    for name in semcache.server.__all__:
+        assert getattr(semcache.server, name) is not None
+
+
+def test_serve_help_and_a_bad_config_do_not_wait_for_litellm(tmp_path: Path) -> None:
+    """The package loads its names lazily: importing LiteLLM takes ~5 s of a 7 s `--help`."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text("model_list = 3\n", encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from semcache.server.cli import serve_main\n"
+        "try:\n"
+        "    status = serve_main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n"
+        "    status = exc.code\n"
+        "heavy = ('litellm', 'fastapi', 'uvicorn', 'semcache.server.app')\n"
+        "print('status', status, 'loaded:' + ','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    for argv, status in ((["--help"], 0), (["--config", str(bad)], 2)):
+        run = subprocess.run(
+            [sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True
+        )
+        assert run.stdout.strip().splitlines()[-1] == f"status {status} loaded:"
 
 
 # -- the [cache] table layers over SEMCACHE_* variables (issue 17) ---------------------------
