@@ -17,7 +17,7 @@ import pytest
 # and blocks on the second's, after touching a marker so the test knows group one is done.
 CHILD = textwrap.dedent(
     """
-    import sys, threading
+    import signal, sys, threading
     from pathlib import Path
     import numpy as np
     from semcache.eval import cli, resolve
@@ -36,6 +36,9 @@ CHILD = textwrap.dedent(
             return np.stack(rows) if rows else np.zeros((0, 4), np.float32)
 
     resolve.resolve_embedder = lambda *args, **kwargs: Blocking()
+    # A job a non-interactive shell starts in the background (as CI may run this suite)
+    # inherits SIGINT ignored, and Python keeps it so: give the child Ctrl-C as a terminal would.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(cli.eval_main(sys.argv[2:]))
     """
 )
