@@ -78,12 +78,7 @@ class SemanticStage:
             return await call_next(request)
         self._count(lookup)
         match = lookup.match
-        fresh = match is not None and (self._fresh is None or self._fresh(match.entry))
-        if (
-            match is not None
-            and fresh
-            and request.control.accepts(match.entry.created_at, self._clock())
-        ):
+        if match is not None and self._servable(request, match.entry):
             return Found(
                 Answer.of(match.entry),
                 Tier.SEMANTIC,
