@@ -170,6 +170,13 @@ class ServerOptions(BaseModel):
         description="Label per-tenant series (requests, saved tokens and cost) with the tenant; "
         "False drops the label, so /metrics says nothing about which tenants exist.",
     )
+    gc_freeze: bool = Field(
+        True,
+        description="Move everything allocated at start-up (LiteLLM, FastAPI, the config) out "
+        "of the garbage collector's sight before serving (gc.freeze()): otherwise every full "
+        "collection walks ~800k long-lived objects, a pause of ~0.4 s for every request in "
+        "flight on this project's 2-core test machine.",
+    )
 
     _env_only = field_validator("admin_key", "metrics_key")(_require_env_reference)
 

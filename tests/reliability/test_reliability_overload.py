@@ -78,7 +78,7 @@ def test_admission_has_a_hard_ceiling() -> None:
 
 
 # -- shedding end to end --------------------------------------------------------------------
-def test_lookups_that_cannot_start_are_shed_not_queued() -> None:
+def test_lookups_that_cannot_start_are_shed_not_queued(frozen_heap: None) -> None:
     """Issue 10: every lookup waited for the store timeout (2 s) under load; now the requests
     that cannot start in time go upstream at once, and nothing times out."""
     embedder = SlowEmbedder()
