@@ -51,7 +51,7 @@ def request(question: str) -> dict[str, Any]:
 # -- replica process ----------------------------------------------------------------------------
 
 
-def replica_main(conn: Any, redis_url: str, delay_s: float) -> None:
+def replica_main(conn: Any, redis_url: str, delay_s: float, gc_freeze: bool) -> None:
     """One replica: a cache on the shared Redis, answering burst commands from the parent.
 
     Its upstream is in-process (``FakeUpstream``), so the instant the upstream call returned
@@ -73,6 +73,10 @@ def replica_main(conn: Any, redis_url: str, delay_s: float) -> None:
         CacheSettings(store={"backend": "none"}, redis={"url": redis_url}), upstream=upstream
     )
     cache.completion(**request("warm up"))  # first-call imports
+    if gc_freeze:  # what `semcache serve` does before serving (server.gc_freeze)
+        from semcache.server.cli import freeze_startup_heap
+
+        freeze_startup_heap()
     conn.send("ready")
     while True:
         command = conn.recv()
@@ -103,14 +107,14 @@ async def burst(cache: Any, req: dict[str, Any], n: int, start_at: float) -> lis
 
 
 class Fleet:
-    def __init__(self, size: int, redis_url: str, delay_s: float) -> None:
+    def __init__(self, size: int, redis_url: str, delay_s: float, gc_freeze: bool) -> None:
         ctx = mp.get_context("spawn")
         self.conns = []
         self.processes = []
         for _ in range(size):
             parent, child = ctx.Pipe()
             process = ctx.Process(
-                target=replica_main, args=(child, redis_url, delay_s), daemon=True
+                target=replica_main, args=(child, redis_url, delay_s, gc_freeze), daemon=True
             )
             process.start()
             self.conns.append(parent)
@@ -241,12 +245,17 @@ def main() -> None:
         help="upstream seconds per call: long enough for every request to be waiting",
     )  # fmt: skip
     parser.add_argument("--hits", type=int, default=2000)
+    parser.add_argument(
+        "--no-gc-freeze",
+        action="store_true",
+        help="replicas keep their start-up heap in the collector's sight (serve freezes it)",
+    )
     args = parser.parse_args()
 
     from semcache.testing import RedisServer
 
     with RedisServer() as redis_server:
-        fleet = Fleet(max(args.replicas), redis_server.url, args.delay)
+        fleet = Fleet(max(args.replicas), redis_server.url, args.delay, not args.no_gc_freeze)
         try:
             # a throwaway burst on every replica first: one-time costs (lazy imports, script
             # loading, first pickles) would otherwise land on whichever row runs first
@@ -259,7 +268,10 @@ def main() -> None:
             fleet.close()
         times = bench_exact_hits(redis_server.url, args.hits)
 
-    print(f"\n{args.requests} concurrent identical requests, upstream {args.delay * 1e3:.0f} ms")
+    print(
+        f"\n{args.requests} concurrent identical requests, upstream {args.delay * 1e3:.0f} ms, "
+        f"gc_freeze {not args.no_gc_freeze}, load average {os.getloadavg()[0]:.1f}"
+    )
     print("| replicas | upstream calls | tiers | waiting followers: answered after the upstream "
           "call returned, p50 / p99 | each other replica's first answer after it | in-replica gap "
           "between answers, p50 |")  # fmt: skip
