@@ -9,6 +9,7 @@ model's: a probability for models with a sigmoid head, a logit otherwise).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from semcache.errors import ScorerError
@@ -27,7 +28,9 @@ class CrossEncoderScorer:
     def name(self) -> str:
         return f"cross-encoder:{self._name}"
 
-    def _load(self) -> Any:
+    def load(self) -> Any:
+        """Load the model now (the cache does this when its semantic tier starts, in a
+        worker thread, as it loads extra embedders); later calls return it."""
         if self._model is None:
             from sentence_transformers import CrossEncoder
 
@@ -40,5 +43,14 @@ class CrossEncoderScorer:
         return self._model
 
     def score(self, query: str, candidate: str, similarity: float) -> float:
-        scores = self._load().predict([(query, candidate)], show_progress_bar=False)
-        return float(scores[0])
+        return self.score_many([(query, candidate)])[0]
+
+    def score_many(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
+        """Scores of many ``(query, candidate)`` pairs, ``batch_size`` per model call (for
+        calibration; the cache scores one candidate per lookup)."""
+        if not pairs:
+            return []
+        scores = self.load().predict(
+            list(pairs), batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True
+        )
+        return [float(v) for v in scores]
