@@ -34,10 +34,11 @@ class CrossEncoderScorer:
         if self._model is None:
             from sentence_transformers import CrossEncoder
 
+            from semcache.embedders._common import resolve_device
+
+            device = resolve_device(self._device)  # "auto": cuda, then mps, then cpu
             try:
-                self._model = CrossEncoder(
-                    self._name, device=self._device, max_length=self._max_length
-                )
+                self._model = CrossEncoder(self._name, device=device, max_length=self._max_length)
             except (OSError, ValueError) as exc:
                 raise ScorerError(f"cannot load cross-encoder {self._name!r}: {exc}") from exc
         return self._model
