@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -70,9 +71,14 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
             "one scorer for all namespaces: give a single --embedder with --namespace (a "
             "learned or plug-in scorer is never per namespace)"
         )
-    if args.scorer == PLUGIN and args.plugin is None:
-        raise ConfigError("--scorer plugin needs --plugin cross-encoder:NAME or llm-judge:MODEL")
-    spec = None if args.plugin is None else _plugin_spec(args)
+    if args.plugin is None and (args.scorer == PLUGIN or args.plugin_band is not None):
+        raise ConfigError(
+            f"{'--scorer plugin' if args.scorer == PLUGIN else '--plugin-band'} needs --plugin "
+            "cross-encoder:NAME_OR_PATH or llm-judge:MODEL"
+        )
+    if args.plugin is not None and args.scorer not in ("auto", PLUGIN):
+        raise ConfigError(f"--plugin is never considered with --scorer {args.scorer}")
+    plugin_args = None if args.plugin is None else _plugin_args(args)  # checked before any work
     pairs = load_pairs(args.data, columns=columns, limit=args.limit, seed=args.seed)
     labels = pairs.labels.astype(np.int64)
     verifier = resolve.resolve_verifier(args.verifier)
@@ -94,8 +100,8 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
         pairs, sims, parts, verifier, kinds, model=args.model, seed=args.seed
     )
     plugin = None
-    if spec is not None and args.scorer in ("auto", PLUGIN):
-        plugin = _run_plugin(args, spec, pairs, sims, parts, err)
+    if plugin_args is not None:
+        plugin = _run_plugin(plugin_args, pairs, sims, parts, err)
         candidates.append(plugin.scored)
     if not candidates:
         raise ConfigError(f"--scorer {args.scorer} with --verifier {args.verifier}: no scorer")
@@ -126,13 +132,27 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     return 0
 
 
-def _plugin_spec(args: argparse.Namespace) -> PluginSpec:
-    return PluginSpec.parse(
+@dataclass(frozen=True)
+class _PluginArgs:
+    spec: PluginSpec
+    api_key: str | None  # read from spec.api_key_env; None: LiteLLM's own variables
+    band: ScoreBand | None  # --plugin-band; None: fixed on the fitting part
+
+
+def _plugin_args(args: argparse.Namespace) -> _PluginArgs:
+    spec = PluginSpec.parse(
         args.plugin,
         api_base=args.judge_api_base,
         api_key_env=args.judge_api_key_env,
         timeout_s=args.judge_timeout,
     )
+    api_key = None
+    if spec.api_key_env is not None:
+        api_key = os.environ.get(spec.api_key_env)
+        if api_key is None:
+            raise ConfigError(f"--judge-api-key-env {spec.api_key_env}: that variable is not set")
+    band = None if args.plugin_band is None else ScoreBand(*args.plugin_band)
+    return _PluginArgs(spec, api_key, band)
 
 
 def primary_embedder(sims: dict[str, np.ndarray], labels: np.ndarray, parts: Parts) -> str:
@@ -142,8 +162,7 @@ def primary_embedder(sims: dict[str, np.ndarray], labels: np.ndarray, parts: Par
 
 
 def _run_plugin(
-    args: argparse.Namespace,
-    spec: PluginSpec,
+    plugin: _PluginArgs,
     pairs: PairSet,
     sims: dict[str, np.ndarray],
     parts: Parts,
@@ -154,16 +173,11 @@ def _run_plugin(
     labels = pairs.labels.astype(np.int64)
     primary = primary_embedder(sims, labels, parts)
     cosines = sims[primary]
-    if args.plugin_band is not None:
-        band = ScoreBand(*args.plugin_band)
-    else:
+    band = plugin.band
+    if band is None:
         band = plugin_band(cosines[parts.fit], labels[parts.fit])
-    api_key = None
-    if spec.api_key_env is not None:
-        api_key = os.environ.get(spec.api_key_env)
-        if api_key is None:
-            raise ConfigError(f"--judge-api-key-env {spec.api_key_env}: that variable is not set")
-    scorer = build_plugin(spec, api_key=api_key)
+    spec = plugin.spec
+    scorer = build_plugin(spec, api_key=plugin.api_key)
     err.print(f"asking {spec.name} about {len(in_band(cosines, band))} pairs whose {primary} "
               f"cosine is in [{band.lo:.4g}, {band.hi:.4g})", highlight=False)  # fmt: skip
     return plugin_parts(scorer, spec, pairs, cosines, primary, parts, band)

@@ -487,6 +487,8 @@ def calibrate_main(argv: Sequence[str]) -> int:
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         if args.labels or args.apply:
+            if args.plugin is not None:
+                raise ConfigError("--plugin calibrates on --data pairs; it cannot use --labels")
             from .recalibrate import run_recalibrate
 
             return run_recalibrate(args, _columns(args), out)

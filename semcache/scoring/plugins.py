@@ -41,7 +41,8 @@ class PluginScorer(HitScorer, Protocol):
 class PluginSpec:
     """Which plug-in: ``kind``, ``model`` (hub name or local path for a cross-encoder, any
     LiteLLM model for a judge) and, for a judge only, ``api_base``, ``api_key_env`` (the
-    name of the variable holding its key) and ``timeout_s`` (seconds per call)."""
+    name of the variable holding its key) and ``timeout_s`` (seconds per call; None: 10 s,
+    never LiteLLM's 10-minute default on the request path)."""
 
     kind: PluginKind
     model: str
@@ -80,7 +81,7 @@ class PluginSpec:
             )
         if kind == LLM_JUDGE and judge.get("timeout_s") is None:
             judge["timeout_s"] = DEFAULT_JUDGE_TIMEOUT_S
-        return cls(kind, model, **{k: v for k, v in judge.items() if v is not None})  # type: ignore[arg-type]
+        return cls(kind, model, **{k: v for k, v in judge.items() if v is not None})
 
     @property
     def name(self) -> str:
@@ -148,7 +149,8 @@ def build_plugin(
         return scorer
     from .judge import LLMJudgeScorer
 
-    kwargs: dict[str, Any] = {"timeout": spec.timeout_s}
+    timeout = DEFAULT_JUDGE_TIMEOUT_S if spec.timeout_s is None else spec.timeout_s
+    kwargs: dict[str, Any] = {"timeout": timeout}
     if spec.api_base is not None:
         kwargs["api_base"] = spec.api_base
     if api_key is not None:

@@ -419,3 +419,45 @@ def test_old_version_1_learned_files_still_load(tmp_path):
     loaded = load_scorer_file(tmp_path / "v1.json")
     assert isinstance(loaded, SavedScorer) and loaded.threshold == 0.7
     assert loaded.to_json() == data
+
+
+def test_plugin_band_sets_the_band_and_the_calls_follow_it(judge_server, tmp_path):
+    data, embedder = _pairs(tmp_path)
+    env = tmp_path / ".env"
+    judge_server.reset()
+    argv = ["--target", "0.05", "--scorer", "plugin", "--plugin", f"llm-judge:{JUDGE}",
+            "--judge-api-base", judge_server.api_base, "--plugin-band", "0.9", "inf",
+            "--save", str(env)]  # fmt: skip
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_API_KEY", KEY)  # no --judge-api-key-env: LiteLLM's own variable
+        assert _calibrate(data, embedder, *argv) == 0
+    saved = load_scorer_file(CacheSettings(_env_file=env).semantic.scorer)
+    assert isinstance(saved, SavedPlugin)
+    assert (saved.band.lo, saved.band.hi) == (0.9, float("inf"))
+    assert saved.plugin.api_key_env is None and saved.plugin.timeout_s == 10.0
+    cosines = [embedder.vectors[json.loads(line)["text_b"]][0]
+               for line in data.read_text(encoding="utf-8").splitlines()]  # fmt: skip
+    inside = sum(c >= 0.9 for c in cosines)
+    assert judge_server.chat_calls == saved.calibration["plugin_calls"] == inside
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--scorer", "plugin"], ["--plugin", "oracle:x"], ["--plugin", "cross-encoder:/m",
+     "--judge-api-base", "http://x"], ["--plugin", "llm-judge:m", "--judge-api-key-env",
+     "NO_SUCH_JUDGE_KEY_VARIABLE"], ["--plugin", "llm-judge:m", "--namespace", "faq"],
+     ["--plugin", "llm-judge:m", "--plugin-band", "0.9", "0.8"], ["--plugin-band", "0", "1"],
+     ["--plugin", "llm-judge:m", "--scorer", "cosine"]],
+)  # fmt: skip
+def test_bad_plugin_arguments_are_errors_before_any_call(argv, tmp_path, judge_server):
+    data, embedder = _pairs(tmp_path, n=40)
+    judge_server.reset()
+    assert _calibrate(data, embedder, "--target", "0.05", *argv) == 2
+    assert judge_server.chat_calls == 0
+
+
+def test_plugin_with_labels_is_an_error(tmp_path):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"text_a": "a", "text_b": "b", "label": 1, "similarity": 0.9}\n')
+    assert cli.calibrate_main(["--labels", str(labels), "--target", "0.05",
+                               "--plugin", "llm-judge:m"]) == 2  # fmt: skip
