@@ -333,8 +333,9 @@ def test_plugin_spec_checks_its_fields():
     for text in ("judge:x", "cross-encoder", "cross-encoder:"):
         with pytest.raises(ConfigError):
             PluginSpec.parse(text)
-    with pytest.raises(ConfigError, match="llm-judge only"):
-        PluginSpec.parse("cross-encoder:/m", api_base="http://x")
+    for judge_only in ({"api_base": "http://x"}, {"api_key_env": "K"}, {"timeout_s": 1.0}):
+        with pytest.raises(ConfigError, match="llm-judge only"):
+            PluginSpec("cross-encoder", "/m", **judge_only)
     with pytest.raises(ConfigError, match="never the key"):
         PluginSpec("llm-judge", "m", api_key_env="sk-123")
     with pytest.raises(ConfigError, match="timeout_s"):
