@@ -71,17 +71,25 @@ class PluginSpec:
             raise ConfigError(f"plug-in timeout_s must be > 0 seconds, got {self.timeout_s}")
 
     @classmethod
-    def parse(cls, text: str, **judge: Any) -> PluginSpec:
-        """``cross-encoder:NAME_OR_PATH`` or ``llm-judge:MODEL`` (split at the first colon);
-        ``judge``: ``api_base``, ``api_key_env``, ``timeout_s`` for a judge."""
+    def parse(
+        cls,
+        text: str,
+        *,
+        api_base: str | None = None,
+        api_key_env: str | None = None,
+        timeout_s: float | None = None,
+    ) -> PluginSpec:
+        """``cross-encoder:NAME_OR_PATH`` or ``llm-judge:MODEL`` (split at the first colon),
+        with a judge's options; a judge's ``timeout_s`` defaults to 10 s."""
         kind, sep, model = text.partition(":")
         if not sep or kind not in KINDS:
             raise ConfigError(
                 f"--plugin {text!r}: expected cross-encoder:NAME_OR_PATH or llm-judge:MODEL"
             )
-        if kind == LLM_JUDGE and judge.get("timeout_s") is None:
-            judge["timeout_s"] = DEFAULT_JUDGE_TIMEOUT_S
-        return cls(kind, model, **{k: v for k, v in judge.items() if v is not None})
+        if kind == LLM_JUDGE and timeout_s is None:
+            timeout_s = DEFAULT_JUDGE_TIMEOUT_S
+        plugin_kind: PluginKind = CROSS_ENCODER if kind == CROSS_ENCODER else LLM_JUDGE
+        return cls(plugin_kind, model, api_base, api_key_env, timeout_s)
 
     @property
     def name(self) -> str:
