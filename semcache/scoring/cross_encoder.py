@@ -32,13 +32,15 @@ class CrossEncoderScorer:
         """Load the model now (the cache does this when its semantic tier starts, in a
         worker thread, as it loads extra embedders); later calls return it."""
         if self._model is None:
-            from sentence_transformers import CrossEncoder
+            from semcache.embedders._common import import_optional, resolve_device
 
-            from semcache.embedders._common import resolve_device
-
+            st = import_optional("sentence_transformers", package="sentence-transformers",
+                                 extra="local")  # fmt: skip
             device = resolve_device(self._device)  # "auto": cuda, then mps, then cpu
             try:
-                self._model = CrossEncoder(self._name, device=device, max_length=self._max_length)
+                self._model = st.CrossEncoder(
+                    self._name, device=device, max_length=self._max_length
+                )
             except (OSError, ValueError) as exc:
                 raise ScorerError(f"cannot load cross-encoder {self._name!r}: {exc}") from exc
         return self._model
