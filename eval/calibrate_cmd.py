@@ -6,18 +6,22 @@ What it does (:mod:`semcache.eval.frontier` has the statistics):
    calibration half — a fitting part and a testing part — and an untouched held-out half;
 2. builds the candidate scorers: each embedder's cosine, the same with the answer guard's
    vetoes (unless ``--verifier none``), and a learned scorer over all embedders' cosines,
-   lexical features and the guard's per-rule mismatches (``--scorer`` narrows this);
+   lexical features and the guard's per-rule mismatches (``--scorer`` narrows this), and
+   with ``--plugin`` a cross-encoder or LLM judge asked inside a cosine band
+   (:mod:`semcache.eval.plugin_scores`);
 3. certifies each scorer at each δ of 1, 2, 5, 10, 20% and ``--target`` (Learn-then-Test,
    valid at ``--confidence``), and reports the frontier: what each scorer guarantees, the
    tightest δ that qualifies, and how many labeled pairs a stricter one would likely need;
 4. for ``--target``, the configuration picked on the fitting part alone is the answer; with
-   ``--save`` its threshold, embedder, guard and (learned) scorer file are written.
+   ``--save`` its threshold, embedder, guard and (learned or plug-in) scorer file are written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -29,7 +33,8 @@ from semcache.errors import ConfigError
 from semcache.guard import HitVerifier
 from semcache.scoring.band import ScoreBand, saturation_cosine
 from semcache.scoring.features import FeatureExtractor, bounds, feature_names
-from semcache.scoring.saved import SavedScorer
+from semcache.scoring.plugins import PluginSpec, SavedPlugin, build_plugin
+from semcache.scoring.saved import SavedScorer, save_plugin
 
 from . import console as show
 from . import persist, resolve
@@ -47,21 +52,33 @@ from .frontier import (
     scored_parts,
     split_parts,
 )
+from .plugin_scores import PluginRun, in_band, plugin_band, plugin_parts
 from .scorer_fit import ModelKind, average_precision
 from .similarity import pair_similarities
 from .sweep import NO_VERIFIER
 
 LEARNED = "learned"
+PLUGIN = "plugin"
 
 
 def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err: Console) -> int:
     embedder_names = list(dict.fromkeys(args.embedder))
-    if args.namespace is not None and (len(embedder_names) > 1 or args.scorer == LEARNED):
+    if args.namespace is not None and (
+        len(embedder_names) > 1 or args.scorer in (LEARNED, PLUGIN) or args.plugin is not None
+    ):
         raise ConfigError(
             "--namespace saves a threshold for one namespace, but a cache has one embedder and "
             "one scorer for all namespaces: give a single --embedder with --namespace (a "
-            "learned scorer is never per namespace)"
+            "learned or plug-in scorer is never per namespace)"
         )
+    if args.plugin is None and (args.scorer == PLUGIN or args.plugin_band is not None):
+        raise ConfigError(
+            f"{'--scorer plugin' if args.scorer == PLUGIN else '--plugin-band'} needs --plugin "
+            "cross-encoder:NAME_OR_PATH or llm-judge:MODEL"
+        )
+    if args.plugin is not None and args.scorer not in ("auto", PLUGIN):
+        raise ConfigError(f"--plugin is never considered with --scorer {args.scorer}")
+    plugin_args = None if args.plugin is None else _plugin_args(args)  # checked before any work
     pairs = load_pairs(args.data, columns=columns, limit=args.limit, seed=args.seed)
     labels = pairs.labels.astype(np.int64)
     verifier = resolve.resolve_verifier(args.verifier)
@@ -82,6 +99,10 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     candidates, learned = build_candidates(
         pairs, sims, parts, verifier, kinds, model=args.model, seed=args.seed
     )
+    plugin = None
+    if plugin_args is not None:
+        plugin = _run_plugin(plugin_args, pairs, sims, parts, err)
+        candidates.append(plugin.scored)
     if not candidates:
         raise ConfigError(f"--scorer {args.scorer} with --verifier {args.verifier}: no scorer")
     deltas = tuple(sorted({*DELTAS, args.target}))
@@ -89,6 +110,8 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     result = frontier(candidates, labels, parts, deltas=deltas, alpha=alpha)
     out.print(frontier_table(result, pairs.name, list(sims), len(labels)))
     print_frontier_summary(result, len(labels), out)
+    if plugin is not None:
+        out.print(plugin.cost_line(len(labels)), highlight=False)
     chosen = result.chosen_result(args.target)
     if chosen.threshold is None:
         need = result.needed.get((chosen.scorer, args.target))
@@ -102,8 +125,62 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
         return 1
     _print_choice(chosen, out)
     if args.save is not None:
-        _save(args, chosen, learned, sims, out)
+        if plugin is not None and chosen.scorer == plugin.spec.name:
+            _save_plugin(args, chosen, plugin, out)
+        else:
+            _save(args, chosen, learned, sims, out)
     return 0
+
+
+@dataclass(frozen=True)
+class _PluginArgs:
+    spec: PluginSpec
+    api_key: str | None  # read from spec.api_key_env; None: LiteLLM's own variables
+    band: ScoreBand | None  # --plugin-band; None: fixed on the fitting part
+
+
+def _plugin_args(args: argparse.Namespace) -> _PluginArgs:
+    spec = PluginSpec.parse(
+        args.plugin,
+        api_base=args.judge_api_base,
+        api_key_env=args.judge_api_key_env,
+        timeout_s=args.judge_timeout,
+    )
+    api_key = None
+    if spec.api_key_env is not None:
+        api_key = os.environ.get(spec.api_key_env)
+        if api_key is None:
+            raise ConfigError(f"--judge-api-key-env {spec.api_key_env}: that variable is not set")
+    band = None if args.plugin_band is None else ScoreBand(*args.plugin_band)
+    return _PluginArgs(spec, api_key, band)
+
+
+def primary_embedder(sims: dict[str, np.ndarray], labels: np.ndarray, parts: Parts) -> str:
+    """The embedder whose cosine ranks the fitting pairs best: the cache's search embedder."""
+    fit_labels = labels[parts.fit]
+    return max(sims, key=lambda e: average_precision(sims[e][parts.fit], fit_labels))
+
+
+def _run_plugin(
+    plugin: _PluginArgs,
+    pairs: PairSet,
+    sims: dict[str, np.ndarray],
+    parts: Parts,
+    err: Console,
+) -> PluginRun:
+    """Build the plug-in and ask it about the pairs inside its band (fixed on the fitting
+    part, or ``--plugin-band``)."""
+    labels = pairs.labels.astype(np.int64)
+    primary = primary_embedder(sims, labels, parts)
+    cosines = sims[primary]
+    band = plugin.band
+    if band is None:
+        band = plugin_band(cosines[parts.fit], labels[parts.fit])
+    spec = plugin.spec
+    scorer = build_plugin(spec, api_key=plugin.api_key)
+    err.print(f"asking {spec.name} about {len(in_band(cosines, band))} pairs whose {primary} "
+              f"cosine is in [{band.lo:.4g}, {band.hi:.4g})", highlight=False)  # fmt: skip
+    return plugin_parts(scorer, spec, pairs, cosines, primary, parts, band)
 
 
 def build_candidates(
@@ -133,8 +210,7 @@ def build_candidates(
     if kinds.get(LEARNED):
         rest = FeatureExtractor().rows(pairs.text_a, pairs.text_b, np.zeros((len(pairs), 0)))
         rows = np.column_stack([*sims.values(), rest])
-        fit_labels = labels[parts.fit]
-        primary = max(sims, key=lambda e: average_precision(sims[e][parts.fit], fit_labels))
+        primary = primary_embedder(sims, labels, parts)
         learned = learned_parts(
             LEARNED,
             rows,
@@ -221,6 +297,30 @@ def _print_choice(chosen: Certified, out: Console) -> None:
     )
 
 
+def _calibration(args: argparse.Namespace, chosen: Certified) -> dict[str, object]:
+    return {"delta": chosen.delta, "confidence": args.confidence, "seed": args.seed,
+            "data": Path(str(args.data)).name, "testing_hits": chosen.walk.hits,
+            "testing_false_hits": chosen.walk.false_hits,
+            "p_value": chosen.walk.p_value}  # fmt: skip
+
+
+def _save_plugin(
+    args: argparse.Namespace, chosen: Certified, plugin: PluginRun, out: Console
+) -> None:
+    saved = SavedPlugin(
+        plugin=plugin.spec,
+        primary=plugin.primary,
+        threshold=float(chosen.threshold),  # type: ignore[arg-type]
+        band=plugin.band,
+        calibration=_calibration(args, chosen) | plugin.calibration(),
+    )
+    file = args.scorer_file or Path(args.save).with_name("semcache-scorer.json")
+    save_plugin(saved, file)
+    persist.save_scorer(args.save, Path(file).resolve())
+    persist.save_embedder(args.save, plugin.primary)
+    out.print(f"saved plug-in scorer {file} and its settings to {args.save}", highlight=False)
+
+
 def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | None,
           sims: dict[str, np.ndarray], out: Console) -> None:  # fmt: skip
     kind, _, embedder = chosen.scorer.partition(":")
@@ -236,13 +336,9 @@ def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | N
             primary=learned.primary,
             threshold=threshold,
             band=ScoreBand(learned.band_lo, hi),
-            calibration={"delta": chosen.delta, "confidence": args.confidence,
-                         "seed": args.seed, "data": Path(str(args.data)).name,
-                         "testing_hits": chosen.walk.hits,
-                         "testing_false_hits": chosen.walk.false_hits,
-                         "p_value": chosen.walk.p_value,
-                         "cv_average_precision": learned.fitted.cv_average_precision},
-        )  # fmt: skip
+            calibration=_calibration(args, chosen)
+            | {"cv_average_precision": learned.fitted.cv_average_precision},
+        )
         file = args.scorer_file or Path(args.save).with_name("semcache-scorer.json")
         saved.save(file)
         persist.save_scorer(args.save, Path(file).resolve())

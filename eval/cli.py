@@ -72,6 +72,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
     """Parsed arguments, or argparse's exit status (``--help``: 0, bad usage: 2)."""
     try:
@@ -375,9 +382,10 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
     )
     parser.add_argument(
         "--scorer",
-        choices=["auto", "cosine", "guard", "learned"],
+        choices=["auto", "cosine", "guard", "learned", "plugin"],
         default="auto",
-        help="which scorers to consider; 'auto': all, the fitting part picks",
+        help="which scorers to consider; 'auto': all (with --plugin, the plug-in too), the "
+        "fitting part picks; 'plugin': the --plugin only",
     )
     parser.add_argument(
         "--model",
@@ -396,10 +404,43 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
     parser.add_argument(
         "--scorer-file",
         type=Path,
-        help="where a learned scorer is written (default: semcache-scorer.json beside --save)",
+        help="where a learned or plug-in scorer is written (default: semcache-scorer.json "
+        "beside --save)",
     )
+    _add_plugin_options(parser)
     _add_data_options(parser, cache.runtime, cache.precision)
     return parser
+
+
+def _add_plugin_options(parser: argparse.ArgumentParser) -> None:
+    """A plug-in scorer (``semcache.eval.plugin_scores``): asked only inside a cosine band."""
+    parser.add_argument(
+        "--plugin",
+        metavar="KIND:MODEL",
+        help="also calibrate a plug-in scorer: cross-encoder:NAME_OR_PATH (sentence-"
+        "transformers) or llm-judge:MODEL (any LiteLLM model); asked only about pairs whose "
+        "cosine is inside a band fixed on the fitting part",
+    )
+    parser.add_argument(
+        "--plugin-band",
+        nargs=2,
+        type=float,
+        metavar=("LO", "HI"),
+        help="the plug-in's cosine band instead of the fitted one: a miss below LO, a hit "
+        "at or above HI (inf: always ask above LO)",
+    )
+    parser.add_argument("--judge-api-base", help="llm-judge: the API base URL")
+    parser.add_argument(
+        "--judge-api-key-env",
+        metavar="VAR",
+        help="llm-judge: the environment variable holding its API key (the file saves the "
+        "name, never the key; default: LiteLLM's own variables)",
+    )
+    parser.add_argument(
+        "--judge-timeout",
+        type=_positive_float,
+        help="llm-judge: seconds per call (default 10), saved for the cache",
+    )
 
 
 def _add_recalibrate_options(parser: argparse.ArgumentParser) -> None:
@@ -446,6 +487,8 @@ def calibrate_main(argv: Sequence[str]) -> int:
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         if args.labels or args.apply:
+            if args.plugin is not None:
+                raise ConfigError("--plugin calibrates on --data pairs; it cannot use --labels")
             from .recalibrate import run_recalibrate
 
             return run_recalibrate(args, _columns(args), out)

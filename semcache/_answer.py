@@ -16,23 +16,17 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
+from semcache._llm_reply import price
 from semcache.stores.base import Entry
 
 ENVELOPE_VERSION = 1
 
 
 def response_cost(response: ModelResponse) -> float:
-    """What the upstream call cost in USD per LiteLLM's price map; 0.0 when unknown."""
-    hidden = getattr(response, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost")
-    if isinstance(cost, (int, float)):
-        return float(cost)
-    try:
-        from litellm import completion_cost
-
-        return float(completion_cost(completion_response=response))
-    except Exception:
-        return 0.0
+    """What the upstream call cost in USD per LiteLLM's price map, booked as 0.0 when the
+    map has no price (:func:`semcache._llm_reply.price` is the one pricing function)."""
+    usd = price(response)
+    return 0.0 if usd is None else usd
 
 
 def encode(response: ModelResponse, cost_usd: float) -> str:

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from semcache.guard import HitVerifier
     from semcache.replicas.tier import SharedTier
     from semcache.scoring import ScoredDecision
+    from semcache.scoring.plugins import SavedPlugin
     from semcache.stores.base import VectorStore
     from semcache.tuning.shadow import ShadowVerifier
 
@@ -109,7 +110,8 @@ def assemble(
         stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
     )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
-    backend = SemanticBackend(_semantic_tier(s, embedder, store, verifier, scorer), failopen, stats)
+    tier = _semantic_tier(s, embedder, store, verifier, scorer, stats)
+    backend = SemanticBackend(tier, failopen, stats)
     wait_s = s.admission.wait_ms / 1000.0
     max_lag_ms = s.admission.max_loop_lag_ms
     lag = LoopLag() if max_lag_ms is not None else None
@@ -387,6 +389,7 @@ def _semantic_tier(
     store: VectorStore | None,
     verifier: HitVerifier | None,
     scorer: ScoredDecision | None = None,
+    stats: Stats | None = None,
 ) -> SemanticTier | None:
     if not s.semantic.enabled or (store is None and s.store.backend == "none"):
         return None
@@ -396,7 +399,9 @@ def _semantic_tier(
         verifier=verifier if verifier is not None else build_verifier(s.semantic.verifier),
         threshold=s.semantic.threshold,
         namespace_thresholds=s.semantic.namespace_thresholds,
-        scorer=(lambda: scorer) if scorer is not None else scorer_factory(s.semantic, embedder),
+        scorer=(lambda: scorer)
+        if scorer is not None
+        else scorer_factory(s.semantic, embedder, stats),
         max_batch=s.semantic.batch_size,
         max_wait_ms=s.semantic.max_batch_wait_ms,
         vectors=_vector_cache(s.semantic.vector_cache_entries),
@@ -430,23 +435,26 @@ def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
 
 
 def scorer_factory(
-    s: SemanticSettings, embedder: Embedder | None = None
+    s: SemanticSettings, embedder: Embedder | None = None, stats: Stats | None = None
 ) -> Callable[[], ScoredDecision] | None:
     """The calibrated decision ``semantic.scorer`` names (None when unset).
 
-    The file is read and checked now, so a missing or malformed file, or one calibrated
-    for another embedder, fails construction (:class:`ConfigError` naming the setting), not
-    the first request. Its primary embedder must be the cache's: ``semantic.embedder``, or
-    the name of an injected ``embedder``. The returned factory loads any extra embedder the
-    model needs (same device and runtime), when the semantic tier starts.
+    The file is read and checked now, so a missing or malformed file, one calibrated for
+    another embedder, or a judge whose API-key variable is not set fails construction
+    (:class:`ConfigError` naming the setting), not the first request. Its primary embedder
+    must be the cache's: ``semantic.embedder``, or the name of an injected ``embedder``. The
+    returned factory runs when the semantic tier starts (in a worker thread): it loads any
+    extra embedder a learned model needs (same device and runtime) or a plug-in
+    cross-encoder; an LLM judge's calls, tokens and priced USD are counted in ``stats``.
     """
     if s.scorer is None:
         return None
     from semcache.errors import ConfigError
     from semcache.scoring import SavedScorer, ScoredDecision
+    from semcache.scoring.saved import load_scorer_file
 
     try:
-        saved = SavedScorer.load(s.scorer)
+        saved = load_scorer_file(s.scorer)
     except ConfigError as exc:
         raise ConfigError(f"semantic.scorer: {exc}") from exc
     ours = {s.embedder} if embedder is None else {s.embedder, embedder.name}
@@ -461,16 +469,61 @@ def scorer_factory(
             "semantic.scorer needs semantic.store_question=true: the model scores the new "
             "question against the stored one"
         )
+    if not isinstance(saved, SavedScorer):
+        return _plugin_factory(s, saved, stats)
+    learned = saved
 
     def load() -> ScoredDecision:
         extra = {
             name: embedder_factory(s.model_copy(update={"embedder": name}))()
-            for name in saved.embedders
-            if name != saved.primary
+            for name in learned.embedders
+            if name != learned.primary
         }
-        return ScoredDecision.from_saved(saved, extra)
+        return ScoredDecision.from_saved(learned, extra)
 
     return load
+
+
+def _plugin_factory(
+    s: SemanticSettings, saved: SavedPlugin, stats: Stats | None
+) -> Callable[[], ScoredDecision]:
+    """A plug-in scorer file's decision; the judge's key is read from its variable now."""
+    import os
+
+    from semcache.errors import ConfigError
+    from semcache.scoring import ScoredDecision
+    from semcache.scoring.plugins import build_plugin
+
+    variable = saved.plugin.api_key_env
+    api_key = None if variable is None else os.environ.get(variable)
+    if variable is not None and api_key is None:
+        raise ConfigError(
+            f"semantic.scorer: {s.scorer} names the judge's API key variable {variable}, "
+            "which is not set"
+        )
+    sink = None if stats is None else _JudgeStats(stats)
+
+    def load() -> ScoredDecision:
+        scorer = build_plugin(saved.plugin, device=s.device, api_key=api_key, sink=sink)
+        return ScoredDecision(scorer, saved.threshold, saved.band)
+
+    return load
+
+
+class _JudgeStats:
+    """An LLM judge scorer's calls in the cache's stats: ``scorer_judge_calls``, ``_tokens``
+    and ``_unpriced_calls`` in ``counts``, priced USD in ``spent_usd["scorer_judge"]``."""
+
+    def __init__(self, stats: Stats) -> None:
+        self._stats = stats
+
+    def add(self, prompt_tokens: int, completion_tokens: int, usd: float | None) -> None:
+        self._stats.count("scorer_judge_calls")
+        self._stats.count("scorer_judge_tokens", prompt_tokens + completion_tokens)
+        if usd is None:
+            self._stats.count("scorer_judge_unpriced_calls")
+        else:
+            self._stats.spend("scorer_judge", usd)
 
 
 def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:

@@ -113,6 +113,9 @@ class CacheStats:
     is no store or it could not be counted. ``privacy``: the private-data gate's decisions by
     kind (never text); ``compression``: what prompt compression saved, apart from the cache's
     savings; ``tuning``: feedback, shadow verification and the live false-hit estimates.
+    ``spent_usd``: money the cache itself spent to decide hits, by kind (``scorer_judge``: an
+    LLM judge scorer's priced calls; its calls and tokens are in ``counts``), to weigh
+    against ``saved_cost_usd``.
     """
 
     requests: int
@@ -132,6 +135,7 @@ class CacheStats:
     compression: CompressionTotals | None = None
     shed: Mapping[str, int] = field(default_factory=dict)
     tuning: TuningStats | None = None
+    spent_usd: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def hit_rate(self) -> float:
@@ -164,6 +168,7 @@ class Stats:
         self._errors: Counter[str] = Counter()
         self._shed: Counter[str] = Counter()
         self._counts: Counter[str] = Counter()
+        self._spent: dict[str, float] = {}
         self._saved_cost = 0.0
         self._saved_tokens = 0
 
@@ -186,6 +191,11 @@ class Stats:
         with self._lock:
             self._counts[name] += n
 
+    def spend(self, kind: str, usd: float) -> None:
+        """Money the cache spent deciding (``kind``: what spent it), in USD."""
+        with self._lock:
+            self._spent[kind] = self._spent.get(kind, 0.0) + usd
+
     def snapshot(self, **sizes: Any) -> CacheStats:
         """The counters now; ``sizes`` are the tier sizes the caller measured."""
         with self._lock:
@@ -201,6 +211,7 @@ class Stats:
                 saved_tokens=self._saved_tokens,
                 counts=counts,
                 shed=dict(self._shed),
+                spent_usd=dict(self._spent),
                 **sizes,
             )
 

@@ -6,7 +6,8 @@ inside the calibrated cosine band. :class:`HitScorer` is the plug point; impleme
 :class:`LearnedScorer` (the calibrated model), and optional plug-ins
 :class:`~semcache.scoring.cross_encoder.CrossEncoderScorer` (a sentence-transformers
 cross-encoder by name) and :class:`~semcache.scoring.judge.LLMJudgeScorer` (an LLM asked
-yes/no through LiteLLM), imported from their modules.
+yes/no through LiteLLM), imported from their modules; a scorer file names either
+(:mod:`semcache.scoring.plugins`, ``semcache calibrate --plugin``).
 """
 
 from semcache.scoring.band import ScoreBand

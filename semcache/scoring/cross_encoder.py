@@ -9,6 +9,7 @@ model's: a probability for models with a sigmoid head, a logit otherwise).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from semcache.errors import ScorerError
@@ -27,18 +28,32 @@ class CrossEncoderScorer:
     def name(self) -> str:
         return f"cross-encoder:{self._name}"
 
-    def _load(self) -> Any:
+    def load(self) -> Any:
+        """Load the model now (the cache does this when its semantic tier starts, in a
+        worker thread, as it loads extra embedders); later calls return it."""
         if self._model is None:
-            from sentence_transformers import CrossEncoder
+            from semcache.embedders._common import import_optional, resolve_device
 
+            st = import_optional("sentence_transformers", package="sentence-transformers",
+                                 extra="local")  # fmt: skip
+            device = resolve_device(self._device)  # "auto": cuda, then mps, then cpu
             try:
-                self._model = CrossEncoder(
-                    self._name, device=self._device, max_length=self._max_length
+                self._model = st.CrossEncoder(
+                    self._name, device=device, max_length=self._max_length
                 )
             except (OSError, ValueError) as exc:
                 raise ScorerError(f"cannot load cross-encoder {self._name!r}: {exc}") from exc
         return self._model
 
     def score(self, query: str, candidate: str, similarity: float) -> float:
-        scores = self._load().predict([(query, candidate)], show_progress_bar=False)
-        return float(scores[0])
+        return self.score_many([(query, candidate)])[0]
+
+    def score_many(self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 32) -> list[float]:
+        """Scores of many ``(query, candidate)`` pairs, ``batch_size`` per model call (for
+        calibration; the cache scores one candidate per lookup)."""
+        if not pairs:
+            return []
+        scores = self.load().predict(
+            list(pairs), batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True
+        )
+        return [float(v) for v in scores]

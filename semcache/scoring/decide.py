@@ -7,12 +7,14 @@ case (a best candidate below the band) costs one comparison: no feature, no extr
 How the cache runs it (when ``settings.semantic.scorer`` is set; ``semcache/_build.py``
 ``scorer_factory`` and :class:`semcache.semantic.SemanticTier`):
 
-1. at construction, ``SavedScorer.load(settings.semantic.scorer)``: a missing, malformed or
-   other-version file, a primary embedder that is not the cache's, or
-   ``store_question=false`` is a ``ConfigError`` naming ``semantic.scorer`` (fail at
-   start-up, not per request);
-2. when the semantic tier starts (in a worker thread), any non-primary embedder of the file
-   is loaded and ``ScoredDecision.from_saved(saved, extra_embedders)`` is built;
+1. at construction, ``load_scorer_file(settings.semantic.scorer)``: a missing, malformed or
+   other-version file, a primary embedder that is not the cache's, a judge's unset API-key
+   variable, or ``store_question=false`` is a ``ConfigError`` naming ``semantic.scorer``
+   (fail at start-up, not per request);
+2. when the semantic tier starts (in a worker thread), any non-primary embedder of a learned
+   file is loaded and ``ScoredDecision.from_saved(saved, extra_embedders)`` is built; for a
+   plug-in file (:mod:`.plugins`) the cross-encoder is loaded or the judge built, and
+   ``ScoredDecision(plugin, saved.threshold, saved.band)``;
 3. the search returns the nearest live candidate as before; ``SemanticTier.judge`` (the one
    hit rule every serving path asks) calls :meth:`ScoredDecision.decide` with the stored
    question and the search cosine, and serves only when ``.hit``. ``ajudge`` runs it in a

@@ -4,16 +4,19 @@ An optional plug-in for deployments with network access (any model LiteLLM can c
 slow and paid, so it is meant to run only inside the uncertainty band of a
 :class:`~semcache.scoring.ScoredDecision`; every call's tokens and cost are counted in
 :class:`JudgeCost`, to weigh against the upstream call a hit saves. The score is 1.0 for
-"yes", 0.0 otherwise; no quality figure is claimed for any model.
+"yes", 0.0 otherwise (:mod:`semcache._llm_reply` reads and prices the reply, the same
+way as shadow verification's judge); no quality figure is claimed for any model.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from semcache._llm_reply import price, reply_text, token_usage, yes_no
 from semcache.errors import ScorerError
 
 PROMPT = (
@@ -27,7 +30,8 @@ PROMPT = (
 
 @dataclass
 class JudgeCost:
-    """Running totals of the judge's calls (``usd`` counts only calls LiteLLM could price)."""
+    """Running totals of the judge's answered calls; ``usd`` sums the calls LiteLLM could
+    price, ``unpriced_calls`` counts the others (never booked as free)."""
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -47,12 +51,19 @@ class JudgeCost:
                 self.usd += usd
 
 
+class CostSink(Protocol):
+    """Where a judge call's tokens and price go (``usd`` None: LiteLLM has no price)."""
+
+    def add(self, prompt_tokens: int, completion_tokens: int, usd: float | None) -> None: ...
+
+
 class LLMJudgeScorer:
     """A :class:`~semcache.scoring.HitScorer` that asks ``model`` yes or no.
 
     ``completion_kwargs`` go to ``litellm.completion`` as they are (``api_base``, ``api_key``,
-    ``timeout``...). Upstream errors raise :class:`~semcache.errors.ScorerError`, which the
-    semantic stage degrades to a miss.
+    ``timeout``...). Every answered call is added to :attr:`cost` and to ``sink`` when given
+    (the cache's stats). Upstream errors raise :class:`~semcache.errors.ScorerError`, which
+    the semantic stage degrades to a miss; an answer other than yes scores 0.0 (a miss).
     """
 
     def __init__(
@@ -61,10 +72,12 @@ class LLMJudgeScorer:
         *,
         prompt: str = PROMPT,
         completion_kwargs: Mapping[str, Any] | None = None,
+        sink: CostSink | None = None,
     ) -> None:
         self._model = model
         self._prompt = prompt
         self._kwargs = dict(completion_kwargs or {})
+        self._sink = sink
         self.cost = JudgeCost()
 
     @property
@@ -84,19 +97,17 @@ class LLMJudgeScorer:
             )
         except openai.OpenAIError as exc:
             raise ScorerError(f"judge {self._model!r} failed: {exc}") from exc
-        usage = getattr(response, "usage", None)
-        self.cost.add(
-            int(getattr(usage, "prompt_tokens", 0) or 0),
-            int(getattr(usage, "completion_tokens", 0) or 0),
-            _price(litellm, response),
-        )
-        text = (response.choices[0].message.content or "").strip().lower()
-        return 1.0 if text.startswith("yes") else 0.0
+        prompt_tokens, completion_tokens = token_usage(response)
+        usd = price(response)
+        self.cost.add(prompt_tokens, completion_tokens, usd)
+        if self._sink is not None:
+            self._sink.add(prompt_tokens, completion_tokens, usd)
+        return 1.0 if yes_no(reply_text(response)) else 0.0
 
-
-def _price(litellm: Any, response: Any) -> float | None:
-    """The call's cost in USD, or None when LiteLLM has no price for the model."""
-    try:
-        return float(litellm.completion_cost(completion_response=response))
-    except (litellm.exceptions.NotFoundError, litellm.exceptions.BadRequestError, ValueError):
-        return None
+    def score_many(self, pairs: Sequence[tuple[str, str]], *, workers: int = 4) -> list[float]:
+        """Scores of many ``(query, candidate)`` pairs, ``workers`` calls at a time (for
+        calibration; the cache scores one candidate per lookup)."""
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda pair: self.score(pair[0], pair[1], 0.0), pairs))

@@ -1,15 +1,26 @@
 """A scorer file: exactly what ``semcache calibrate`` chose, for the cache to run unchanged.
 
 JSON, versioned (``format``/``version``; the feature layout has its own
-:data:`~semcache.scoring.features.FEATURE_VERSION`)::
+:data:`~semcache.scoring.features.FEATURE_VERSION`). Version 2 adds ``kind``: ``learned``
+(a model semcache fit; version 1 files are learned files without ``kind`` and still load)
+or a plug-in, ``cross-encoder`` / ``llm-judge`` (:mod:`semcache.scoring.plugins`). A
+learned file::
 
-    {"format": "semcache-scorer", "version": 1, "feature_version": 1,
+    {"format": "semcache-scorer", "version": 2, "kind": "learned", "feature_version": 1,
      "embedders": ["e5-small-4bit", "minilm"],   # cosine features, in row order
      "primary": "e5-small-4bit",                 # the cache's search embedder
      "features": [...names...], "model": {"kind": "logistic", ...},
      "threshold": 0.83,                          # probability; a hit when score >= threshold
      "band": {"lo": 0.91, "hi": Infinity},       # cosine of the primary embedder
      "calibration": {...what was measured: delta, confidence, pairs, bound...}}
+
+A plug-in file (the judge's key is named by its environment variable, never stored)::
+
+    {"format": "semcache-scorer", "version": 2, "kind": "llm-judge",
+     "plugin": {"kind": "llm-judge", "model": "openai/gpt-4o-mini",
+                "api_base": null, "api_key_env": "OPENAI_API_KEY", "timeout_s": 10.0},
+     "primary": "minilm", "threshold": 1.0,    # the plug-in's scale; a hit when >=
+     "band": {"lo": 0.82, "hi": 0.97}, "calibration": {..., "plugin_calls": 412}}
 
 A threshold, a band and a model only mean something together and with these embedders, so
 they travel in one file and are loaded together or not at all.
@@ -29,9 +40,13 @@ from semcache.errors import ConfigError
 from .band import ScoreBand
 from .features import FEATURE_VERSION, feature_names
 from .model import HitModel, model_from_json
+from .plugins import KINDS as PLUGIN_KINDS
+from .plugins import PluginSpec, SavedPlugin
 
 FORMAT = "semcache-scorer"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
+LEARNED = "learned"
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class SavedScorer:
         return {
             "format": FORMAT,
             "version": VERSION,
+            "kind": LEARNED,
             "feature_version": FEATURE_VERSION,
             "embedders": list(self.embedders),
             "primary": self.primary,
@@ -76,12 +92,12 @@ class SavedScorer:
 
     @classmethod
     def from_json(cls, data: Any, source: str = "scorer") -> SavedScorer:
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ConfigError(f"{source}: not a semcache scorer file (format != {FORMAT!r})")
-        if data.get("version") != VERSION or data.get("feature_version") != FEATURE_VERSION:
+        if _kind(data, source) != LEARNED:
+            raise ConfigError(f"{source}: a {data.get('kind')} plug-in file, not a learned scorer")
+        if data.get("feature_version") != FEATURE_VERSION:
             raise ConfigError(
                 f"{source}: scorer file version {data.get('version')}/features "
-                f"{data.get('feature_version')}; this semcache reads {VERSION}/{FEATURE_VERSION}:"
+                f"{data.get('feature_version')}; this semcache reads {READS}/{FEATURE_VERSION}:"
                 " run semcache calibrate again"
             )
         try:
@@ -106,11 +122,81 @@ class SavedScorer:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> SavedScorer:
-        """Read a scorer file; a missing or malformed file is a :class:`ConfigError`."""
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"cannot read scorer file {path}: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"scorer file {path} is not JSON: {exc}") from exc
-        return cls.from_json(data, str(path))
+        """Read a learned scorer file; a missing or malformed file is a :class:`ConfigError`."""
+        return cls.from_json(_read(path), str(path))
+
+
+def _read(path: str | os.PathLike[str]) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read scorer file {path}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"scorer file {path} is not JSON: {exc}") from exc
+
+
+def _kind(data: Any, source: str) -> str:
+    """The file's kind after checking format and version (version 1: always learned)."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ConfigError(f"{source}: not a semcache scorer file (format != {FORMAT!r})")
+    version = data.get("version")
+    if version not in READS:
+        raise ConfigError(
+            f"{source}: scorer file version {version}; this semcache reads versions "
+            f"{', '.join(map(str, READS))}: run semcache calibrate again"
+        )
+    if version == 1:
+        return LEARNED
+    kind = data.get("kind")
+    if kind != LEARNED and kind not in PLUGIN_KINDS:
+        raise ConfigError(
+            f"{source}: unknown scorer kind {kind!r}; expected {LEARNED}, {', '.join(PLUGIN_KINDS)}"
+        )
+    return str(kind)
+
+
+def plugin_to_json(saved: SavedPlugin) -> dict[str, Any]:
+    """A plug-in scorer file's JSON (version 2)."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": saved.plugin.kind,
+        "plugin": saved.plugin.to_json(),
+        "primary": saved.primary,
+        "threshold": saved.threshold,
+        "band": {"lo": saved.band.lo, "hi": saved.band.hi},
+        "calibration": saved.calibration,
+    }
+
+
+def save_plugin(saved: SavedPlugin, path: str | os.PathLike[str]) -> None:
+    Path(path).write_text(json.dumps(plugin_to_json(saved), indent=1) + "\n", encoding="utf-8")
+
+
+def plugin_from_json(data: Any, source: str = "scorer") -> SavedPlugin:
+    kind = _kind(data, source)
+    if kind == LEARNED:
+        raise ConfigError(f"{source}: a learned scorer file, not a plug-in")
+    try:
+        spec = PluginSpec.from_json(data["plugin"])
+        if spec.kind != kind:
+            raise ConfigError(f"file kind {kind!r} but plugin kind {spec.kind!r}")
+        return SavedPlugin(
+            plugin=spec,
+            primary=str(data["primary"]),
+            threshold=float(data["threshold"]),
+            band=ScoreBand(float(data["band"]["lo"]), float(data["band"]["hi"])),
+            calibration=dict(data.get("calibration") or {}),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: malformed plug-in scorer file: {exc!r}") from exc
+
+
+def load_scorer_file(path: str | os.PathLike[str]) -> SavedScorer | SavedPlugin:
+    """Whatever scorer ``path`` holds: a learned model (version 1 or 2) or a plug-in."""
+    data = _read(path)
+    if _kind(data, str(path)) == LEARNED:
+        return SavedScorer.from_json(data, str(path))
+    return plugin_from_json(data, str(path))

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from semcache._llm_reply import price, reply_text, token_usage, yes_no
+
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
@@ -58,8 +60,9 @@ JUDGE_PROMPT = (
 
 class LLMJudge:
     """Ask ``model`` (any LiteLLM model) whether the answers agree; an unclear reply is
-    undecided. ``completion`` is ``litellm.acompletion`` unless injected; ``params`` are
-    passed through (``mock_response`` in tests)."""
+    undecided, an unpriced one costs 0.0 here (:mod:`semcache._llm_reply` reads and prices
+    it). ``completion`` is ``litellm.acompletion`` unless injected; ``params`` are passed
+    through (``mock_response`` in tests)."""
 
     def __init__(
         self,
@@ -87,10 +90,7 @@ class LLMJudge:
             temperature=0,
             **self._params,
         )
-        from semcache._answer import response_cost
-
-        text = (response.choices[0].message.content or "").strip().upper()
-        usage = getattr(response, "usage", None)
-        tokens = int(getattr(usage, "total_tokens", 0) or 0)
-        verdict = True if text.startswith("YES") else False if text.startswith("NO") else None
-        return Judgement(verdict, tokens, response_cost(response))
+        usd = price(response)
+        return Judgement(
+            yes_no(reply_text(response)), sum(token_usage(response)), 0.0 if usd is None else usd
+        )

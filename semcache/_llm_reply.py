@@ -1,0 +1,64 @@
+"""Reading an LLM's reply when semcache asks it a yes/no question, and pricing any reply.
+
+Two judges ask a model through LiteLLM: shadow verification's
+:class:`~semcache.tuning.compare.LLMJudge` (do two *answers* agree?) and the hit scorer
+:class:`~semcache.scoring.judge.LLMJudgeScorer` (does one answer serve two *questions*?).
+They read the reply the same way and price it the same way, here.
+
+The pricing convention (:func:`price`): a USD figure when LiteLLM's price map knows the
+model, **None when it does not**. None is never silently a zero: a caller that sums money
+counts unpriced calls apart (the scorer's ``unpriced_calls``), or states that it books
+them at 0.0 (:func:`semcache._answer.response_cost`, whose envelope needs a number).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def yes_no(text: str | None) -> bool | None:
+    """True for a reply starting with "yes", False for "no" (any case, after whitespace and
+    leading punctuation such as quotes or ``**``), None for anything else (undecided)."""
+    word = (text or "").strip().lstrip("\"'*`_ ").lower()
+    if word.startswith("yes"):
+        return True
+    if word.startswith("no"):
+        return False
+    return None
+
+
+def reply_text(response: Any) -> str | None:
+    """The first choice's message text (None when there is none)."""
+    choices = getattr(response, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) else None
+
+
+def token_usage(response: Any) -> tuple[int, int]:
+    """(prompt tokens, completion tokens) the provider reported; 0 where it reported none."""
+    usage = getattr(response, "usage", None)
+    return (
+        int(getattr(usage, "prompt_tokens", 0) or 0),
+        int(getattr(usage, "completion_tokens", 0) or 0),
+    )
+
+
+def price(response: Any) -> float | None:
+    """What ``response`` cost in USD per LiteLLM's price map; None when it has no price.
+
+    A response LiteLLM returned carries the cost it computed (``_hidden_params
+    ["response_cost"]``, None for a model missing from the map): that is used as is, so an
+    unpriced model is not looked up again on every call. Only a response without that key
+    (rebuilt from a dict or from stream chunks) is priced with ``completion_cost``.
+    """
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return float(cost) if isinstance(cost, (int, float)) else None
+    from litellm import completion_cost
+
+    try:
+        return float(completion_cost(completion_response=response))
+    except Exception:  # LiteLLM raises bare Exception (and others) for an unmapped model
+        return None

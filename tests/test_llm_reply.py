@@ -1,0 +1,72 @@
+"""The one yes/no reader and the one pricing function both LLM judges share."""
+
+from __future__ import annotations
+
+import asyncio
+
+import litellm
+import pytest
+
+from semcache._answer import response_cost
+from semcache._llm_reply import price, reply_text, token_usage, yes_no
+from semcache.scoring.judge import LLMJudgeScorer
+from semcache.tuning.compare import LLMJudge
+
+UNMAPPED = "openai/no-such-model-in-the-price-map"
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [("yes", True), (" Yes.", True), ("YES, they agree", True), ("**Yes**", True),
+     ('"yes"', True), ("no", False), ("No.", False), ("NO", False), ("maybe", None),
+     ("", None), (None, None), ("I think yes", None)],
+)  # fmt: skip
+def test_yes_no(text, verdict):
+    assert yes_no(text) is verdict
+
+
+def _mock(model: str, answer: str = "yes"):
+    return litellm.completion(
+        model=model, messages=[{"role": "user", "content": "q"}], mock_response=answer
+    )
+
+
+def test_price_is_none_only_when_litellm_has_no_price():
+    priced = _mock("gpt-4o-mini")
+    assert price(priced) == pytest.approx(priced._hidden_params["response_cost"]) and price(priced)
+    assert price(_mock(UNMAPPED)) is None
+    # a response rebuilt from a dict carries no computed cost: priced from its model and usage
+    rebuilt = litellm.ModelResponse(**priced.model_dump())
+    assert "response_cost" not in (rebuilt._hidden_params or {})
+    assert price(rebuilt) == pytest.approx(price(priced))
+    assert price(litellm.ModelResponse()) is None  # no model at all
+
+
+def test_the_upstream_envelope_books_unpriced_as_zero():
+    assert response_cost(_mock(UNMAPPED)) == 0.0
+    assert response_cost(_mock("gpt-4o-mini")) == pytest.approx(price(_mock("gpt-4o-mini")))
+
+
+def test_reply_text_and_usage():
+    response = _mock("gpt-4o-mini", "No.")
+    assert reply_text(response) == "No."
+    prompt, completion = token_usage(response)
+    assert prompt > 0 and completion > 0
+    assert reply_text(litellm.ModelResponse(choices=[])) is None
+
+
+def test_both_judges_read_and_price_alike():
+    """Shadow verification's answer judge and the hit scorer's question judge: the same
+    verdict for the same reply; an unpriced call is 0.0 in the first, apart in the second."""
+    for answer, agree in (("Yes.", True), ("no", False), ("unsure", None)):
+        answers = LLMJudge("gpt-4o-mini", params={"mock_response": answer})
+        judgement = asyncio.run(answers.judge("q", "a", "b"))
+        assert judgement.agree is agree and judgement.cost_usd > 0 and judgement.tokens > 0
+        questions = LLMJudgeScorer("gpt-4o-mini", completion_kwargs={"mock_response": answer})
+        assert questions.score("q", "c", 0.9) == (1.0 if agree else 0.0)
+        assert questions.cost.usd == pytest.approx(judgement.cost_usd)
+    unpriced = LLMJudge(UNMAPPED, params={"mock_response": "yes"})
+    assert asyncio.run(unpriced.judge("q", "a", "b")).cost_usd == 0.0
+    scorer = LLMJudgeScorer(UNMAPPED, completion_kwargs={"mock_response": "yes"})
+    scorer.score("q", "c", 0.9)
+    assert (scorer.cost.calls, scorer.cost.unpriced_calls, scorer.cost.usd) == (1, 1, 0.0)
