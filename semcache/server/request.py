@@ -159,10 +159,12 @@ def parse_embedding_request(body: Any, headers: Mapping[str, str]) -> ParsedRequ
 
 
 def parse_completion_request(body: Any, headers: Mapping[str, str]) -> ParsedRequest:
-    """A legacy completions body as chat params: the prompt becomes one user message."""
+    """A legacy completions body as chat params: the prompt becomes one user message, and
+    the result is checked as a chat body is (it is answered by a chat call)."""
     request = parse_request(body, headers, COMPLETIONS)
     params = dict(request.params)
     params["messages"] = [{"role": "user", "content": _prompt(params.pop("prompt"))}]
+    validate_chat_params(params)
     return replace(request, params=params)
 
 

@@ -74,6 +74,10 @@ def test_bad_embedding_requests_name_the_field(
         ({"model": "fast", "prompt": "x", "messages": []}, "messages"),
         ({"model": "fast", "prompt": "x", "stream": True}, "stream"),
         ({"model": "fast", "prompt": "x", "cache": "no"}, "cache"),
+        ({"model": "fast", "prompt": "x", "temperature": -5}, "temperature"),
+        ({"model": "fast", "prompt": "x", "max_tokens": 0}, "max_tokens"),
+        ({"model": "fast", "prompt": "x", "stop": [1]}, "stop[0]"),
+        ({"model": "fast", "prompt": "x", "logit_bias": {"a": 1}}, "logit_bias.a"),
     ],
 )
 def test_bad_completion_requests_name_the_field(
