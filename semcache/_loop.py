@@ -9,8 +9,10 @@ keeps HTTP clients and background tasks bound to the loop they were made on, and
 a loop under them leaves broken clients and "Event loop is closed" errors behind.
 
 What it does at process exit instead: the tasks still pending on it are cancelled and
-awaited, bounded by :data:`EXIT_TIMEOUT_S` (:meth:`LoopThread.end_tasks`, an ``atexit``
-hook), and the loop is left running until the interpreter stops its daemon thread. The
+awaited, bounded by :data:`EXIT_TIMEOUT_S` (:func:`end_shared_tasks`, an ``atexit`` hook
+registered when this module is first imported, so that it usually runs after LiteLLM's own
+exit hooks, which may schedule work on this loop), and the loop is left running until the
+interpreter stops its daemon thread. The
 task this is for is LiteLLM's logging worker (``LoggingWorker._worker_loop``, started on
 this loop by the first async LiteLLM call, waiting on its queue for ever). When LiteLLM is
 also called on another loop, the worker moves there and drops its task on this one
@@ -198,5 +200,16 @@ def shared_loop() -> LoopThread:
     with _shared_lock:
         if _shared is None:
             _shared = LoopThread()
-            atexit.register(_shared.end_tasks, EXIT_TIMEOUT_S)
         return _shared
+
+
+def end_shared_tasks(timeout_s: float = EXIT_TIMEOUT_S) -> None:
+    """Cancel and await what is pending on the shared loop (nothing when it never started);
+    the exit hook, also for a test runner ending its session before the interpreter exits."""
+    with _shared_lock:
+        shared = _shared
+    if shared is not None:
+        shared.end_tasks(timeout_s)
+
+
+atexit.register(end_shared_tasks)
