@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
     from semcache.stores.base import VectorStore
-    from semcache.tuning.shadow import ShadowVerifier
+    from semcache.tuning.shadow import OnVerdict, ShadowFactory, ShadowVerifier
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,7 +223,7 @@ def _tuning(
     """Feedback, the live estimate and miss analysis; shadow verification when sampled."""
     t = s.tuning
     misses = MissLog(t.max_misses)
-    loop = TuningLoop(
+    return TuningLoop(
         backend=backend,
         memory=memory,
         writer=writer,
@@ -234,11 +234,9 @@ def _tuning(
         monitor=FalseHitMonitor(delta=t.delta, window=t.window),
         misses=misses,
         miss_stage=MissStage(backend, misses, clock, margin=t.miss_margin),
+        shadow=_shadow(s.verify, backend, failopen, stats, upstream),
         shared=shared,
     )
-    if s.verify.sample_rate > 0:
-        loop.shadow = _shadow(s.verify, backend, failopen, stats, upstream, loop)
-    return loop
 
 
 def _shadow(
@@ -247,8 +245,11 @@ def _shadow(
     failopen: FailOpen,
     stats: Stats,
     upstream: Upstream,
-    loop: TuningLoop,
-) -> ShadowVerifier:
+) -> ShadowFactory | None:
+    """Shadow verification as ``verify`` describes it (None when ``sample_rate`` is 0); the
+    tuning loop builds it with its own ``on_verdict``."""
+    if v.sample_rate <= 0:
+        return None
     import random
 
     from semcache.tuning.compare import AnswerJudge, EmbeddingJudge, LLMJudge
@@ -267,16 +268,20 @@ def _shadow(
         else LLMJudge(v.judge_model)
     )
     policy = SamplingPolicy(v.sample_rate, boost=v.near_boost, width=v.near_width)
-    return ShadowVerifier(
-        upstream,
-        judge,
-        Sampler(policy, random.Random(v.seed)),
-        loop.on_verdict,
-        failopen,
-        stats,
-        max_concurrency=v.max_concurrency,
-        max_pending=v.max_pending,
-    )
+
+    def build(on_verdict: OnVerdict) -> ShadowVerifier:
+        return ShadowVerifier(
+            upstream,
+            judge,
+            Sampler(policy, random.Random(v.seed)),
+            on_verdict,
+            failopen,
+            stats,
+            max_concurrency=v.max_concurrency,
+            max_pending=v.max_pending,
+        )
+
+    return build
 
 
 def _shared_tier(

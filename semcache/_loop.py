@@ -7,11 +7,25 @@ from another loop; cancelling the awaiting task cancels the work on this loop).
 One loop serves every cache in the process (``shared_loop``) and is never closed: LiteLLM
 keeps HTTP clients and background tasks bound to the loop they were made on, and closing
 a loop under them leaves broken clients and "Event loop is closed" errors behind.
+
+What it does at process exit instead: the tasks still pending on it are cancelled and
+awaited, bounded by :data:`EXIT_TIMEOUT_S` (:func:`end_shared_tasks`, an ``atexit`` hook
+registered when this module is first imported, so that it usually runs after LiteLLM's own
+exit hooks, which may schedule work on this loop), and the loop is left running until the
+interpreter stops its daemon thread. The
+task this is for is LiteLLM's logging worker (``LoggingWorker._worker_loop``, started on
+this loop by the first async LiteLLM call, waiting on its queue for ever). When LiteLLM is
+also called on another loop, the worker moves there and drops its task on this one
+uncancelled; that orphan, still pending, was collected during interpreter shutdown and
+printed "Task was destroyed but it is pending!" (a collection before the exit still reports
+it mid-run: that is LiteLLM's loop switch, out of semcache's reach).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures
 import threading
 import weakref
 from collections import deque
@@ -19,6 +33,9 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+#: Seconds the exit hook waits for the shared loop's cancelled tasks to finish.
+EXIT_TIMEOUT_S = 2.0
 
 
 class LoopThread:
@@ -92,10 +109,29 @@ class LoopThread:
                 mailbox = self._mailboxes[caller] = _Mailbox(caller)
             return mailbox
 
+    def end_tasks(self, timeout_s: float) -> None:
+        """Cancel every task pending on the loop and wait up to ``timeout_s`` for them to
+        finish (what ``asyncio.run`` does before closing its loop); the loop keeps running.
+
+        A task that outlives the bound is left as it is; so is everything when the loop is
+        not running or is the caller's own.
+        """
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return
+        if threading.current_thread() is thread:
+            return
+        ended = asyncio.run_coroutine_threadsafe(_cancel_pending(timeout_s), loop)
+        try:
+            ended.result(timeout=timeout_s + 1.0)
+        except concurrent.futures.TimeoutError:  # the loop is blocked: leave it be
+            ended.cancel()
+
     def close(self) -> None:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
+        self.end_tasks(EXIT_TIMEOUT_S)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
         loop.close()
@@ -145,14 +181,35 @@ class _Mailbox:
                 waiter.set_result(task.result())
 
 
+async def _cancel_pending(timeout_s: float) -> None:
+    me = asyncio.current_task()
+    pending = [task for task in asyncio.all_tasks() if task is not me]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=timeout_s)
+
+
 _shared: LoopThread | None = None
 _shared_lock = threading.Lock()
 
 
 def shared_loop() -> LoopThread:
-    """The process-wide loop thread (started on first use)."""
+    """The process-wide loop thread (started on first use; its tasks end at exit)."""
     global _shared
     with _shared_lock:
         if _shared is None:
             _shared = LoopThread()
         return _shared
+
+
+def end_shared_tasks(timeout_s: float = EXIT_TIMEOUT_S) -> None:
+    """Cancel and await what is pending on the shared loop (nothing when it never started);
+    the exit hook, also for a test runner ending its session before the interpreter exits."""
+    with _shared_lock:
+        shared = _shared
+    if shared is not None:
+        shared.end_tasks(timeout_s)
+
+
+atexit.register(end_shared_tasks)

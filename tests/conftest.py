@@ -33,6 +33,18 @@ import pytest  # noqa: E402
 from semcache.testing import FakeOpenAIServer  # noqa: E402
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End what is still pending on semcache's loop before pytest's final collections.
+
+    pytest collects garbage at the end of the session (its unraisable-exception check),
+    before any ``atexit`` hook; a LiteLLM logging-worker task left behind on semcache's loop
+    would be destroyed there, pending, and print "Task was destroyed but it is pending!".
+    """
+    from semcache._loop import end_shared_tasks
+
+    end_shared_tasks()
+
+
 @pytest.fixture
 def frozen_heap() -> Iterator[None]:
     """For tests with a latency bound: they measure the cache, not the garbage collector.

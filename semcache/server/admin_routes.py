@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import asdict, fields, is_dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -29,6 +29,8 @@ from semcache.server.state import Proxy, proxy_of
 router = APIRouter(prefix="/admin")
 
 MAX_ENTRIES_LIMIT = 1000
+
+BodyT = TypeVar("BodyT", bound=BaseModel)
 
 
 class PurgeRequest(BaseModel):
@@ -64,12 +66,29 @@ def _validation_error(exc: ValidationError) -> ApiError:
     return invalid_request(field, error["msg"])
 
 
-async def _purge(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+async def _body(request: Request, schema: type[BodyT]) -> BodyT:
+    """The JSON body as ``schema`` (an empty body is ``{}``); a 400 naming the first bad field."""
     try:
-        body = PurgeRequest.model_validate_json(await request.body() or b"{}")
+        return schema.model_validate_json(await request.body() or b"{}")
     except ValidationError as exc:
         raise _validation_error(exc) from None
+
+
+def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """Query parameter ``name`` as an integer from ``low`` to ``high``; a 400 naming it."""
+    raw = request.query_params.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid_request(name, f"expected an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise invalid_request(name, f"expected {low} to {high}, got {value}")
+    return value
+
+
+async def _purge(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    body = await _body(request, PurgeRequest)
     model = None if body.model is None else proxy.upstreams.provider_model(body.model)
     deleted = await asyncio.to_thread(
         proxy.cache.purge, tenant=body.tenant, namespace=body.namespace, model=model
@@ -80,13 +99,7 @@ async def _purge(request: Request) -> dict[str, Any]:
 async def _entries(request: Request) -> dict[str, Any]:
     proxy = _require_admin(request)
     tenant = request.query_params.get("tenant") or None
-    raw_limit = request.query_params.get("limit", "50")
-    try:
-        limit = int(raw_limit)
-    except ValueError:
-        raise invalid_request("limit", f"expected an integer, got {raw_limit!r}") from None
-    if not 1 <= limit <= MAX_ENTRIES_LIMIT:
-        raise invalid_request("limit", f"expected 1 to {MAX_ENTRIES_LIMIT}, got {limit}")
+    limit = _int_param(request, "limit", 50, 1, MAX_ENTRIES_LIMIT)
     entries = await asyncio.to_thread(proxy.cache.recent_entries, tenant=tenant, limit=limit)
     return {"object": "list", "data": [asdict(e) for e in entries]}
 

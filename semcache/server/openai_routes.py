@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, cast
 
 import anyio
@@ -25,9 +25,8 @@ from semcache.server import sse
 from semcache.server.access_log import log_request
 from semcache.server.config import ServerOptions
 from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
-from semcache.server.request import ChatRequest, parse_chat_request
+from semcache.server.request import ParsedRequest, parse_chat_request
 from semcache.server.state import Proxy, proxy_of
-from semcache.server.upstreams import Upstream
 from semcache.server.validate import check_depth
 from semcache.stats import CacheInfo, Tier, cache_info
 
@@ -127,12 +126,32 @@ def _too_large(limit: int) -> ApiError:
     )
 
 
-def _call_kwargs(chat: ChatRequest, upstream: Upstream, tenant: str) -> dict[str, Any]:
-    """``acompletion`` arguments: the client's params, then what only the server decides."""
-    kwargs = {**chat.params, **upstream.call_params(), "stream": chat.stream, "tenant": tenant}
-    if chat.cache is not None:
-        kwargs["cache"] = chat.cache
-    return kwargs
+Parser = Callable[[Any, Mapping[str, str]], ParsedRequest]
+"""A route's body parser (:mod:`semcache.server.request`): ``(body, headers)``."""
+
+
+async def admit(
+    request: Request, exchange: Exchange, parse: Parser
+) -> tuple[ParsedRequest, dict[str, Any]]:
+    """What every OpenAI route does first: authenticate (the key decides the tenant), read
+    and ``parse`` the body, map the public model name to its upstream. Returns the request
+    and the cache call's arguments: the client's params, then what only the server decides
+    (the upstream's parameters, the tenant), and the cache controls."""
+    proxy = exchange.proxy
+    tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
+    if tenant is None:
+        raise unauthorized()
+    exchange.fields["tenant"] = tenant
+    body = await _json_body(request, proxy.config.server)
+    parsed = parse(body, request.headers)
+    exchange.fields.update(model=parsed.model, stream=parsed.stream)
+    upstream = proxy.upstreams.get(parsed.model)
+    if upstream is None:
+        raise model_not_found(parsed.model)
+    kwargs = {**parsed.params, **upstream.call_params(), "tenant": tenant}
+    if parsed.cache is not None:
+        kwargs["cache"] = parsed.cache
+    return parsed, kwargs
 
 
 def _answer_text(response: Any) -> str | None:
@@ -147,19 +166,10 @@ async def chat_completions(request: Request) -> Response:
     proxy = proxy_of(request)
     exchange = Exchange(proxy, request.url.path)
     try:
-        tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
-        if tenant is None:
-            raise unauthorized()
-        exchange.fields["tenant"] = tenant
-        body = await _json_body(request, proxy.config.server)
-        chat = parse_chat_request(body, request.headers)
-        exchange.fields.update(model=chat.model, stream=chat.stream)
+        chat, kwargs = await admit(request, exchange, parse_chat_request)
         if proxy.config.server.log_content:
             exchange.fields["messages"] = chat.params.get("messages")
-        upstream = proxy.upstreams.get(chat.model)
-        if upstream is None:
-            raise model_not_found(chat.model)
-        kwargs = _call_kwargs(chat, upstream, tenant)
+        kwargs["stream"] = chat.stream
         if chat.stream:
             return await _start_stream(proxy, kwargs, exchange)
         response = await proxy.cache.acompletion(**kwargs)

@@ -1,16 +1,19 @@
-"""Turning an HTTP chat request into arguments for ``SemanticCache.acompletion``.
+"""Turning an OpenAI request body into arguments for the cache, for every OpenAI route.
 
-Only OpenAI's documented chat-completion fields pass through. Everything else is refused
-by name, which is what keeps a client from steering the proxy: ``tenant`` (the key decides
-it), and LiteLLM call options such as ``api_base``/``api_key``/``mock_response`` (an
-``api_base`` from a client would send the provider key to the client's server).
+Each route's body is checked by one parser (:func:`parse_request`) against the route's
+:class:`BodyShape`: the fields it forwards, the one it requires, whether it streams. Only
+OpenAI's documented fields pass through. Everything else is refused by name, which is what
+keeps a client from steering the proxy: ``tenant`` (the key decides it), and LiteLLM call
+options such as ``api_base``/``api_key``/``mock_response`` (an ``api_base`` from a client
+would send the provider key to the client's server). Cache controls come from the
+``x-semcache-*`` headers and the body's ``cache`` object, the same on every route.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
@@ -28,6 +31,15 @@ OPENAI_CHAT_FIELDS: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
+#: Fields of OpenAI's embeddings request passed on to LiteLLM.
+EMBEDDING_FIELDS: frozenset[str] = frozenset({"input", "dimensions", "encoding_format", "user"})
+
+#: Fields of OpenAI's legacy completions request that have a chat equivalent.
+COMPLETION_FIELDS: frozenset[str] = frozenset(
+    {"prompt", "max_tokens", "temperature", "top_p", "n", "stop", "presence_penalty",
+     "frequency_penalty", "seed", "user", "logit_bias"}
+)  # fmt: skip
+
 #: Request headers that carry per-request cache controls, and their LiteLLM names.
 CONTROL_HEADERS: dict[str, str] = {
     "x-semcache-no-cache": "no-cache",
@@ -41,7 +53,22 @@ _FALSE = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True, slots=True)
-class ChatRequest:
+class BodyShape:
+    """What one route's body may hold besides ``model``, ``stream`` and ``cache``: the
+    ``fields`` forwarded, the one field ``required``, and whether ``stream: true`` is served."""
+
+    fields: frozenset[str]
+    required: str
+    streams: bool
+
+
+CHAT = BodyShape(OPENAI_CHAT_FIELDS, required="messages", streams=True)
+EMBEDDINGS = BodyShape(EMBEDDING_FIELDS, required="input", streams=False)
+COMPLETIONS = BodyShape(COMPLETION_FIELDS, required="prompt", streams=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRequest:
     """A validated request: public model name, forwarded params, stream flag, cache controls."""
 
     model: str
@@ -87,9 +114,10 @@ def cache_controls(headers: Mapping[str, str], body_cache: Any) -> dict[str, Any
     return controls or None
 
 
-def parse_chat_request(body: Any, headers: Mapping[str, str]) -> ChatRequest:
-    """Validate a chat body (shape, OpenAI's ranges and message shapes, cache controls);
-    raise :class:`InvalidRequest` naming the field."""
+def parse_request(body: Any, headers: Mapping[str, str], shape: BodyShape) -> ParsedRequest:
+    """Check what every route checks (a JSON object, no ``tenant``, a model name, a boolean
+    ``stream`` the route serves, only ``shape``'s fields, its required one, the cache
+    controls); raise :class:`InvalidRequest` naming the field."""
     if not isinstance(body, Mapping):
         raise InvalidRequestType("body", "expected a JSON object")
     if "tenant" in body:
@@ -102,16 +130,47 @@ def parse_chat_request(body: Any, headers: Mapping[str, str]) -> ChatRequest:
         stream = False
     if not isinstance(stream, bool):
         raise InvalidRequestType("stream", f"expected true or false, got {stream!r}")
+    if stream and not shape.streams:
+        raise InvalidRequest("stream", "not supported on this route; use /v1/chat/completions")
     params: dict[str, Any] = {}
     for name, value in body.items():
         if name in {"model", "stream", "cache"}:
             continue
-        if name not in OPENAI_CHAT_FIELDS:
+        if name not in shape.fields:
             raise InvalidRequest(name, "unrecognized request argument")
         params[name] = value
-    if "messages" not in params:
-        raise InvalidRequest("messages", "is required")
-    validate_chat_params(params)
-    return ChatRequest(
+    if shape.required not in params:
+        raise InvalidRequest(shape.required, "is required")
+    return ParsedRequest(
         model=model, params=params, stream=stream, cache=cache_controls(headers, body.get("cache"))
     )
+
+
+def parse_chat_request(body: Any, headers: Mapping[str, str]) -> ParsedRequest:
+    """A chat body, also checked against OpenAI's ranges and message shapes."""
+    request = parse_request(body, headers, CHAT)
+    validate_chat_params(request.params)
+    return request
+
+
+def parse_embedding_request(body: Any, headers: Mapping[str, str]) -> ParsedRequest:
+    """An embeddings body (``input`` is checked by the cache, as for a library caller)."""
+    return parse_request(body, headers, EMBEDDINGS)
+
+
+def parse_completion_request(body: Any, headers: Mapping[str, str]) -> ParsedRequest:
+    """A legacy completions body as chat params: the prompt becomes one user message, and
+    the result is checked as a chat body is (it is answered by a chat call)."""
+    request = parse_request(body, headers, COMPLETIONS)
+    params = dict(request.params)
+    params["messages"] = [{"role": "user", "content": _prompt(params.pop("prompt"))}]
+    validate_chat_params(params)
+    return replace(request, params=params)
+
+
+def _prompt(prompt: Any) -> str:
+    if isinstance(prompt, list) and len(prompt) == 1:
+        prompt = prompt[0]
+    if not isinstance(prompt, str) or not prompt:
+        raise InvalidRequestType("prompt", "expected one non-empty string")
+    return prompt

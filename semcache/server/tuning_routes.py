@@ -17,13 +17,13 @@ from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
 from semcache.errors import UnknownServe
-from semcache.server.admin_routes import _answer, _plain, _require_admin, _validation_error
-from semcache.server.http_errors import ApiError, invalid_request, unauthorized
+from semcache.server.admin_routes import _answer, _body, _int_param, _plain, _require_admin
+from semcache.server.http_errors import ApiError, unauthorized
 from semcache.server.state import proxy_of
 from semcache.settings import CacheSettings
 
@@ -48,10 +48,7 @@ async def _feedback(request: Request) -> dict[str, Any]:
     tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
     if tenant is None:
         raise unauthorized()
-    try:
-        body = FeedbackRequest.model_validate_json(await request.body() or b"{}")
-    except ValidationError as exc:
-        raise _validation_error(exc) from None
+    body = await _body(request, FeedbackRequest)
     try:
         result = await proxy.cache.afeedback(body.id, body.correct, tenant=tenant)
     except UnknownServe:
@@ -68,17 +65,6 @@ async def _feedback(request: Request) -> dict[str, Any]:
         "withdrawn": result.withdrawn,
         "labeled": result.labeled,
     }
-
-
-def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name, str(default))
-    try:
-        value = int(raw)
-    except ValueError:
-        raise invalid_request(name, f"expected an integer, got {raw!r}") from None
-    if not low <= value <= high:
-        raise invalid_request(name, f"expected {low} to {high}, got {value}")
-    return value
 
 
 async def _misses(request: Request) -> dict[str, Any]:

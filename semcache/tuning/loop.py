@@ -31,7 +31,7 @@ from semcache.tuning.labels import LabelLog
 from semcache.tuning.ledger import ServeLedger
 from semcache.tuning.misses import MissLog, MissStage
 from semcache.tuning.records import LabeledPair, Served, Source
-from semcache.tuning.shadow import ShadowVerifier
+from semcache.tuning.shadow import ShadowFactory, ShadowVerifier
 
 if TYPE_CHECKING:
     from semcache.replicas.tier import SharedTier
@@ -80,6 +80,13 @@ class TuningStats:
 
 
 class TuningLoop:
+    """Feedback, shadow verdicts and miss analysis for one cache (see the module docstring).
+
+    ``shadow`` builds the shadow verifier (None: verification off). It is a factory because
+    the verifier reports to this loop's :meth:`on_verdict`: the loop builds it in its
+    constructor, so a loop never exists without the verifier its settings asked for.
+    """
+
     def __init__(
         self,
         *,
@@ -93,6 +100,7 @@ class TuningLoop:
         monitor: FalseHitMonitor,
         misses: MissLog,
         miss_stage: MissStage,
+        shadow: ShadowFactory | None = None,
         shared: SharedTier | None = None,
     ) -> None:
         self._shared = shared
@@ -106,7 +114,12 @@ class TuningLoop:
         self.monitor = monitor
         self.misses = misses
         self.miss_stage = miss_stage
-        self.shadow: ShadowVerifier | None = None
+        self._shadow = None if shadow is None else shadow(self.on_verdict)
+
+    @property
+    def shadow(self) -> ShadowVerifier | None:
+        """The shadow verifier (None when verification is off); the tuning stage feeds it."""
+        return self._shadow
 
     # -- feedback -------------------------------------------------------------------------
     def resolve(self, ref: str, tenant: str) -> Served:

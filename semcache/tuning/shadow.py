@@ -33,6 +33,12 @@ if TYPE_CHECKING:
 OnVerdict = Callable[[Served, bool, float], Awaitable[None]]
 """``(served, wrong, sampling probability)``: where a decided verdict goes."""
 
+ShadowFactory = Callable[[OnVerdict], "ShadowVerifier"]
+"""Builds a verifier reporting to the given ``on_verdict``: how the composition root hands
+shadow verification to :class:`~semcache.tuning.loop.TuningLoop`, whose own ``on_verdict``
+receives the verdicts (so the loop is never built without its verifier, nor the verifier
+without its loop)."""
+
 
 @dataclass(slots=True)
 class ShadowCost:

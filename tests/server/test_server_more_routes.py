@@ -64,6 +64,36 @@ def test_bad_embedding_requests_name_the_field(
     assert upstream.calls["embeddings"] == 0
 
 
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"model": "fast"}, "prompt"),
+        ({"model": "fast", "prompt": ""}, "prompt"),
+        ({"model": "fast", "prompt": ["a", "b"]}, "prompt"),
+        ({"model": "fast", "prompt": "x", "tenant": "team-b"}, "tenant"),
+        ({"model": "fast", "prompt": "x", "messages": []}, "messages"),
+        ({"model": "fast", "prompt": "x", "stream": True}, "stream"),
+        ({"model": "fast", "prompt": "x", "cache": "no"}, "cache"),
+        ({"model": "fast", "prompt": "x", "temperature": -5}, "temperature"),
+        ({"model": "fast", "prompt": "x", "max_tokens": 0}, "max_tokens"),
+        ({"model": "fast", "prompt": "x", "stop": [1]}, "stop[0]"),
+        ({"model": "fast", "prompt": "x", "logit_bias": {"a": 1}}, "logit_bias.a"),
+    ],
+)
+def test_bad_completion_requests_name_the_field(
+    start_proxy: Callable[..., Proxy], upstream: FakeOpenAIServer, body: dict, field: str
+) -> None:
+    proxy = start_proxy()
+    response = httpx.post(
+        f"{proxy.base_url}/v1/completions",
+        json=body,
+        headers={"authorization": f"Bearer {CLIENT_KEYS['team-a']}"},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == field
+    assert upstream.chat_calls == 0
+
+
 def test_unknown_model_and_bad_key(start_proxy: Callable[..., Proxy]) -> None:
     proxy = start_proxy()
     with pytest.raises(openai.NotFoundError):

@@ -177,8 +177,10 @@ def test_admin_purge_stats_and_entries(
     assert entry["question"] == QUESTION[0]["content"]
     assert entry["hits"] == 1
     assert entry["tenant"] == "team-a"
-    bad_limit = httpx.get(f"{url}/admin/entries", params={"limit": "many"}, headers=ADMIN)
-    assert bad_limit.json()["error"]["param"] == "limit"
+    for limit in ("many", "0", "1001"):
+        bad_limit = httpx.get(f"{url}/admin/entries", params={"limit": limit}, headers=ADMIN)
+        assert bad_limit.status_code == 400
+        assert bad_limit.json()["error"]["param"] == "limit"
 
     purged = httpx.post(f"{url}/admin/purge", json={"tenant": "team-a"}, headers=ADMIN)
     assert purged.status_code == 200

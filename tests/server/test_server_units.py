@@ -16,7 +16,12 @@ from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.server.access_log import JsonFormatter, configure_json_logging, log_request
 from semcache.server.http_errors import to_api_error
 from semcache.server.metrics import ProxyMetrics
-from semcache.server.request import cache_controls, parse_chat_request
+from semcache.server.request import (
+    cache_controls,
+    parse_chat_request,
+    parse_completion_request,
+    parse_embedding_request,
+)
 from semcache.stats import CacheInfo, CacheStats, Tier
 
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -76,6 +81,48 @@ def test_parse_forwards_openai_fields_and_separates_model_stream_cache() -> None
 def test_parse_rejects_by_field(body: object, field: str, error: type[Exception]) -> None:
     with pytest.raises(error) as caught:
         parse_chat_request(body, {})
+    assert caught.value.field == field
+
+
+def test_every_route_reads_cache_controls_the_same_way() -> None:
+    headers = {"x-semcache-ttl": "7", "x-semcache-namespace": "docs"}
+    chat = parse_chat_request({"model": "m", "messages": MESSAGES, "cache": {"ttl": 5}}, headers)
+    embed = parse_embedding_request({"model": "m", "input": "x", "cache": {"ttl": 5}}, headers)
+    done = parse_completion_request({"model": "m", "prompt": "hi", "cache": {"ttl": 5}}, headers)
+    assert chat.cache == embed.cache == done.cache == {"ttl": 5, "namespace": "docs"}
+
+
+def test_a_completion_prompt_becomes_one_user_message() -> None:
+    request = parse_completion_request({"model": "m", "prompt": ["hi"], "max_tokens": 3}, {})
+    assert request.params == {"max_tokens": 3, "messages": MESSAGES}
+    assert request.stream is False and request.cache is None
+
+
+@pytest.mark.parametrize(
+    ("parse", "body", "field", "error"),
+    [
+        (parse_embedding_request, [1], "body", InvalidRequestType),
+        (parse_embedding_request, {"input": "x"}, "model", InvalidRequestType),
+        (parse_embedding_request, {"model": "m", "input": "x", "stream": True}, "stream",
+         InvalidRequest),
+        (parse_embedding_request, {"model": "m", "input": "x", "stream": "no"}, "stream",
+         InvalidRequestType),
+        (parse_embedding_request, {"model": "m", "input": "x", "messages": []}, "messages",
+         InvalidRequest),
+        (parse_embedding_request, {"model": "m"}, "input", InvalidRequest),
+        (parse_completion_request, {"model": "m", "prompt": "x", "tenant": "b"}, "tenant",
+         InvalidRequest),
+        (parse_completion_request, {"model": "m", "prompt": "x", "input": "x"}, "input",
+         InvalidRequest),
+        (parse_completion_request, {"model": "m", "prompt": 3}, "prompt", InvalidRequestType),
+        (parse_completion_request, {"model": "m"}, "prompt", InvalidRequest),
+    ],
+)  # fmt: skip
+def test_other_routes_reject_by_field(
+    parse: object, body: object, field: str, error: type[Exception]
+) -> None:
+    with pytest.raises(error) as caught:
+        parse(body, {})  # type: ignore[operator]
     assert caught.value.field == field
 
 

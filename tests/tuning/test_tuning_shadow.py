@@ -168,3 +168,19 @@ async def test_llm_judge_through_litellm(reply, agree):
     judgement = await judge.judge("capital of France?", "Paris.", "The capital is Paris.")
     assert judgement.agree is agree
     assert judgement.tokens > 0
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.25])
+def test_the_loop_is_built_with_its_verifier(rate: float):
+    """The composition root hands the verifier to the loop's constructor: there is no
+    window in which a loop exists without it, and it cannot be swapped afterwards."""
+    from semcache import CacheSettings
+    from semcache._build import assemble
+
+    parts = assemble(
+        CacheSettings(store={"backend": "none"}, verify={"sample_rate": rate}),
+        upstream=FakeUpstream(),
+    )
+    assert (parts.tuning.shadow is not None) == (rate > 0)
+    with pytest.raises(AttributeError):
+        parts.tuning.shadow = None  # type: ignore[misc]
