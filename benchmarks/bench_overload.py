@@ -17,6 +17,11 @@ Processes (all on 127.0.0.1, all stopped at the end, the whole run bounded by --
   20% paraphrases (``semcache/data/pairs.jsonl``), each run's questions tagged with the run
   so that no run is answered from an earlier one.
 
+``--paced SHARE`` adds, per level, a run in which both proxies are offered the same request
+rate (SHARE x the no-cache proxy's closed-loop throughput just measured): closed-loop clients
+of a faster proxy send more requests in the same seconds, so on a saturated machine its
+misses queue behind extra work that an equal offered load does not bring.
+
 Reported per level: throughput of each proxy and their ratio (cache / nocache), latency p50
 and p99 of the no-cache proxy, of the cache proxy's misses, and the difference ("added",
 with a 95% bootstrap interval for the p99 difference),
@@ -85,9 +90,20 @@ def start_proxy(name: str, api_base: str, workdir: Path, cache_toml: str) -> tup
 
 
 async def closed_loop(
-    base: str, position: Iterator[tuple[str, str]], clients: int, seconds: float
+    base: str,
+    position: Iterator[tuple[str, str]],
+    clients: int,
+    seconds: float,
+    rate: float | None = None,
 ) -> tuple[float, list[tuple[str, str, float]]]:
-    """``clients`` workers send the next questions until ``seconds`` have passed."""
+    """``clients`` workers send the next questions until ``seconds`` have passed.
+
+    ``rate`` (requests per second, all workers together) paces them: each worker sends when
+    its previous request was answered *and* its next Poisson arrival time has come, so both
+    proxies are offered the same load; a worker that falls behind sends at once (closed loop).
+    Latency is measured from the send.
+    """
+    rng = random.Random(clients)
     results: list[tuple[str, str, float]] = []  # (kind, tier, latency_s)
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     headers = {"authorization": f"Bearer {CLIENT_KEY}"}
@@ -95,7 +111,14 @@ async def closed_loop(
         stop_at = time.perf_counter() + seconds
 
         async def worker() -> None:
+            due = time.perf_counter()
             while time.perf_counter() < stop_at:
+                if rate is not None:
+                    due += rng.expovariate(rate / clients)
+                    # never past the slice's end: a worker's last arrival must not stretch it
+                    await asyncio.sleep(max(0.0, min(due, stop_at) - time.perf_counter()))
+                    if time.perf_counter() >= stop_at:
+                        break
                 kind, question = next(position)
                 body = {"model": MODEL, "messages": [{"role": "user", "content": question}]}
                 started = time.perf_counter()
@@ -152,7 +175,13 @@ def bootstrap_p99_difference(
 
 
 def run_level(
-    clients: int, seconds: float, rounds: int, seed: int, cache_base: str, nocache_base: str
+    clients: int,
+    seconds: float,
+    rounds: int,
+    seed: int,
+    cache_base: str,
+    nocache_base: str,
+    rate: float | None = None,
 ) -> dict[str, Any]:
     need = 40_000  # more than a run can send on this kind of machine
 
@@ -171,7 +200,7 @@ def run_level(
         order = (nocache_base, cache_base) if i % 2 == 0 else (cache_base, nocache_base)
         for base_url in order:
             took, got = asyncio.run(
-                closed_loop(base_url, streams[base_url], clients, seconds / rounds)
+                closed_loop(base_url, streams[base_url], clients, seconds / rounds, rate)
             )
             elapsed[base_url] += took
             outcomes[base_url] += got
@@ -185,6 +214,7 @@ def run_level(
     errors = {t: n for t, n in Counter(t for _, t, _ in base + cached).items() if t not in served}
     return {
         "clients": clients,
+        "offered_rps": rate,
         "load_avg_before": load_before,
         "load_avg_after": load_average(),
         "nocache_rps": len(base) / base_s,
@@ -218,6 +248,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             f"{r['miss_p50_ms']:>7.1f}/{r['miss_p99_ms']:<8.1f}"
             f"{r['added_p50_ms']:>8.1f}/{r['added_p99_ms']:<8.1f} {hits}"
         )
+        if r.get("offered_rps") is not None:
+            print(f"        paced: both proxies offered {r['offered_rps']:.1f} requests/s")
         low, high = r["added_p99_ci95_ms"]
         print(f"        added p99 95% bootstrap interval: {low:+.1f} .. {high:+.1f} ms")
         print(f"        shed/failed: {r['cache_counters']}  errors: {r['errors']}  "
@@ -235,6 +267,20 @@ def main() -> None:
     parser.add_argument("--max-total-s", type=float, default=900, help="stop everything after")
     parser.add_argument("--json", type=Path)
     parser.add_argument(
+        "--paced",
+        type=float,
+        metavar="SHARE",
+        help="also run each level paced: both proxies offered SHARE x the no-cache proxy's "
+        "closed-loop throughput at that level (e.g. 0.9), so the cache's faster hits do not "
+        "bring more requests into the same seconds; 'added' is then per-miss overhead at "
+        "equal load",
+    )
+    parser.add_argument(
+        "--lookup-deadline-ms",
+        type=float,
+        help="the cache proxy's admission.lookup_deadline_ms (default: the cache's default)",
+    )
+    parser.add_argument(
         "--no-gc-freeze",
         action="store_true",
         help="both proxies with server.gc_freeze = false (the behaviour before it existed)",
@@ -251,6 +297,8 @@ def main() -> None:
             processes.append(upstream)
             server = "[server]\ngc_freeze = false\n" if args.no_gc_freeze else ""
             store = f'{server}[cache.store]\npath = "{workdir / "store"}"\n'
+            if args.lookup_deadline_ms is not None:
+                store += f"[cache.admission]\nlookup_deadline_ms = {args.lookup_deadline_ms}\n"
             cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
             processes.append(cache_proc)
             nocache_proc, nocache_base = start_proxy(
@@ -259,7 +307,7 @@ def main() -> None:
             processes.append(nocache_proc)
             print(
                 f"cpus {os.cpu_count()}, load avg {load_average()}, {args.seconds:g} s per run, "
-                f"gc_freeze {not args.no_gc_freeze}"
+                f"gc_freeze {not args.no_gc_freeze}, lookup_deadline_ms {args.lookup_deadline_ms}"
             )
             for i, clients in enumerate(int(x) for x in args.levels.split(",")):
                 rows.append(
@@ -269,6 +317,15 @@ def main() -> None:
                     )
                 )  # fmt: skip
                 print_table(rows[-1:])
+                if args.paced is not None:
+                    rate = args.paced * rows[-1]["nocache_rps"]
+                    rows.append(
+                        run_level(
+                            clients, args.seconds, args.rounds, args.seed + 10 * i + 5,
+                            cache_base, nocache_base, rate,
+                        )
+                    )  # fmt: skip
+                    print_table(rows[-1:])
         finally:
             for process in processes:
                 process.terminate()
