@@ -353,7 +353,9 @@ def test_serve_main_rejects_bad_config(tmp_path: Path, capsys: pytest.CaptureFix
     assert "clients" in capsys.readouterr().err
 
 
-def test_serve_main_runs_until_sigterm(tmp_path: Path, upstream: FakeOpenAIServer) -> None:
+def serve_config(tmp_path: Path, upstream: FakeOpenAIServer, extra: str = "") -> Path:
+    """A ``semcache serve`` config: model "fast" on ``upstream``, client "key-a" (team-a),
+    no store; ``extra`` TOML tables are appended."""
     path = tmp_path / "proxy.toml"
     path.write_text(
         f"""
@@ -368,8 +370,13 @@ key = "key-a"
 tenant = "team-a"
 [cache.store]
 backend = "none"
-"""
+{extra}"""
     )
+    return path
+
+
+def test_serve_main_runs_until_sigterm(tmp_path: Path, upstream: FakeOpenAIServer) -> None:
+    path = serve_config(tmp_path, upstream)
     port = _free_port()
     code = "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
     process = subprocess.Popen(
@@ -415,24 +422,10 @@ def test_serve_freezes_the_start_up_heap_unless_told_not_to(
 
     import uvicorn
 
-    path = tmp_path / "proxy.toml"
-    path.write_text(
-        f"""
-[[model_list]]
-model_name = "fast"
-litellm_params.model = "openai/gpt-4o-mini"
-litellm_params.api_base = "{upstream.api_base}"
-litellm_params.api_key = "os.environ/UPSTREAM_KEY"
-[[clients]]
-key = "key-a"
-tenant = "team-a"
-[server]
-gc_freeze = {str(freeze).lower()}
-[cache.store]
-backend = "none"
-[cache.semantic]
-enabled = false
-"""
+    path = serve_config(
+        tmp_path,
+        upstream,
+        f"[server]\ngc_freeze = {str(freeze).lower()}\n[cache.semantic]\nenabled = false\n",
     )
     for name, value in ENVIRON.items():
         monkeypatch.setenv(name, value)
