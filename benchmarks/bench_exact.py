@@ -78,7 +78,7 @@ def bench_exact_hit(api_base: str, repeats: int) -> dict[str, float]:
 def bench_fingerprint(repeats: int) -> dict[str, float]:
     from litellm import token_counter
 
-    from semcache.fingerprint import request_keys
+    from semcache.core.fingerprint import request_keys
 
     sentence = "The quarterly report shows revenue growth across all regions, led by APAC. "
     turns = []

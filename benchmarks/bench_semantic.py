@@ -180,8 +180,8 @@ def synthetic_entries(start: int, vectors: np.ndarray) -> list[Entry]:
 
 
 def load_embedder(args: argparse.Namespace, report: Report, runtime: str) -> Any:
+    from semcache.config.settings import SemanticSettings
     from semcache.embedders import load_embedder as by_name
-    from semcache.settings import SemanticSettings
 
     threads = SemanticSettings().cpu_threads  # what the cache gives its embedder by default
     embedder = by_name(

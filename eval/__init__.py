@@ -3,7 +3,8 @@
 Load labeled pairs (:func:`load_pairs`), sweep similarity thresholds (:func:`evaluate`,
 :func:`sweep`), pick a threshold with a confidence bound (:func:`calibrate`), write reports.
 The ``semcache eval`` / ``semcache calibrate`` commands are :func:`semcache.eval.cli.eval_main`
-and :func:`semcache.eval.cli.calibrate_main`. Plotting needs the ``eval`` extra (matplotlib).
+and :func:`semcache.eval.calibrate_cli.calibrate_main`. Plotting needs the ``eval`` extra
+(matplotlib).
 """
 
 from semcache.eval.calibrate import CalibrationResult, calibrate

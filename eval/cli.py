@@ -19,119 +19,30 @@ import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
+from semcache.config.settings import SemanticSettings
 from semcache.embedders.base import Embedder
-from semcache.errors import ConfigError, SemcacheError
+from semcache.errors import SemcacheError
 from semcache.guard import HitVerifier
-from semcache.settings import CacheSettings, SemanticSettings
 
 from . import console as show
 from . import resolve
 from .calibrate import CalibrationResult, calibrate
-from .data import Columns, PairSet, load_pairs
+from .calibrate_cli import _calibrate_parser, calibrate_main
+from .data import PairSet, load_pairs
+from .options import (
+    add_data_options,
+    cache_semantic,
+    columns_of,
+    fraction,
+    parse_args,
+    parse_thresholds,
+)
 from .report import GroupKey, Timing, key_of, write_outputs
 from .similarity import distinct_texts, pair_similarities
 from .sweep import DEFAULT_DELTAS, NO_VERIFIER, SweepResult, effective_scores, sweep_verifiers
 from .sweep import threshold_grid as _grid
 
-
-def parse_thresholds(text: str) -> np.ndarray:
-    """``start:stop:step`` (inclusive) or a comma-separated list of cosine thresholds."""
-    try:
-        if ":" in text:
-            start, stop, step = (float(part) for part in text.split(":"))
-            if not step > 0 or stop < start:
-                raise ValueError("step must be > 0 and stop >= start")
-            values = _grid(start, stop, step)
-        else:
-            values = np.array(sorted(float(part) for part in text.split(",")))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"bad thresholds {text!r}: use start:stop:step (e.g. 0.90:0.99:0.01) or 0.9,0.95"
-        ) from exc
-    outside = [float(v) for v in values if not -1.0 <= float(v) <= 1.0]
-    if outside or not len(values):
-        raise argparse.ArgumentTypeError(
-            f"bad thresholds {text!r}: cosine thresholds lie in [-1, 1]"
-            + (f" ({outside[0]:g} does not)" if outside else "")
-        )
-    return values
-
-
-def _fraction(text: str) -> float:
-    """A number strictly between 0 and 1 (a rate or a confidence)."""
-    value = float(text)
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not strictly between 0 and 1")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
-    return value
-
-
-def _parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
-    """Parsed arguments, or argparse's exit status (``--help``: 0, bad usage: 2)."""
-    try:
-        return parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-
-
-def _add_data_options(
-    parser: argparse.ArgumentParser, runtime: str = "auto", precision: str = "auto"
-) -> None:
-    parser.add_argument("--limit", type=_positive_int, help="keep a seeded random N pairs per file")
-    parser.add_argument("--seed", type=int, default=0, help="seed for --limit and splits")
-    parser.add_argument("--text-a", default="text_a", help="column of the first text")
-    parser.add_argument("--text-b", default="text_b", help="column of the second text")
-    parser.add_argument("--label", default="label", help="column of the 0/1 label")
-    parser.add_argument(
-        "--batch-size",
-        type=_positive_int,
-        default=64,
-        help="most texts per model call; texts of similar token count are batched together",
-    )
-    parser.add_argument(
-        "--runtime",
-        choices=["auto", "torch", "onnx"],
-        default=runtime,
-        help="how sentence-transformers models run: onnx (ONNX Runtime, the [onnx] extra) "
-        "gives the same similarities to 1e-7, faster on a CPU; auto (default) uses it for "
-        "MiniLM when installed",
-    )
-    parser.add_argument(
-        "--precision",
-        choices=["auto", "float32", "float16", "bfloat16", "int8"],
-        default=precision,
-        help="model precision; int8 is ONNX Runtime's dynamic quantization (its own "
-        "embedder name, so its thresholds are never mixed with float32 ones)",
-    )
-    parser.add_argument(
-        "--threads",
-        type=_positive_int,
-        help="CPU threads of every local runtime (torch, ONNX Runtime, USE, e5; default: each "
-        "runtime's choice); on a busy machine 1 thread can be faster than fighting for cores",
-    )
-
-
-def _columns(args: argparse.Namespace) -> Columns:
-    return Columns(text_a=args.text_a, text_b=args.text_b, label=args.label)
-
-
-def _cache_semantic() -> SemanticSettings:
-    """The cache's own semantic settings: by default eval and calibrate measure exactly the
-    embedder, runtime and guard the cache runs (``SEMCACHE_*`` / ``.env``)."""
-    return CacheSettings().semantic
+__all__ = ["_calibrate_parser", "calibrate_main", "eval_main", "parse_thresholds"]
 
 
 def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
@@ -170,15 +81,15 @@ def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentPars
     parser.add_argument(
         "--delta",
         nargs="+",
-        type=_fraction,
+        type=fraction,
         default=list(DEFAULT_DELTAS),
         help="false-hit rates to report recall at (fractions)",
     )
     parser.add_argument(
-        "--calibrate", type=_fraction, metavar="DELTA", help="also calibrate each group for DELTA"
+        "--calibrate", type=fraction, metavar="DELTA", help="also calibrate each group for DELTA"
     )
     parser.add_argument(
-        "--confidence", type=_fraction, default=0.95, help="confidence of the bounds (0.95)"
+        "--confidence", type=fraction, default=0.95, help="confidence of the bounds (0.95)"
     )
     parser.add_argument(
         "--frontier",
@@ -187,7 +98,7 @@ def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentPars
         "scorer over all embedders) at δ = 1, 2, 5, 10, 20%% as 'semcache calibrate' does",
     )
     parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")
-    _add_data_options(parser, cache.runtime, cache.precision)
+    add_data_options(parser, cache.runtime, cache.precision)
     return parser
 
 
@@ -195,7 +106,7 @@ def _load_all(args: argparse.Namespace) -> list[PairSet]:
     sets: list[PairSet] = []
     seen: set[str] = set()
     for source in args.data:
-        pairs = load_pairs(source, columns=_columns(args), limit=args.limit, seed=args.seed)
+        pairs = load_pairs(source, columns=columns_of(args), limit=args.limit, seed=args.seed)
         name, copy = pairs.name, 2
         while name in seen:
             name, copy = f"{pairs.name}#{copy}", copy + 1
@@ -338,165 +249,12 @@ def _print_frontiers(
 
 def eval_main(argv: Sequence[str]) -> int:
     """``semcache eval --data FILE [FILE ...] --embedder NAME [NAME ...] --out DIR ...``"""
-    args = _parse(_eval_parser(_cache_semantic()), argv)
+    args = parse_args(_eval_parser(cache_semantic()), argv)
     if isinstance(args, int):
         return args
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         return _run_eval(args, out, err)
-    except SemcacheError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        return 2
-
-
-def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
-    cache = cache if cache is not None else SemanticSettings()
-    parser = argparse.ArgumentParser(
-        prog="semcache calibrate",
-        description="Certify, on one half of labeled pairs, the hit rule with the most recall "
-        "whose false-hit rate is at most --target with --confidence (Learn-then-Test "
-        "fixed-sequence testing), report the frontier for δ = 1, 2, 5, 10, 20%, and check "
-        "the choice on the other half.",
-    )
-    parser.add_argument("--data", help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]")
-    parser.add_argument(
-        "--target", type=_fraction, required=True, help="false-hit rate δ, e.g. 0.05"
-    )
-    _add_recalibrate_options(parser)
-    parser.add_argument(
-        "--confidence", type=_fraction, default=0.95, help="confidence of the guarantee (0.95)"
-    )
-    parser.add_argument(
-        "--embedder",
-        nargs="+",
-        default=[cache.embedder],
-        help="one or more; each gives a cosine scorer, and a learned scorer uses all of "
-        "them (the one whose cosine ranks the fitting pairs best is its search embedder); "
-        f"default: the cache's, {cache.embedder}",
-    )
-    parser.add_argument(
-        "--verifier",
-        default=cache.verifier,
-        help="answer guard for the 'guard' scorers ('none': no guard scorers); default: the "
-        f"cache's, {cache.verifier}",
-    )
-    parser.add_argument(
-        "--scorer",
-        choices=["auto", "cosine", "guard", "learned", "plugin"],
-        default="auto",
-        help="which scorers to consider; 'auto': all (with --plugin, the plug-in too), the "
-        "fitting part picks; 'plugin': the --plugin only",
-    )
-    parser.add_argument(
-        "--model",
-        choices=["auto", "logistic", "boosted-trees"],
-        default="auto",
-        help="learned scorer family ('auto': the better cross-validated one)",
-    )
-    parser.add_argument(
-        "--fit-fraction",
-        type=_fraction,
-        default=1 / 3,
-        help="share of the calibration half that fits and plans; the rest tests",
-    )
-    parser.add_argument("--namespace", help="save as this namespace's threshold")
-    parser.add_argument("--save", type=Path, help=".env file to write the settings into")
-    parser.add_argument(
-        "--scorer-file",
-        type=Path,
-        help="where a learned or plug-in scorer is written (default: semcache-scorer.json "
-        "beside --save)",
-    )
-    _add_plugin_options(parser)
-    _add_data_options(parser, cache.runtime, cache.precision)
-    return parser
-
-
-def _add_plugin_options(parser: argparse.ArgumentParser) -> None:
-    """A plug-in scorer (``semcache.eval.plugin_scores``): asked only inside a cosine band."""
-    parser.add_argument(
-        "--plugin",
-        metavar="KIND:MODEL",
-        help="also calibrate a plug-in scorer: cross-encoder:NAME_OR_PATH (sentence-"
-        "transformers) or llm-judge:MODEL (any LiteLLM model); asked only about pairs whose "
-        "cosine is inside a band fixed on the fitting part",
-    )
-    parser.add_argument(
-        "--plugin-band",
-        nargs=2,
-        type=float,
-        metavar=("LO", "HI"),
-        help="the plug-in's cosine band instead of the fitted one: a miss below LO, a hit "
-        "at or above HI (inf: always ask above LO)",
-    )
-    parser.add_argument("--judge-api-base", help="llm-judge: the API base URL")
-    parser.add_argument(
-        "--judge-api-key-env",
-        metavar="VAR",
-        help="llm-judge: the environment variable holding its API key (the file saves the "
-        "name, never the key; default: LiteLLM's own variables)",
-    )
-    parser.add_argument(
-        "--judge-timeout",
-        type=_positive_float,
-        help="llm-judge: seconds per call (default 10), saved for the cache",
-    )
-
-
-def _add_recalibrate_options(parser: argparse.ArgumentParser) -> None:
-    """The tuning loop's options (``semcache.eval.recalibrate``)."""
-    parser.add_argument(
-        "--labels",
-        action="append",
-        type=Path,
-        help="labeled pairs the cache recorded (tuning.labels_path, or labeled 'semcache "
-        "misses' rows) with their 'similarity'; repeatable; with --data, both are used",
-    )
-    parser.add_argument(
-        "--apply", action="store_true", help="with --labels: write the new threshold to --save"
-    )
-    parser.add_argument(
-        "--max-change",
-        type=float,
-        default=0.15,
-        help="with --labels: the most the threshold may be lowered in one step (cosine)",
-    )
-    parser.add_argument(
-        "--no-thin",
-        action="store_true",
-        help="with --labels: use every recorded row (default: thin them to an "
-        "equal-probability sample of traffic; see semcache.eval.recalibrate.thin)",
-    )
-    parser.add_argument(
-        "--current",
-        type=float,
-        help="with --labels: the threshold now served (default: the cache's settings)",
-    )
-    parser.add_argument("--reload-url", help="with --apply: the proxy to reload, e.g. "
-                        "http://127.0.0.1:8080")  # fmt: skip
-    parser.add_argument(
-        "--admin-key-env", help="variable holding the proxy's admin key (for --reload-url)"
-    )
-
-
-def calibrate_main(argv: Sequence[str]) -> int:
-    """``semcache calibrate --data FILE --target 0.02 [--confidence 0.95] ...``"""
-    args = _parse(_calibrate_parser(_cache_semantic()), argv)
-    if isinstance(args, int):
-        return args
-    out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
-    try:
-        if args.labels or args.apply:
-            if args.plugin is not None:
-                raise ConfigError("--plugin calibrates on --data pairs; it cannot use --labels")
-            from .recalibrate import run_recalibrate
-
-            return run_recalibrate(args, _columns(args), out)
-        if args.data is None:
-            raise ConfigError("give --data FILE (or --labels FILE)")
-        from .calibrate_cmd import run_calibrate
-
-        return run_calibrate(args, _columns(args), out, err)
     except SemcacheError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         return 2

@@ -1,7 +1,7 @@
 """Writing what ``semcache calibrate`` chose into a ``.env`` file the cache reads.
 
 Statistics live in :mod:`.calibrate`, :mod:`.ltt` and :mod:`.frontier`; this module only
-persists. Variable names are derived from :class:`~semcache.settings.CacheSettings` (its
+persists. Variable names are derived from :class:`~semcache.config.settings.CacheSettings` (its
 ``env_prefix`` and ``env_nested_delimiter`` and the declared field path), never spelled by
 hand, and lines are written with python-dotenv's ``set_key``, which keeps every other line.
 """
@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
+from semcache.config.settings import CacheSettings
 from semcache.errors import ConfigError
-from semcache.settings import CacheSettings
 
 
 def env_name(*path: str) -> str:

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from semcache.config.settings import CacheSettings
 from semcache.errors import ConfigError
-from semcache.settings import CacheSettings
 
 from . import persist
 from .calibrate import hits_needed, split_stats

@@ -18,6 +18,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from typing import TYPE_CHECKING, Any
 
+from semcache.config.settings import CacheSettings
+from semcache.core.policy import CacheControl
 from semcache.datasets import load_shipped_pairs
 from semcache.embedders.base import Embedder
 from semcache.errors import (
@@ -33,8 +35,6 @@ from semcache.errors import (
     UnknownServe,
 )
 from semcache.guard import DetailGuard, HitVerifier, NoGuard, get_verifier
-from semcache.policy import CacheControl
-from semcache.settings import CacheSettings
 from semcache.stats import CacheHit, CacheInfo, cache_info
 from semcache.stores.base import Entry, Match, VectorStore
 

@@ -1,6 +1,6 @@
 """``SemanticCache``: the facade that wraps LiteLLM's ``completion`` / ``acompletion``.
 
-It keeps the public API and nothing else: ``semcache._build`` wires the request path (policy,
+It keeps the public API and nothing else: ``semcache.build`` wires the request path (policy,
 exact memory, exact store, coalescer, semantic, write-behind, upstream) from settings, and
 this class runs it and delivers what it found. All work after the memory tier runs on one
 private event loop, so the sync API (any thread) and the async API (any loop) share one
@@ -17,19 +17,19 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
-from semcache import _operations as ops
-from semcache._build import assemble
-from semcache._delivery import Delivery
-from semcache._loop import shared_loop
-from semcache._streams import AsyncCacheStream, SyncCacheStream
-from semcache._upstream import Upstream
+from semcache.build import assemble
+from semcache.config.settings import CacheSettings
 from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder
-from semcache.embedding_cache import EmbeddingAPI
 from semcache.guard import HitVerifier
-from semcache.health import Health, assess, probe
 from semcache.pipeline.base import Request
-from semcache.settings import CacheSettings
+from semcache.runtime import operations as ops
+from semcache.runtime.delivery import Delivery
+from semcache.runtime.embedding_cache import EmbeddingAPI
+from semcache.runtime.health import Health, assess, probe
+from semcache.runtime.loop import shared_loop
+from semcache.runtime.streams import AsyncCacheStream, SyncCacheStream
+from semcache.runtime.upstream import Upstream
 from semcache.stats import CacheStats, StoredEntry
 from semcache.stores.base import VectorStore
 from semcache.tuning.api import TuningAPI
@@ -40,7 +40,7 @@ READY_TIMEOUT_S = 120.0
 
 class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
     """Drop-in cache for LiteLLM completion calls (``check``/``store`` and ``embedding`` are
-    in ``semcache.direct`` and ``semcache.embedding_cache``; ``feedback`` and miss analysis
+    in ``semcache.direct`` and ``semcache.runtime.embedding_cache``; ``feedback`` and miss analysis
     in ``semcache.tuning.api``).
 
     Extra keyword arguments understood on every call: ``tenant=`` (a partition no tier ever
@@ -175,8 +175,8 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
 
     def health(self, *, wait: bool = True) -> Health:
         """Which parts are degraded or down, and whether the cache is ready (see
-        :mod:`semcache.health` for the policy); probes the store and embedder. ``wait=False``
-        answers at once (not ready while the model is still loading)."""
+        :mod:`semcache.runtime.health` for the policy); probes the store and embedder.
+        ``wait=False`` answers at once (not ready while the model is still loading)."""
         return self._loop.run(assess(self._parts, READY_TIMEOUT_S, wait=wait))
 
     async def ahealth(self, *, wait: bool = True) -> Health:

@@ -22,10 +22,10 @@ from semcache.pipeline.base import Found, Pipeline, Request
 from semcache.stats import CacheHit, CacheInfo, Tier
 
 if TYPE_CHECKING:
-    from semcache._build import Assembly
-    from semcache._delivery import Delivery
-    from semcache._loop import LoopThread
-    from semcache.policy import CacheControl
+    from semcache.build import Assembly
+    from semcache.core.policy import CacheControl
+    from semcache.runtime.delivery import Delivery
+    from semcache.runtime.loop import LoopThread
 
 
 class _Miss(Exception):

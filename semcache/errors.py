@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from semcache._settings_check import SettingProblem
+    from semcache.config.check import SettingProblem
 
 
 class SemcacheError(Exception):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from semcache.compress.accounting import CompressionTotals
     from semcache.privacy.gate import PrivacyStats
-    from semcache.tuning.loop import TuningStats
+    from semcache.tuning.results import TuningStats
 
 
 class Tier(enum.StrEnum):

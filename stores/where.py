@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from semcache.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
-    from .base import Entry, Match
+    from .entry import Entry, Match
 
 #: Payload fields that partition every lookup (keyword equality, all AND-ed).
 PARTITION_FIELDS = ("tenant", "namespace", "scope", "embedder")

@@ -40,7 +40,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     before any ``atexit`` hook; a LiteLLM logging-worker task left behind on semcache's loop
     would be destroyed there, pending, and print "Task was destroyed but it is pending!".
     """
-    from semcache._loop import end_shared_tasks
+    from semcache.runtime.loop import end_shared_tasks
 
     end_shared_tasks()
 

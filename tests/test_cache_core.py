@@ -13,7 +13,7 @@ import litellm
 import pytest
 
 from semcache import CacheControl, CacheSettings, InvalidRequest, SemanticCache, cache_info
-from semcache.settings import CoalesceSettings, StoreSettings
+from semcache.config.settings import CoalesceSettings, StoreSettings
 
 API_KEY = "sk-test-very-secret-key-123"
 

@@ -127,7 +127,7 @@ def test_serve_reports_bad_environment_values_one_line_each(tmp_path, monkeypatc
 
 
 def _parsers() -> dict[str, argparse.ArgumentParser]:
-    from semcache.demo import _parser as demo_parser
+    from semcache.cli.demo import _parser as demo_parser
     from semcache.server.cli import _parser as serve_parser
 
     return {"demo": demo_parser(), "serve": serve_parser()}

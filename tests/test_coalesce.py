@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from semcache._coalesce import Coalescer, Emit, Outcome, Role, Subscription
+from semcache.core.coalesce import Coalescer, Emit, Outcome, Role, Subscription
 from semcache.errors import ConfigError
 
 

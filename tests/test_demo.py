@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from semcache.cli.demo import build_stream, run_demo
 from semcache.datasets import load_shipped_pairs
-from semcache.demo import build_stream, run_demo
 
 
 def test_stream_asks_every_first_question_before_its_follow_up():

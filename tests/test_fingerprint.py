@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from semcache.core.fingerprint import EXCLUDED, request_keys
 from semcache.errors import InvalidRequest, InvalidRequestType
-from semcache.fingerprint import EXCLUDED, request_keys
 
 BASE = {
     "model": "gpt-4o-mini",
@@ -280,7 +280,7 @@ def test_key_order_never_matters(params, rnd):
     json_values.filter(lambda v: v is not None),
 )
 def test_changing_any_parameter_value_changes_the_key(name, a, b):
-    from semcache.fingerprint import FLOAT_PARAMS
+    from semcache.core.fingerprint import FLOAT_PARAMS
 
     def norm(v):
         return float(v) if name in FLOAT_PARAMS and type(v) in (int, float) else v

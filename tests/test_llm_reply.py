@@ -7,8 +7,8 @@ import asyncio
 import litellm
 import pytest
 
-from semcache._answer import response_cost
-from semcache._llm_reply import price, reply_text, token_usage, yes_no
+from semcache.core.answer import response_cost
+from semcache.core.llm_reply import price, reply_text, token_usage, yes_no
 from semcache.scoring.judge import LLMJudgeScorer
 from semcache.tuning.compare import LLMJudge
 

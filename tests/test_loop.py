@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from semcache._loop import LoopThread
+from semcache.runtime.loop import LoopThread
 
 
 class Boom(Exception):

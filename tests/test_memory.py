@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import litellm
 
-from semcache import _answer
-from semcache._memory import MemoryTier
+from semcache.core import answer as _answer
+from semcache.core.memory import MemoryTier
 from semcache.stores.base import Entry
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
-from semcache.model_watch import ModelWatch, snapshot_of
-from semcache.settings import PolicySettings, StoreSettings
+from semcache.config.settings import PolicySettings, StoreSettings
+from semcache.core.model_watch import ModelWatch, snapshot_of
 from semcache.stats import Stats
 from semcache.testing import FakeUpstream
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from semcache.core.policy import CacheControl, decide, validate_sampling, validate_tenant
 from semcache.errors import InvalidRequest, InvalidRequestType
-from semcache.policy import CacheControl, decide, validate_sampling, validate_tenant
 
 
 @pytest.mark.parametrize(

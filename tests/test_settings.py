@@ -13,14 +13,14 @@ import pytest
 from pydantic import BaseModel, Field, SecretStr
 
 from semcache import CacheSettings, ConfigError
-from semcache._setting_names import (
+from semcache.config.names import (
     is_settings_variable,
     nearest_path,
     setting_fields,
     variable_name,
 )
+from semcache.config.settings import OTHER_VARIABLES
 from semcache.errors import SettingsError, UnknownSettingWarning
-from semcache.settings import OTHER_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[1]
 

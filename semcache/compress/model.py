@@ -80,7 +80,7 @@ class ModelRewriter:
         import litellm
         import openai
 
-        from semcache._answer import response_cost
+        from semcache.core.answer import response_cost
 
         try:
             response = await litellm.acompletion(**self.request(text))

@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, model_validator
 
-from semcache._settings_check import SettingsSection
+from semcache.config.check import SettingsSection
 from semcache.errors import ConfigError, InvalidRequest, InvalidRequestType
 
 from .base import Compressor

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from inspect import signature
 from typing import TYPE_CHECKING, Any
 
+from semcache.core.policy import DEFAULT_TENANT
 from semcache.errors import MissingDependency
-from semcache.policy import DEFAULT_TENANT
 
 try:
     from langchain_core.caches import BaseCache

@@ -20,8 +20,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from semcache._failopen import FailOpen
-from semcache.semantic import SemanticTier
+from semcache.pipeline.semantic_tier import SemanticTier
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 
 _log = logging.getLogger(__name__)

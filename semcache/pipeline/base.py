@@ -3,7 +3,7 @@
 A stage is middleware (like an ASGI or httpx transport wrapper): it receives the request and
 the rest of the chain, and either answers itself (a hit), or calls the rest, possibly with a
 changed request (a gate that turns storing off) and possibly acting on the result (writing it
-behind). The composition root (``semcache._build``) lists the stages in order, so adding one
+behind). The composition root (``semcache.build``) lists the stages in order, so adding one
 is a new module plus one line there; the facade only runs the chain.
 """
 
@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from semcache._answer import Answer
-from semcache.fingerprint import RequestKeys
-from semcache.policy import CacheControl, Decision
-from semcache.semantic import EXACT_ONLY_SCOPE
+from semcache.core.answer import Answer
+from semcache.core.fingerprint import RequestKeys
+from semcache.core.policy import CacheControl, Decision
+from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
 from semcache.stats import Tier
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from semcache._coalesce import Coalescer, Role
+from semcache.core.coalesce import Coalescer, Role
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.stats import Tier
 

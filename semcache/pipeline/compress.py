@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from semcache._failopen import FailOpen
 from semcache.compress.accounting import CompressionLedger
 from semcache.compress.base import Compressor
 from semcache.compress.settings import CompressionSettings, Mode, build_compressor
 from semcache.errors import ConfigError
 from semcache.pipeline.base import Found, Next, Request
+from semcache.runtime.failopen import FailOpen
 
 
 class CompressStage:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from semcache._admission import Admission
-from semcache._answer import Answer
-from semcache._failopen import FailOpen
-from semcache._memory import MemoryTier
+from semcache.core.answer import Answer
+from semcache.core.memory import MemoryTier
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
-from semcache.semantic import SemanticTier
+from semcache.pipeline.semantic_tier import SemanticTier
+from semcache.runtime.admission import Admission
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Tier
 from semcache.stores.base import Entry
 

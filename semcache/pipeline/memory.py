@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from semcache._memory import MemoryTier
+from semcache.core.memory import MemoryTier
 from semcache.pipeline.base import Found, Next, Request
 from semcache.stats import Tier
 from semcache.stores.base import Entry

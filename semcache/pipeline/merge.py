@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from semcache._answer import is_complete
-from semcache._coalesce import Coalescer, Role, Subscription
-from semcache._failopen import FailOpen
+from semcache.core.answer import is_complete
+from semcache.core.coalesce import Coalescer, Role, Subscription
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.pipeline.gather import GatherWindow
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
-"""After the upstream call: notice a model snapshot change (see ``semcache.model_watch``)."""
+"""After the upstream call: notice a model snapshot change (see ``semcache.core.model_watch``)."""
 
 from __future__ import annotations
 
-from semcache.model_watch import ModelWatch, snapshot_of
+from semcache.core.model_watch import ModelWatch, snapshot_of
 from semcache.pipeline.base import Found, Next, Request
 
 

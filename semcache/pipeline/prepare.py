@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from semcache.fingerprint import request_keys
+from semcache.core.fingerprint import request_keys
+from semcache.core.policy import CacheControl, decide, validate_sampling, validate_tenant
 from semcache.pipeline.base import Request
-from semcache.policy import CacheControl, decide, validate_sampling, validate_tenant
 
 
 class Prepare:

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from litellm import ModelResponse
 
-from semcache._answer import Answer, decode, encode
-from semcache.fingerprint import last_user_prompt
+from semcache.core.answer import Answer, decode, encode
+from semcache.core.fingerprint import last_user_prompt
 from semcache.pipeline.base import Found, Next, Request
 from semcache.privacy.gate import PrivacyGate
 from semcache.privacy.settings import PrivacySettings

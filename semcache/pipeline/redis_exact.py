@@ -8,15 +8,15 @@ answer exists (or arrives after its lease is released) finds it stored.
 
 from __future__ import annotations
 
-from semcache._answer import Answer, is_complete
-from semcache._coalesce import Coalescer
-from semcache._failopen import FailOpen
-from semcache._memory import MemoryTier
-from semcache.model_watch import ModelWatch, snapshot_of
+from semcache.core.answer import Answer, is_complete
+from semcache.core.coalesce import Coalescer
+from semcache.core.memory import MemoryTier
+from semcache.core.model_watch import ModelWatch, snapshot_of
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.replicas.exact import RedisExact
 from semcache.replicas.purges import PurgeBroadcast
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 from semcache.stores.base import Entry
 

@@ -6,12 +6,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from semcache._admission import Admission
-from semcache._answer import Answer
-from semcache._failopen import FailOpen
+from semcache.core.answer import Answer
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
-from semcache.semantic import Lookup, Search, SemanticTier, Verdict
+from semcache.pipeline.semantic_tier import Lookup, Search, SemanticTier, Verdict
+from semcache.runtime.admission import Admission
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 from semcache.stores.base import Entry
 

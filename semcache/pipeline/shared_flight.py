@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from semcache._answer import Answer, is_complete
-from semcache._failopen import FailOpen
+from semcache.core.answer import Answer, is_complete
 from semcache.errors import SharedFlightFailed
 from semcache.pipeline.base import Found, Next, Request
 from semcache.replicas.exact import decode_entry
 from semcache.replicas.flights import Claim, Followed, Role, SharedFlights
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 from semcache.stores.base import Entry
 

@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping
 
 from litellm import ModelResponse
 
-from semcache._answer import Answer, encode, response_cost
-from semcache._upstream import Upstream, stream_and_assemble
+from semcache.core.answer import Answer, encode, response_cost
 from semcache.pipeline.base import Found, Request
+from semcache.runtime.upstream import Upstream, stream_and_assemble
 from semcache.stats import Stats, Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry
 

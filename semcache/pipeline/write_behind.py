@@ -20,15 +20,15 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from semcache._admission import Admission
-from semcache._answer import Answer, is_complete
-from semcache._failopen import FailOpen
-from semcache._memory import MemoryTier
+from semcache.core.answer import Answer, is_complete
+from semcache.core.memory import MemoryTier
 from semcache.errors import StoreError
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence, PurgeFilter
-from semcache.semantic import EXACT_ONLY_SCOPE
+from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
+from semcache.runtime.admission import Admission
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 from semcache.stores.base import StoreAdmin
 

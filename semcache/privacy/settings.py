@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field, field_validator
 
-from semcache._settings_check import SettingsSection
+from semcache.config.check import SettingsSection
 from semcache.errors import ConfigError
 from semcache.privacy.composite import ALL_KINDS, default_detector
 from semcache.privacy.detectors.patterns import compile_patterns

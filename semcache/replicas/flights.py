@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from semcache._failopen import FailOpen
 from semcache.errors import StoreError
 from semcache.replicas.connect import mapped
 from semcache.replicas.exact import _GENS
 from semcache.replicas.keys import KeySpace
+from semcache.runtime.failopen import FailOpen
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from semcache._failopen import FailOpen
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.connect import mapped
+from semcache.runtime.failopen import FailOpen
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr
 
-from semcache._settings_check import SettingsSection
+from semcache.config.check import SettingsSection
 
 
 class RedisSettings(SettingsSection):

@@ -4,7 +4,7 @@ An optional plug-in for deployments with network access (any model LiteLLM can c
 slow and paid, so it is meant to run only inside the uncertainty band of a
 :class:`~semcache.scoring.ScoredDecision`; every call's tokens and cost are counted in
 :class:`JudgeCost`, to weigh against the upstream call a hit saves. The score is 1.0 for
-"yes", 0.0 otherwise (:mod:`semcache._llm_reply` reads and prices the reply, the same
+"yes", 0.0 otherwise (:mod:`semcache.core.llm_reply` reads and prices the reply, the same
 way as shadow verification's judge); no quality figure is claimed for any model.
 """
 
@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from semcache._llm_reply import price, reply_text, token_usage, yes_no
+from semcache.core.llm_reply import price, reply_text, token_usage, yes_no
 from semcache.errors import ScorerError
 
 PROMPT = (

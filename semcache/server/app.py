@@ -12,6 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from semcache.config.settings import CacheSettings
 from semcache.server import admin_routes, more_routes, openai_routes, ops_routes, tuning_routes
 from semcache.server.auth import KeyRing
 from semcache.server.config import ProxyConfig
@@ -20,7 +21,6 @@ from semcache.server.metrics import ProxyMetrics
 from semcache.server.openai_routes import error_response
 from semcache.server.state import Proxy
 from semcache.server.upstreams import UpstreamTable
-from semcache.settings import CacheSettings
 
 if TYPE_CHECKING:
     from semcache.cache import SemanticCache

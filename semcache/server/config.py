@@ -48,8 +48,8 @@ from pydantic import (
     field_validator,
 )
 
+from semcache.config.settings import CacheSettings
 from semcache.errors import ConfigError, SettingsError
-from semcache.settings import CacheSettings
 
 #: LiteLLM's spelling of "read this value from the environment variable NAME".
 ENV_PREFIX = "os.environ/"

@@ -3,7 +3,7 @@
 ``/readyz`` reports ``cache.health(wait=False)``: 200 while the cache is ready (degraded
 parts are listed), 503 while the model is still warming up (it loads in the background from
 startup; logged when readiness changes) or when a part is down (the policy is in
-:mod:`semcache.health`). ``/metrics`` needs the metrics key when ``server.metrics_key``
+:mod:`semcache.runtime.health`). ``/metrics`` needs the metrics key when ``server.metrics_key``
 is set, and carries tenant labels only while ``server.metrics_tenant_labels`` is on.
 """
 

@@ -21,11 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 from starlette.responses import Response
 
+from semcache.config.settings import CacheSettings
 from semcache.errors import UnknownServe
 from semcache.server.admin_routes import _answer, _body, _int_param, _plain, _require_admin
 from semcache.server.http_errors import ApiError, unauthorized
 from semcache.server.state import proxy_of
-from semcache.settings import CacheSettings
 
 router = APIRouter()
 

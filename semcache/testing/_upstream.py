@@ -35,7 +35,7 @@ def echo(params: Mapping[str, Any]) -> str:
 
 
 class FakeUpstream:
-    """Implements ``semcache._upstream.Upstream``; every knob may change between calls.
+    """Implements ``semcache.runtime.upstream.Upstream``; every knob may change between calls.
 
     ``answer``: request parameters -> text. ``delay_s``: seconds before answering (async,
     so concurrent calls overlap, as real ones do). ``chunks``: pieces a streamed answer is

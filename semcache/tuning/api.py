@@ -10,17 +10,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from semcache.core.policy import validate_tenant
 from semcache.errors import InvalidRequest, InvalidRequestType
-from semcache.policy import validate_tenant
 from semcache.stats import cache_info
 from semcache.tuning.loop import FeedbackResult
 from semcache.tuning.misses import MissCluster, cluster_misses, export_rows
 from semcache.tuning.records import LabeledPair
 
 if TYPE_CHECKING:
-    from semcache._build import Assembly
-    from semcache._loop import LoopThread
-    from semcache.settings import CacheSettings
+    from semcache.build import Assembly
+    from semcache.config.settings import CacheSettings
+    from semcache.runtime.loop import LoopThread
 
 
 @dataclass(frozen=True, slots=True)

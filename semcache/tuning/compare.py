@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from semcache._llm_reply import price, reply_text, token_usage, yes_no
+from semcache.core.llm_reply import price, reply_text, token_usage, yes_no
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ JUDGE_PROMPT = (
 
 class LLMJudge:
     """Ask ``model`` (any LiteLLM model) whether the answers agree; an unclear reply is
-    undecided, an unpriced one costs 0.0 here (:mod:`semcache._llm_reply` reads and prices
+    undecided, an unpriced one costs 0.0 here (:mod:`semcache.core.llm_reply` reads and prices
     it). ``completion`` is ``litellm.acompletion`` unless injected; ``params`` are passed
     through (``mock_response`` in tests)."""
 

@@ -17,20 +17,21 @@ similarity, score); both verdicts are counted. Feedback names an answer by its s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from semcache._memory import MemoryTier
+from semcache.core.memory import MemoryTier
 from semcache.errors import UnknownServe
 from semcache.pipeline.backend import SemanticBackend
+from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
 from semcache.pipeline.write_behind import WriteBehind
-from semcache.semantic import EXACT_ONLY_SCOPE
 from semcache.stats import Stats
-from semcache.tuning.estimate import Estimate, FalseHitMonitor
+from semcache.tuning.estimate import FalseHitMonitor
 from semcache.tuning.labels import LabelLog
 from semcache.tuning.ledger import ServeLedger
 from semcache.tuning.misses import MissLog, MissStage
 from semcache.tuning.records import LabeledPair, Served, Source
+from semcache.tuning.results import FeedbackResult, TuningStats
 from semcache.tuning.shadow import ShadowFactory, ShadowVerifier
 
 if TYPE_CHECKING:
@@ -38,45 +39,6 @@ if TYPE_CHECKING:
 
 #: Seconds ``close`` waits for running shadow checks before cancelling them.
 SHADOW_CLOSE_TIMEOUT_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class FeedbackResult:
-    """What one feedback call did: ``withdrawn`` True when a "wrong" verdict ended a stored
-    entry; ``labeled`` True when a labeled pair was recorded (semantic hits only)."""
-
-    serve: Served
-    correct: bool
-    withdrawn: bool
-    labeled: bool
-
-
-@dataclass(frozen=True, slots=True)
-class TuningStats:
-    """The tuning loop's counters (in ``CacheStats.tuning``) and live false-hit estimates.
-
-    ``estimates``: per namespace, from shadow verdicts (see :mod:`semcache.tuning.estimate`);
-    ``shadow_*``: shadow verification's verdicts and what it cost (upstream and judge).
-    """
-
-    delta: float
-    estimates: Mapping[str, Estimate]
-    feedback_right: int
-    feedback_wrong: int
-    shadow_sampled: int
-    shadow_agree: int
-    shadow_disagree: int
-    shadow_skipped: int
-    shadow_calls: int
-    shadow_tokens: int
-    shadow_cost_usd: float
-    labels: int
-    near_misses: int
-
-    @property
-    def alerts(self) -> tuple[str, ...]:
-        """Namespaces whose 95% upper bound exceeds ``delta``."""
-        return tuple(ns for ns, e in self.estimates.items() if e.alert)
 
 
 class TuningLoop:

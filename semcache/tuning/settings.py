@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from semcache._settings_check import SettingsSection
+from semcache.config.check import SettingsSection
 
 
 class VerifySettings(SettingsSection):

@@ -20,15 +20,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from semcache._answer import response_cost
-from semcache._failopen import FailOpen
+from semcache.core.answer import response_cost
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 from semcache.tuning.compare import AnswerJudge, Judgement
 from semcache.tuning.records import Served
 from semcache.tuning.sampling import Sampler
 
 if TYPE_CHECKING:
-    from semcache._upstream import Upstream
+    from semcache.runtime.upstream import Upstream
 
 OnVerdict = Callable[[Served, bool, float], Awaitable[None]]
 """``(served, wrong, sampling probability)``: where a decided verdict goes."""

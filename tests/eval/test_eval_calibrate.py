@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from semcache.config.settings import CacheSettings
 from semcache.errors import ConfigError
 from semcache.eval.calibrate import calibrate, hits_needed, stratified_split
 from semcache.eval.persist import (
@@ -17,7 +18,6 @@ from semcache.eval.persist import (
     save_threshold,
     save_verifier,
 )
-from semcache.settings import CacheSettings
 
 
 def _scores(*groups: tuple[int, float, int]) -> tuple[np.ndarray, np.ndarray]:

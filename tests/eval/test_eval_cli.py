@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from eval_fakes import TINY, DigitsVerifier, FakeEmbedder, write_jsonl
 
+from semcache.config.settings import CacheSettings
 from semcache.eval import cli, resolve
 from semcache.eval.report import RESULT_FIELDS
 from semcache.guard import registry
-from semcache.settings import CacheSettings
 
 
 @pytest.fixture

@@ -55,7 +55,7 @@ def test_built_in_names() -> None:
 def test_every_settings_name_resolves_to_a_verifier() -> None:
     from typing import get_args
 
-    from semcache.settings import SemanticSettings
+    from semcache.config.settings import SemanticSettings
 
     names = get_args(SemanticSettings.model_fields["verifier"].annotation)
     assert set(names) <= set(registered_names())

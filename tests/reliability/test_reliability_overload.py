@@ -15,9 +15,9 @@ import time
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
-from semcache._admission import Admission
-from semcache._failopen import FailOpen
-from semcache.health import Status
+from semcache.runtime.admission import Admission
+from semcache.runtime.failopen import FailOpen
+from semcache.runtime.health import Status
 from semcache.server.metrics import ProxyMetrics
 from semcache.stats import Stats, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore

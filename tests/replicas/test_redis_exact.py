@@ -9,8 +9,8 @@ import time
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.config.settings import StoreSettings
 from semcache.replicas.settings import RedisSettings
-from semcache.settings import StoreSettings
 from semcache.testing import FakeUpstream
 
 

@@ -13,10 +13,10 @@ import litellm
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.config.settings import CoalesceSettings, StoreSettings
+from semcache.core.fingerprint import request_keys
 from semcache.errors import SharedFlightFailed
-from semcache.fingerprint import request_keys
 from semcache.replicas.settings import RedisSettings
-from semcache.settings import CoalesceSettings, StoreSettings
 from semcache.testing import FakeUpstream
 
 QUESTION = "What is the capital of France?"

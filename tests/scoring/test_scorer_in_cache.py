@@ -19,8 +19,8 @@ import pytest
 from semcache import CacheSettings, SemanticCache
 from semcache.errors import ConfigError, SemcacheError
 from semcache.eval import cli, resolve
+from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.scoring import LearnedScorer, Outcome, SavedScorer, ScoreBand, ScoredDecision
-from semcache.semantic import SemanticTier
 from semcache.stats import Tier
 from semcache.testing import FakeUpstream, InMemoryStore, hash_embedding
 
@@ -266,7 +266,7 @@ def test_judge_follows_the_band_and_scores_off_the_event_loop():
 
 
 def test_a_failing_scorer_is_a_counted_miss_and_the_answer_is_still_stored():
-    from semcache._build import assemble
+    from semcache.build import assemble
     from semcache.direct import call_kwargs
 
     scorer = RecordingScorer(0.9)

@@ -167,8 +167,8 @@ def test_memory_discard_drops_one_key():
 
     from litellm import ModelResponse
 
-    from semcache._answer import Answer, encode
-    from semcache._memory import MemoryTier
+    from semcache.core.answer import Answer, encode
+    from semcache.core.memory import MemoryTier
 
     memory = MemoryTier(max_entries=10, max_bytes=1 << 20, clock=lambda: 1.0)
     envelope = encode(ModelResponse(), 0.0)

@@ -11,7 +11,7 @@ import pytest
 from tuning_helpers import OTHER, PARAPHRASE, QUESTION, ask, city_answer, make_cache
 
 from semcache import cache_info
-from semcache._failopen import FailOpen
+from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 from semcache.testing import FakeUpstream
 from semcache.tuning.compare import EmbeddingJudge, LLMJudge, same_text
@@ -175,7 +175,7 @@ def test_the_loop_is_built_with_its_verifier(rate: float):
     """The composition root hands the verifier to the loop's constructor: there is no
     window in which a loop exists without it, and it cannot be swapped afterwards."""
     from semcache import CacheSettings
-    from semcache._build import assemble
+    from semcache.build import assemble
 
     parts = assemble(
         CacheSettings(store={"backend": "none"}, verify={"sample_rate": rate}),

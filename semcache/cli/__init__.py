@@ -22,12 +22,15 @@ from semcache.errors import ConfigError, SettingsError, UnknownSettingWarning
 
 #: subcommand -> ("module:function", one-line help). Modules load only when chosen.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("semcache.demo:demo_main", "replay a realistic request stream through the cache"),
+    "demo": ("semcache.cli.demo:demo_main", "replay a realistic request stream through the cache"),
     "eval": ("semcache.eval.cli:eval_main", "false-hit rate / recall across thresholds"),
-    "calibrate": ("semcache.eval.cli:calibrate_main", "choose a threshold for a false-hit target"),
+    "calibrate": (
+        "semcache.eval.calibrate_cli:calibrate_main",
+        "choose a threshold for a false-hit target",
+    ),
     "serve": ("semcache.server.cli:serve_main", "run the OpenAI-compatible caching proxy"),
     "purge": (
-        "semcache.purge_cli:purge_main",
+        "semcache.cli.purge:purge_main",
         "withdraw stored answers (--tenant/--namespace/--model)",
     ),
     "misses": (
@@ -52,7 +55,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def cosine_threshold(text: str) -> float:
     """An argparse type: a threshold the settings accept (``semantic.threshold``'s bounds)."""
-    from semcache.settings import SemanticSettings
+    from semcache.config.settings import SemanticSettings
 
     metadata = SemanticSettings.model_fields["threshold"].metadata
     low = next(float(item.ge) for item in metadata if hasattr(item, "ge"))
@@ -113,7 +116,7 @@ def _one_line_setting_warnings(stream: TextIO) -> Iterator[None]:
 def check_settings() -> None:
     """Read the cache settings from the environment and ``.env`` once, so a bad value stops
     the command before it starts; raises :class:`SettingsError`, warns on unknown names."""
-    from semcache.settings import CacheSettings
+    from semcache.config.settings import CacheSettings
 
     CacheSettings()
 

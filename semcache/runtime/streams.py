@@ -8,7 +8,7 @@ from typing import Any
 
 from litellm.types.utils import ModelResponseStream
 
-from semcache._loop import LoopThread
+from semcache.runtime.loop import LoopThread
 from semcache.stats import CacheInfo
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
-from semcache._llm_reply import price
+from semcache.core.llm_reply import price
 from semcache.stores.base import Entry
 
 ENVELOPE_VERSION = 1
@@ -24,7 +24,7 @@ ENVELOPE_VERSION = 1
 
 def response_cost(response: ModelResponse) -> float:
     """What the upstream call cost in USD per LiteLLM's price map, booked as 0.0 when the
-    map has no price (:func:`semcache._llm_reply.price` is the one pricing function)."""
+    map has no price (:func:`semcache.core.llm_reply.price` is the one pricing function)."""
     usd = price(response)
     return 0.0 if usd is None else usd
 

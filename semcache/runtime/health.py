@@ -33,7 +33,7 @@ from semcache.stats import CacheStats
 from semcache.stores.base import StoreIntegrity
 
 if TYPE_CHECKING:
-    from semcache._build import Assembly
+    from semcache.build import Assembly
 
 
 class Status(enum.StrEnum):

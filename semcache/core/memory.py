@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from semcache._answer import Answer
+from semcache.core.answer import Answer
 
 
 class MemoryTier:

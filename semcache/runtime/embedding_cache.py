@@ -4,7 +4,7 @@ An embedding is a pure function of model, input and parameters, so an exact repe
 always be served; a paraphrase never (its vectors are different by definition). Entries live
 in the same memory tier and store as answers, partitioned by tenant and namespace, with the
 same TTL, ``s-maxage``, ``no-cache`` / ``no-store`` controls, purge fence and stats, under keys
-from :func:`semcache.fingerprint.embedding_key` (their own version prefix, so they can never
+from :func:`semcache.core.fingerprint.embedding_key` (their own version prefix, so they can never
 be mistaken for a completion's answer). Not coalesced: concurrent identical embedding calls
 each go upstream until the first answer is stored.
 """
@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 from litellm import EmbeddingResponse
 
-from semcache._answer import Answer, decode, encode, response_cost, total_tokens
-from semcache.fingerprint import embedding_key
+from semcache.core.answer import Answer, decode, encode, response_cost, total_tokens
+from semcache.core.fingerprint import embedding_key
+from semcache.core.policy import CacheControl, validate_tenant
 from semcache.pipeline.base import Found
-from semcache.policy import CacheControl, validate_tenant
-from semcache.semantic import EXACT_ONLY_SCOPE
+from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
 from semcache.stats import Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry
 
 if TYPE_CHECKING:
-    from semcache._build import Assembly
-    from semcache._delivery import Delivery
-    from semcache._loop import LoopThread
+    from semcache.build import Assembly
+    from semcache.runtime.delivery import Delivery
+    from semcache.runtime.loop import LoopThread
 
 
 def embedding_answer(entry: Entry) -> Answer:

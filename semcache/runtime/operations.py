@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from semcache._build import Assembly
-from semcache.fingerprint import resolve_model
-from semcache.health import with_integrity
+from semcache.build import Assembly
+from semcache.core.fingerprint import resolve_model
 from semcache.pipeline.fence import PurgeFilter
+from semcache.runtime.health import with_integrity
 from semcache.stats import CacheStats, StoredEntry
 from semcache.stores.base import StoreAdmin
 

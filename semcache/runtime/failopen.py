@@ -2,7 +2,7 @@
 
 Every store and embedder call on the request path goes through ``FailOpen.call``: an error
 or a timeout is counted by kind and the caller gets the fallback value and goes upstream.
-Work skipped by admission control (:mod:`semcache._admission`) is counted here too, as
+Work skipped by admission control (:mod:`semcache.runtime.admission`) is counted here too, as
 ``shed`` by kind. Both are exported as Prometheus series by the proxy.
 
 Warnings are rate-limited per kind: the first failure of a kind is logged at once, later
@@ -10,7 +10,7 @@ ones at most once per ``warn_interval_s`` with the number suppressed meanwhile. 
 only once per process hid a store that stayed broken for hours; logging every failure
 floods the log when a store is down under load.)
 
-For :func:`semcache.health` the last failure and the last success of each kind are kept:
+For :func:`semcache.runtime.health` the last failure and the last success of each kind are kept:
 a kind whose last call failed is *down*; one that failed or shed within the health window
 is *degraded*.
 """

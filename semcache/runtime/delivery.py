@@ -14,7 +14,7 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
-from semcache._answer import as_stream
+from semcache.core.answer import as_stream
 from semcache.pipeline.base import Found, Pipeline, Request
 from semcache.pipeline.merge import merged_similarity
 from semcache.pipeline.shared_flight import from_other_replica

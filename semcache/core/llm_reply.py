@@ -8,7 +8,7 @@ They read the reply the same way and price it the same way, here.
 The pricing convention (:func:`price`): a USD figure when LiteLLM's price map knows the
 model, **None when it does not**. None is never silently a zero: a caller that sums money
 counts unpriced calls apart (the scorer's ``unpriced_calls``), or states that it books
-them at 0.0 (:func:`semcache._answer.response_cost`, whose envelope needs a number).
+them at 0.0 (:func:`semcache.core.answer.response_cost`, whose envelope needs a number).
 """
 
 from __future__ import annotations

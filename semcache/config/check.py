@@ -2,7 +2,7 @@
 
 The functions are pure (the caller passes the environment and the ``.env`` contents) so the
 settings class, the CLI, the proxy and a composition root share them; which names exist
-comes from ``semcache._setting_names``, derived from the model.
+comes from ``semcache.config.names``, derived from the model.
 
 A setting is named the way the user spelled it: an argument by its dotted path
 (``semantic.threshold``), an environment variable or ``.env`` key by its name
@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
 
-from semcache._setting_names import (
+from semcache.config.names import (
     Path_,
     field_at,
     field_path,

@@ -1,0 +1,1 @@
+"""Configuration: the declared ``CacheSettings`` and the checks that name a bad setting."""

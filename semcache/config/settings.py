@@ -1,0 +1,167 @@
+"""All configuration in one declared class.
+
+Read from the environment (prefix ``SEMCACHE_``, nested fields with ``__``, e.g.
+``SEMCACHE_SEMANTIC__THRESHOLD=0.93``), from a ``.env`` file, or passed explicitly.
+Only the facade, the CLI and the server read settings; library classes take arguments.
+
+Nothing is silently ignored, because a cache that quietly keeps its default threshold or
+store path after a typo is a correctness problem:
+
+- an unknown argument or nested key is a :class:`~semcache.errors.SettingsError` naming it
+  and the nearest valid name (``CacheSettings(store_path=...)``: did you mean
+  ``store.path``?);
+- an unknown ``SEMCACHE_*`` environment variable or ``.env`` key is a
+  :class:`~semcache.errors.UnknownSettingWarning` (other tools may share the prefix), or a
+  :class:`~semcache.errors.SettingsError` when ``strict`` is set (``SEMCACHE_STRICT=1``);
+- an invalid value names the argument, variable or ``.env`` key it came from, the value and
+  what was expected.
+
+The names come from the declared fields (``semcache/config/names.py``), so a new field is
+known everywhere at once; ``semcache/config/check.py`` turns problems into lines.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Collection
+from typing import Any
+
+import pydantic_settings
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from semcache.compress.settings import CompressionSettings
+from semcache.config.check import (
+    SettingProblem,
+    read_dotenv,
+    undecodable_variables,
+    unknown_settings_variables,
+    validation_problems,
+)
+from semcache.config.names import is_settings_variable
+from semcache.config.sections import (
+    AdmissionSettings,
+    CoalesceSettings,
+    ExactSettings,
+    HealthSettings,
+    PolicySettings,
+    SemanticSettings,
+    StoreSettings,
+)
+from semcache.errors import SettingsError, UnknownSettingWarning
+from semcache.privacy.settings import PrivacySettings
+from semcache.replicas.settings import RedisSettings
+from semcache.tuning.settings import TuningSettings, VerifySettings
+
+#: ``SEMCACHE_*`` variables semcache reads that are not deployment settings, so they are
+#: not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX models are kept
+#: (read by ``semcache.embedders.onnx_runtime``).
+OTHER_VARIABLES: frozenset[str] = frozenset({"SEMCACHE_ONNX_CACHE"})
+
+
+class CacheSettings(BaseSettings):
+    """Every setting of a semcache deployment.
+
+    ``CacheSettings(...)`` raises :class:`~semcache.errors.SettingsError` (a ``ConfigError``
+    and ``ValueError``) for unknown or invalid settings from any source, and warns with
+    :class:`~semcache.errors.UnknownSettingWarning` for each unknown ``SEMCACHE_*``
+    environment variable or ``.env`` key (an error when ``strict``).
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="SEMCACHE_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        extra="forbid",
+    )
+
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    exact: ExactSettings = Field(default_factory=ExactSettings)
+    coalesce: CoalesceSettings = Field(default_factory=CoalesceSettings)
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    privacy: PrivacySettings = Field(default_factory=PrivacySettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
+    admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
+    health: HealthSettings = Field(default_factory=HealthSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+    tuning: TuningSettings = Field(default_factory=TuningSettings)
+    strict: bool = Field(
+        False,
+        description="Unknown SEMCACHE_* environment variables and .env keys are errors, not "
+        "warnings (they are only warnings by default because other tools may share the prefix).",
+    )
+
+    def __init__(self, *, _other_variables: Collection[str] = (), **values: Any) -> None:
+        """Read arguments, then ``SEMCACHE_*`` variables, then ``.env`` (first wins).
+
+        ``_other_variables`` names ``SEMCACHE_*`` variables the caller reads for another
+        purpose (the proxy passes the ones its config file references), so they are not
+        reported as unknown. Other ``_``-prefixed arguments are pydantic-settings' own
+        (``_env_file=...``).
+        """
+        model = type(self)
+        environ = dict(os.environ)
+        dotenv = read_dotenv(
+            values.get("_env_file", self.model_config.get("env_file")),
+            values.get("_env_file_encoding", self.model_config.get("env_file_encoding")),
+        )
+        arguments = {key: value for key, value in values.items() if not key.startswith("_")}
+        other = OTHER_VARIABLES | set(_other_variables)
+        unknown = unknown_settings_variables(model, environ, dotenv, other=other)
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            problems = validation_problems(
+                model, exc, arguments=arguments, environ=environ, dotenv=dotenv
+            )
+            _warn(unknown)
+            raise SettingsError(problems) from None
+        except pydantic_settings.SettingsError:
+            # a variable that must hold JSON does not; pydantic-settings names only the field
+            problems = undecodable_variables(model, environ, dotenv)
+            _warn(unknown)
+            if not problems:
+                raise
+            raise SettingsError(problems) from None
+        if unknown and self.strict:
+            raise SettingsError(unknown)
+        _warn(unknown)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The usual sources, each seeing only ``SEMCACHE_*`` names of real settings.
+
+        Unknown names are reported by ``__init__`` (a warning unless strict); without this
+        filter a nested typo (``SEMCACHE_SEMANTIC__THRESHOLDD``) would fail validation
+        against a section that forbids extras, and another tool's key in ``.env`` would be
+        refused outright.
+        """
+        for source in (env_settings, dotenv_settings):
+            if isinstance(source, EnvSettingsSource):
+                source.env_vars = {
+                    name: value
+                    for name, value in source.env_vars.items()
+                    if is_settings_variable(settings_cls, name)
+                }
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
+
+
+def _warn(problems: list[SettingProblem]) -> None:
+    for problem in problems:
+        # stacklevel 3: the code that constructed CacheSettings
+        warnings.warn(problem.line(), UnknownSettingWarning, stacklevel=3)
