@@ -1,6 +1,6 @@
 """``SemanticCache``: the facade that wraps LiteLLM's ``completion`` / ``acompletion``.
 
-It keeps the public API and nothing else: ``semcache.build`` wires the request path (policy,
+It keeps the public API and nothing else: ``semcache.compose`` wires the request path (policy,
 exact memory, exact store, coalescer, semantic, write-behind, upstream) from settings, and
 this class runs it and delivers what it found. All work after the memory tier runs on one
 private event loop, so the sync API (any thread) and the async API (any loop) share one
@@ -17,7 +17,7 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
-from semcache.build import assemble
+from semcache.compose import assemble
 from semcache.config.settings import CacheSettings
 from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder

@@ -22,7 +22,7 @@ from semcache.pipeline.base import Found, Pipeline, Request
 from semcache.stats import CacheHit, CacheInfo, Tier
 
 if TYPE_CHECKING:
-    from semcache.build import Assembly
+    from semcache.compose import Assembly
     from semcache.core.policy import CacheControl
     from semcache.runtime.delivery import Delivery
     from semcache.runtime.loop import LoopThread

@@ -1,6 +1,6 @@
 """The request path as an ordered chain of small stages (see ``base`` for the contract).
 
-Order, as ``semcache.build`` assembles it: policy (``prepare``) -> exact memory -> exact
+Order, as ``semcache.compose`` assembles it: policy (``prepare``) -> exact memory -> exact
 store -> coalescer -> semantic -> write-behind -> upstream call.
 """
 

@@ -3,7 +3,7 @@
 A stage is middleware (like an ASGI or httpx transport wrapper): it receives the request and
 the rest of the chain, and either answers itself (a hit), or calls the rest, possibly with a
 changed request (a gate that turns storing off) and possibly acting on the result (writing it
-behind). The composition root (``semcache.build``) lists the stages in order, so adding one
+behind). The composition root (``semcache.compose``) lists the stages in order, so adding one
 is a new module plus one line there; the facade only runs the chain.
 """
 

@@ -26,7 +26,7 @@ from semcache.stats import Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry
 
 if TYPE_CHECKING:
-    from semcache.build import Assembly
+    from semcache.compose import Assembly
     from semcache.runtime.delivery import Delivery
     from semcache.runtime.loop import LoopThread
 

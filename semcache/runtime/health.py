@@ -33,7 +33,7 @@ from semcache.stats import CacheStats
 from semcache.stores.base import StoreIntegrity
 
 if TYPE_CHECKING:
-    from semcache.build import Assembly
+    from semcache.compose import Assembly
 
 
 class Status(enum.StrEnum):

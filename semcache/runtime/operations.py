@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from semcache.build import Assembly
+from semcache.compose import Assembly
 from semcache.core.fingerprint import resolve_model
 from semcache.pipeline.fence import PurgeFilter
 from semcache.runtime.health import with_integrity

@@ -4,7 +4,7 @@ Pure logic over a scorer, a threshold and a :class:`~semcache.scoring.band.Score
 stage calls :meth:`ScoredDecision.decide` with the cosine its search returned. The common
 case (a best candidate below the band) costs one comparison: no feature, no extra embedding.
 
-How the cache runs it (when ``settings.semantic.scorer`` is set; ``semcache/build/``
+How the cache runs it (when ``settings.semantic.scorer`` is set; ``semcache/compose/``
 ``scorer_factory`` and :class:`semcache.pipeline.semantic_tier.SemanticTier`):
 
 1. at construction, ``load_scorer_file(settings.semantic.scorer)``: a missing, malformed or

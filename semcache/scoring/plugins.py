@@ -7,7 +7,7 @@ A plug-in is a scorer semcache does not fit itself: a sentence-transformers cros
 
 The file names a judge's API key by the *environment variable* that holds it, never the key:
 a scorer file is configuration that gets copied and committed. The composition root reads
-the variable (``semcache/build/``) and a missing one fails construction.
+the variable (``semcache/compose/``) and a missing one fails construction.
 """
 
 from __future__ import annotations

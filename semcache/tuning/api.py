@@ -18,7 +18,7 @@ from semcache.tuning.misses import MissCluster, cluster_misses, export_rows
 from semcache.tuning.records import LabeledPair
 
 if TYPE_CHECKING:
-    from semcache.build import Assembly
+    from semcache.compose import Assembly
     from semcache.config.settings import CacheSettings
     from semcache.runtime.loop import LoopThread
 

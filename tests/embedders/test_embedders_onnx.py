@@ -87,7 +87,7 @@ def test_registry_and_settings_select_it(monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(ConfigError, match="on the CPU"):
         load_embedder("minilm", runtime="onnx", precision="bfloat16")
     from semcache import CacheSettings
-    from semcache.build import embedder_factory
+    from semcache.compose import embedder_factory
 
     settings = CacheSettings(semantic={"runtime": "onnx"}, store={"path": ":memory:"})
     assert isinstance(embedder_factory(settings.semantic)(), OnnxEmbedder)

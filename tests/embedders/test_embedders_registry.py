@@ -100,7 +100,7 @@ def test_options_reach_the_embedder() -> None:
 
 def test_settings_precision_reaches_the_cache_embedder() -> None:
     from semcache import CacheSettings
-    from semcache.build import embedder_factory
+    from semcache.compose import embedder_factory
 
     settings = CacheSettings(semantic={"precision": "bfloat16"}, store={"path": ":memory:"})
     embedder = embedder_factory(settings.semantic)()

@@ -35,7 +35,7 @@ def test_int8_is_onnx_only_and_has_its_own_name() -> None:
 
 def test_cache_settings_default_to_auto() -> None:
     from semcache import CacheSettings
-    from semcache.build import embedder_factory
+    from semcache.compose import embedder_factory
 
     settings = CacheSettings(store={"path": ":memory:"})
     assert settings.semantic.runtime == "auto"

@@ -266,7 +266,7 @@ def test_judge_follows_the_band_and_scores_off_the_event_loop():
 
 
 def test_a_failing_scorer_is_a_counted_miss_and_the_answer_is_still_stored():
-    from semcache.build import assemble
+    from semcache.compose import assemble
     from semcache.direct import call_kwargs
 
     scorer = RecordingScorer(0.9)

@@ -175,7 +175,7 @@ def test_the_loop_is_built_with_its_verifier(rate: float):
     """The composition root hands the verifier to the loop's constructor: there is no
     window in which a loop exists without it, and it cannot be swapped afterwards."""
     from semcache import CacheSettings
-    from semcache.build import assemble
+    from semcache.compose import assemble
 
     parts = assemble(
         CacheSettings(store={"backend": "none"}, verify={"sample_rate": rate}),

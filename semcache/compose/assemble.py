@@ -1,0 +1,214 @@
+"""The composition root: the only code that reads ``CacheSettings`` to build a cache.
+
+It turns settings (plus any components a caller injected) into the stages of the request
+path, in order. Library classes take explicit arguments; the facade, the CLI and the server
+call :func:`assemble`. Adding a stage is a new module under ``semcache/pipeline/`` and one
+line in :func:`assemble`'s list. The order: private-data gate, exact memory, exact store,
+coalescer, semantic, in-flight merge (and gathering window), write-behind, answer check,
+compression, then the upstream call.
+"""
+
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from semcache.compress.accounting import CompressionLedger
+from semcache.config.settings import (
+    CacheSettings,
+    CoalesceSettings,
+)
+from semcache.core.coalesce import Coalescer
+from semcache.core.memory import MemoryTier
+from semcache.core.model_watch import ModelWatch
+from semcache.pipeline.backend import SemanticBackend
+from semcache.pipeline.base import Found, Pipeline, Stage
+from semcache.pipeline.coalesce import CoalesceStage
+from semcache.pipeline.compress import CompressStage
+from semcache.pipeline.exact_store import ExactStoreStage
+from semcache.pipeline.gather import GatherWindow
+from semcache.pipeline.memory import MemoryStage
+from semcache.pipeline.merge import MergeStage
+from semcache.pipeline.model_watch import ModelWatchStage
+from semcache.pipeline.prepare import Prepare
+from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage
+from semcache.pipeline.semantic import SemanticStage
+from semcache.pipeline.upstream import UpstreamCall
+from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
+from semcache.privacy.gate import PrivacyGate
+from semcache.privacy.settings import build_gate
+from semcache.runtime.admission import Admission, LoopLag
+from semcache.runtime.failopen import FailOpen
+from semcache.stats import HitAudit, Stats
+from semcache.tuning.loop import TuningLoop
+from semcache.tuning.stage import TuningStage
+
+if TYPE_CHECKING:
+    from litellm.types.utils import ModelResponseStream
+
+    from semcache.embedders.base import Embedder
+    from semcache.guard import HitVerifier
+    from semcache.replicas.tier import SharedTier
+    from semcache.runtime.upstream import Upstream
+    from semcache.scoring import ScoredDecision
+    from semcache.stores.base import VectorStore
+
+
+from semcache.compose.semantic import semantic_tier
+from semcache.compose.shared import redis_read, redis_write, shared_flight, shared_tier
+from semcache.compose.tuning import tuning_loop
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    """Everything one ``SemanticCache`` runs, wired together."""
+
+    prepare: Prepare
+    pipeline: Pipeline
+    upstream_call: UpstreamCall
+    memory_stage: MemoryStage
+    coalescer: Coalescer[Found, ModelResponseStream]
+    memory: MemoryTier
+    backend: SemanticBackend
+    writer: WriteBehind
+    failopen: FailOpen
+    embed_gate: Admission
+    store_gate: Admission
+    lag: LoopLag | None
+    health_window_s: float
+    stats: Stats
+    audit: HitAudit
+    privacy: PrivacyGate
+    compression: CompressionLedger
+    clock: Callable[[], float]
+    tuning: TuningLoop
+    shared: SharedTier | None = None
+
+
+def assemble(
+    settings: CacheSettings,
+    *,
+    embedder: Embedder | None = None,
+    store: VectorStore | None = None,
+    verifier: HitVerifier | None = None,
+    upstream: Upstream | None = None,
+    clock: Callable[[], float] = time.time,
+    scorer: ScoredDecision | None = None,
+) -> Assembly:
+    """The request path that ``settings`` describe; injected components replace built ones
+    (``scorer``: a hit decision used instead of ``semantic.scorer``'s file)."""
+    s = settings
+    stats = Stats()
+    failopen = FailOpen(
+        stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
+    )
+    memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
+    tier = semantic_tier(s, embedder, store, verifier, scorer, stats)
+    backend = SemanticBackend(tier, failopen, stats)
+    wait_s = s.admission.wait_ms / 1000.0
+    max_lag_ms = s.admission.max_loop_lag_ms
+    lag = LoopLag() if max_lag_ms is not None else None
+    max_lag_s = max_lag_ms / 1000.0 if max_lag_ms is not None else 0.0
+    embed_gate, store_gate = (
+        Admission(wait_budget_s=wait_s, lag=lag, max_lag_s=max_lag_s) for _ in range(2)
+    )
+    writer = WriteBehind(
+        backend,
+        memory,
+        failopen,
+        stats,
+        clock,
+        purge_interval_s=s.store.purge_interval_s,
+        embed_gate=embed_gate,
+        max_pending=s.admission.max_pending_writes,
+    )
+    deadline_ms = s.admission.lookup_deadline_ms
+    watch = ModelWatch(stats, invalidate=s.policy.on_model_change == "invalidate")
+    memory_stage = MemoryStage(memory, clock, watch.fresh)
+    coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
+    if upstream is None:
+        from semcache.runtime.upstream import LiteLLMUpstream
+
+        upstream = LiteLLMUpstream()
+    privacy = build_gate(s.privacy)
+    ledger = CompressionLedger()
+    shared = shared_tier(s.redis, memory, writer, failopen, watch, clock)
+    tuning = tuning_loop(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
+    stages: list[Stage] = [
+        PrivacyStage(privacy, s.privacy),
+        memory_stage,
+        *([] if shared is None else [redis_read(shared, memory, failopen, writer, watch)]),
+        ExactStoreStage(
+            backend, memory, failopen, writer.fence, clock, admission=store_gate, fresh=watch.fresh
+        ),
+        CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
+        *shared_flight(shared, failopen, stats, s.coalesce, watch),
+        *([] if shared is None else [redis_write(shared, failopen, stats, watch)]),
+        TuningStage(backend, tuning.ledger, tuning.shadow, clock),
+        SemanticStage(
+            backend,
+            failopen,
+            stats,
+            clock,
+            admission=embed_gate,
+            deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
+            fresh=watch.fresh,
+        ),
+        MergeStage(
+            backend,
+            Coalescer(max_wait=s.coalesce.max_wait_s),
+            writer.fence,
+            stats,
+            gather_window(s.coalesce),
+            failopen,
+            merge=s.coalesce.merge and s.coalesce.enabled,
+            fresh=watch.fresh,
+        ),
+        tuning.miss_stage,
+        WriteBehindStage(writer),
+        ModelWatchStage(watch),
+        PrivacyAnswerStage(privacy),
+        CompressStage(s.compression, ledger, failopen),
+    ]
+    terminal = UpstreamCall(
+        upstream,
+        stats,
+        clock,
+        default_ttl_s=s.policy.default_ttl_s,
+        namespace_ttl_s=s.policy.namespace_ttl_s,
+        store_question=s.semantic.store_question,
+    )
+    return Assembly(
+        prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
+        pipeline=Pipeline(stages, terminal),
+        upstream_call=terminal,
+        memory_stage=memory_stage,
+        coalescer=coalescer,
+        memory=memory,
+        backend=backend,
+        writer=writer,
+        failopen=failopen,
+        embed_gate=embed_gate,
+        store_gate=store_gate,
+        lag=lag,
+        health_window_s=s.health.window_s,
+        stats=stats,
+        audit=HitAudit(),
+        privacy=privacy,
+        compression=ledger,
+        clock=clock,
+        tuning=tuning,
+        shared=shared,
+    )
+
+
+
+def gather_window(c: CoalesceSettings) -> GatherWindow:
+    if c.window_ms == "adaptive":
+        return GatherWindow(
+            fixed_s=None, fraction=c.window_fraction, max_s=c.window_max_ms / 1000.0
+        )
+    return GatherWindow(fixed_s=float(c.window_ms) / 1000.0)

@@ -1,0 +1,199 @@
+"""The semantic tier's parts from ``semantic`` and ``store``: the embedder, the vector store,
+the hit scorer (learned file or plug-in) and the answer guard."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from semcache.config.settings import (
+    CacheSettings,
+    SemanticSettings,
+    StoreSettings,
+)
+from semcache.pipeline.semantic_tier import SemanticTier
+from semcache.stats import Stats
+
+if TYPE_CHECKING:
+
+    from semcache.embedders.base import Embedder
+    from semcache.embedders.vector_cache import VectorCache
+    from semcache.guard import HitVerifier
+    from semcache.scoring import ScoredDecision
+    from semcache.scoring.plugins import SavedPlugin
+    from semcache.stores.base import VectorStore
+
+
+
+
+def semantic_tier(
+    s: CacheSettings,
+    embedder: Embedder | None,
+    store: VectorStore | None,
+    verifier: HitVerifier | None,
+    scorer: ScoredDecision | None = None,
+    stats: Stats | None = None,
+) -> SemanticTier | None:
+    if not s.semantic.enabled or (store is None and s.store.backend == "none"):
+        return None
+    return SemanticTier(
+        embedder=(lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
+        store=(lambda: store) if store is not None else store_factory(s.store),
+        verifier=verifier if verifier is not None else build_verifier(s.semantic.verifier),
+        threshold=s.semantic.threshold,
+        namespace_thresholds=s.semantic.namespace_thresholds,
+        scorer=(lambda: scorer)
+        if scorer is not None
+        else scorer_factory(s.semantic, embedder, stats),
+        max_batch=s.semantic.batch_size,
+        max_wait_ms=s.semantic.max_batch_wait_ms,
+        vectors=vector_cache(s.semantic.vector_cache_entries),
+    )
+
+
+def vector_cache(entries: int) -> VectorCache | None:
+    if entries == 0:
+        return None
+    from semcache.embedders.vector_cache import VectorCache
+
+    return VectorCache(entries)
+
+
+def embedder_factory(s: SemanticSettings) -> Callable[[], Embedder]:
+    """Loads the configured embedder when called (model loading is slow: done lazily)."""
+
+    def load() -> Embedder:
+        from semcache.embedders import load_embedder
+
+        return load_embedder(
+            s.embedder,
+            device=s.device,
+            batch_size=s.batch_size,
+            precision=s.precision,
+            runtime=s.runtime,
+            threads=s.cpu_threads,
+        )
+
+    return load
+
+
+def scorer_factory(
+    s: SemanticSettings, embedder: Embedder | None = None, stats: Stats | None = None
+) -> Callable[[], ScoredDecision] | None:
+    """The calibrated decision ``semantic.scorer`` names (None when unset).
+
+    The file is read and checked now, so a missing or malformed file, one calibrated for
+    another embedder, or a judge whose API-key variable is not set fails construction
+    (:class:`ConfigError` naming the setting), not the first request. Its primary embedder
+    must be the cache's: ``semantic.embedder``, or the name of an injected ``embedder``. The
+    returned factory runs when the semantic tier starts (in a worker thread): it loads any
+    extra embedder a learned model needs (same device and runtime) or a plug-in
+    cross-encoder; an LLM judge's calls, tokens and priced USD are counted in ``stats``.
+    """
+    if s.scorer is None:
+        return None
+    from semcache.errors import ConfigError
+    from semcache.scoring import SavedScorer, ScoredDecision
+    from semcache.scoring.saved import load_scorer_file
+
+    try:
+        saved = load_scorer_file(s.scorer)
+    except ConfigError as exc:
+        raise ConfigError(f"semantic.scorer: {exc}") from exc
+    ours = {s.embedder} if embedder is None else {s.embedder, embedder.name}
+    if saved.primary not in ours:
+        raise ConfigError(
+            f"semantic.scorer: {s.scorer} was calibrated with embedder {saved.primary!r}, but "
+            f"the cache embeds with {' / '.join(sorted(ours))!r} (semantic.embedder); a "
+            "score means nothing on another embedder's cosines"
+        )
+    if not s.store_question:
+        raise ConfigError(
+            "semantic.scorer needs semantic.store_question=true: the model scores the new "
+            "question against the stored one"
+        )
+    if not isinstance(saved, SavedScorer):
+        return plugin_factory(s, saved, stats)
+    learned = saved
+
+    def load() -> ScoredDecision:
+        extra = {
+            name: embedder_factory(s.model_copy(update={"embedder": name}))()
+            for name in learned.embedders
+            if name != learned.primary
+        }
+        return ScoredDecision.from_saved(learned, extra)
+
+    return load
+
+
+def plugin_factory(
+    s: SemanticSettings, saved: SavedPlugin, stats: Stats | None
+) -> Callable[[], ScoredDecision]:
+    """A plug-in scorer file's decision; the judge's key is read from its variable now."""
+    import os
+
+    from semcache.errors import ConfigError
+    from semcache.scoring import ScoredDecision
+    from semcache.scoring.plugins import build_plugin
+
+    variable = saved.plugin.api_key_env
+    api_key = None if variable is None else os.environ.get(variable)
+    if variable is not None and api_key is None:
+        raise ConfigError(
+            f"semantic.scorer: {s.scorer} names the judge's API key variable {variable}, "
+            "which is not set"
+        )
+    sink = None if stats is None else _JudgeStats(stats)
+
+    def load() -> ScoredDecision:
+        scorer = build_plugin(saved.plugin, device=s.device, api_key=api_key, sink=sink)
+        return ScoredDecision(scorer, saved.threshold, saved.band)
+
+    return load
+
+
+class _JudgeStats:
+    """An LLM judge scorer's calls in the cache's stats: ``scorer_judge_calls``, ``_tokens``
+    and ``_unpriced_calls`` in ``counts``, priced USD in ``spent_usd["scorer_judge"]``."""
+
+    def __init__(self, stats: Stats) -> None:
+        self._stats = stats
+
+    def add(self, prompt_tokens: int, completion_tokens: int, usd: float | None) -> None:
+        self._stats.count("scorer_judge_calls")
+        self._stats.count("scorer_judge_tokens", prompt_tokens + completion_tokens)
+        if usd is None:
+            self._stats.count("scorer_judge_unpriced_calls")
+        else:
+            self._stats.spend("scorer_judge", usd)
+
+
+def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
+    """Opens the configured store when called (constructors do no I/O)."""
+
+    def open_() -> VectorStore:
+        from semcache.stores import open_store
+
+        api_key = s.api_key.get_secret_value() if s.api_key is not None else None
+        store = open_store(
+            s.backend,
+            path=s.path,
+            url=s.url,
+            api_key=api_key,
+            prefer_grpc=s.prefer_grpc,
+            collection=s.collection,
+            timeout_s=s.timeout_s,
+        )
+        if store is None:  # pragma: no cover - backend "none" never builds a semantic tier
+            raise RuntimeError("store backend 'none' has no store to open")
+        return store
+
+    return open_
+
+
+def build_verifier(name: str) -> HitVerifier:
+    """The answer guard named in settings (``none``: the null guard, never None)."""
+    from semcache.guard import get_verifier
+
+    return get_verifier(name)

@@ -1,0 +1,121 @@
+"""What replicas share through Redis (``redis.url``): the exact tier, cross-replica flights
+and the purge broadcast, and the pipeline stages that read and write them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from semcache.config.settings import (
+    CoalesceSettings,
+)
+from semcache.core.memory import MemoryTier
+from semcache.core.model_watch import ModelWatch
+from semcache.pipeline.base import Stage
+from semcache.pipeline.fence import PurgeFilter
+from semcache.pipeline.write_behind import WriteBehind
+from semcache.replicas.settings import RedisSettings
+from semcache.runtime.failopen import FailOpen
+from semcache.stats import Stats
+
+if TYPE_CHECKING:
+
+    from semcache.replicas.tier import SharedTier
+
+
+
+
+def shared_tier(
+    r: RedisSettings,
+    memory: MemoryTier,
+    writer: WriteBehind,
+    failopen: FailOpen,
+    watch: ModelWatch,
+    clock: Callable[[], float],
+) -> SharedTier | None:
+    """The Redis shared by replicas (exact tier, purge broadcast, flights), if configured."""
+    if r.url is None:
+        return None
+    from semcache.replicas.connect import RedisOptions, connect
+    from semcache.replicas.exact import RedisExact
+    from semcache.replicas.flights import SharedFlights
+    from semcache.replicas.keys import KeySpace
+    from semcache.replicas.purges import PurgeBroadcast
+    from semcache.replicas.tier import SharedTier
+
+    client = connect(
+        RedisOptions(
+            url=r.url,
+            username=r.username,
+            password=None if r.password is None else r.password.get_secret_value(),
+            tls_ca_file=r.tls_ca_file,
+            tls_cert_file=r.tls_cert_file,
+            tls_key_file=r.tls_key_file,
+            tls_verify=r.tls_verify,
+            timeout_s=r.timeout_s,
+            max_connections=r.max_connections,
+        )
+    )
+    keys = KeySpace(r.key_prefix)
+
+    def drop_memory() -> None:  # a gap in the purge subscription: forget everything local
+        writer.fence.record(PurgeFilter())
+        memory.purge()
+
+    broadcast = PurgeBroadcast(
+        client,
+        keys.purges,
+        failopen,
+        on_purge=writer.purge,
+        on_gap=drop_memory,
+        on_model_change=watch.mark,
+    )
+    flights = None
+    if r.coalesce:
+        # A follower polls the lease between blocking reads; a read must end well within
+        # the command timeout, and often enough to notice a dead leader soon after expiry.
+        poll_ms = max(10, min(r.lease_ms // 3, int(r.timeout_s * 500)))
+        flights = SharedFlights(
+            client,
+            keys,
+            failopen,
+            lease_ms=r.lease_ms,
+            stream_ttl_ms=int(r.stream_ttl_s * 1000),
+            poll_ms=poll_ms,
+        )
+    return SharedTier(client, RedisExact(client, keys, clock), broadcast, flights)
+
+
+def redis_read(
+    shared: SharedTier,
+    memory: MemoryTier,
+    failopen: FailOpen,
+    writer: WriteBehind,
+    watch: ModelWatch,
+) -> Stage:
+    from semcache.pipeline.redis_exact import RedisReadStage
+
+    return RedisReadStage(shared.exact, shared.broadcast, memory, failopen, writer.fence, watch)
+
+
+def redis_write(shared: SharedTier, failopen: FailOpen, stats: Stats, watch: ModelWatch) -> Stage:
+    from semcache.pipeline.redis_exact import RedisWriteStage
+
+    return RedisWriteStage(shared.exact, shared.broadcast, failopen, stats, watch)
+
+
+def shared_flight(
+    shared: SharedTier | None,
+    failopen: FailOpen,
+    stats: Stats,
+    c: CoalesceSettings,
+    watch: ModelWatch,
+) -> list[Stage]:
+    if shared is None or shared.flights is None or not c.enabled:
+        return []
+    from semcache.pipeline.shared_flight import SharedFlightStage
+
+    flight = SharedFlightStage(
+        shared.flights, failopen, stats, max_wait_s=c.max_wait_s, fresh=watch.fresh
+    )
+    return [flight]
