@@ -59,6 +59,11 @@ from semcache.privacy.settings import PrivacySettings
 from semcache.replicas.settings import RedisSettings
 from semcache.tuning.settings import TuningSettings, VerifySettings
 
+__all__ = [
+    "OTHER_VARIABLES", "AdmissionSettings", "CacheSettings", "CoalesceSettings", "ExactSettings",
+    "HealthSettings", "PolicySettings", "SemanticSettings", "StoreSettings",
+]
+
 #: ``SEMCACHE_*`` variables semcache reads that are not deployment settings, so they are
 #: not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX models are kept
 #: (read by ``semcache.embedders.onnx_runtime``).

@@ -17,6 +17,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from typing import Any
 
 from semcache.errors import ConfigError
 
@@ -197,7 +198,7 @@ class RedisCluster:
 
         for node in self.nodes:
             node.start()
-        clients = [redis.Redis(port=n.port, password=self.password) for n in self.nodes]
+        clients: list[Any] = [redis.Redis(port=n.port, password=self.password) for n in self.nodes]
         try:
             share = self.SLOTS // len(self.nodes)
             for i, client in enumerate(clients):
@@ -220,8 +221,8 @@ class RedisCluster:
         return self
 
     @staticmethod
-    def _ok(client: object) -> bool:
-        info = client.execute_command("CLUSTER", "INFO")  # type: ignore[attr-defined]
+    def _ok(client: Any) -> bool:
+        info = client.execute_command("CLUSTER", "INFO")
         text = info.decode() if isinstance(info, bytes) else str(info)
         return "cluster_state:ok" in text
 
@@ -235,7 +236,7 @@ class RedisCluster:
 
         node = self.nodes[index]
         node.start()  # the same port and directory, so the same node id and slots
-        client = redis.Redis(port=node.port, password=self.password)
+        client: Any = redis.Redis(port=node.port, password=self.password)
         try:
             deadline = time.monotonic() + timeout_s
             while not self._ok(client):

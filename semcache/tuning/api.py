@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from semcache.core.policy import validate_tenant
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.stats import cache_info
-from semcache.tuning.loop import FeedbackResult
 from semcache.tuning.misses import MissCluster, cluster_misses, export_rows
 from semcache.tuning.records import LabeledPair
+from semcache.tuning.results import FeedbackResult
 
 if TYPE_CHECKING:
     from semcache.compose import Assembly

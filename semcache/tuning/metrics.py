@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from semcache.tuning.loop import TuningStats
+from semcache.tuning.results import TuningStats
 
 #: Most namespaces exported with estimate series.
 MAX_NAMESPACES = 50
