@@ -37,9 +37,21 @@ as an environment variable (`SEMCACHE_` prefix, `__` between a section and its f
 `.env` file, or, for the proxy, in the `[cache]` table of `semcache.toml` (`[cache.semantic]`
 `threshold = 0.9`). Arguments and the proxy's `[cache]` table win over variables, which win over
 `.env`. Mappings and lists are JSON in a variable (`SEMCACHE_PRIVACY__NAMESPACES='{"hr":
-"no-store"}'`). A misspelled name or a bad value is a `SettingsError` naming it (unknown
-`SEMCACHE_*` variables are warnings unless `SEMCACHE_STRICT=1`); `SEMCACHE_ONNX_CACHE` (where
-exported ONNX models are kept) is read by the embedder and is no setting.
+"no-store"}'`).
+
+**Nothing is silently ignored.** A misspelled setting is an error that names it and the
+nearest valid name, never a quiet default: `CacheSettings(store_path="/data")` raises
+``SettingsError: unknown setting `store_path`; did you mean `store.path`?`` (likewise
+`CacheSettings(threshold=0.9)` → `semantic.threshold`, and nested keys such as
+`CacheSettings(semantic={"threshhold": 0.5})`). An unknown `SEMCACHE_*` environment variable
+or `.env` key (`SEMCACHE_SEMANTIC__THRESHOLDD`) is an `UnknownSettingWarning` naming the
+nearest real variable, because other tools may share the prefix; set `SEMCACHE_STRICT=1` (or
+`CacheSettings(strict=True)`) to make it an error. A bad value names where it came from, the
+value and what was expected — ``environment variable `SEMCACHE_SEMANTIC__THRESHOLD`='1.5':
+expected a number <= 1`` — as a `SettingsError` (a `ConfigError`, a `ValueError`) in Python,
+and as one line with exit status 2 from `semcache` and `semcache serve`. Both live in
+`semcache.errors`. `SEMCACHE_ONNX_CACHE` (where exported ONNX models are kept, read by the
+embedder) is not a setting and is never reported.
 
 This page is generated from the models; the field docs in the code are the source.
 """
