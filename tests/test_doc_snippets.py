@@ -79,3 +79,28 @@ def test_the_snippets_are_found():
     assert with_ready("with SemanticCache(s) as cache:\n    x = 1\n") == (
         "with SemanticCache(s) as cache:\n    assert cache.ready()\n    x = 1\n"
     )
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def heading_anchors(page: Path) -> set[str]:
+    """GitHub's anchors for a page's headings (lower case, punctuation dropped, - for spaces)."""
+    anchors = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_relative_links_point_at_files_and_headings(page):
+    for target in LINK.findall(page.read_text(encoding="utf-8")):
+        if "://" in target:
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        assert linked.exists(), f"{page.name} links to missing {target}"
+        if anchor:
+            assert anchor in heading_anchors(linked), f"{page.name}: no heading for {target}"
