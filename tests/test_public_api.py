@@ -158,24 +158,6 @@ def test_pyproject_pins_cpu_torch_and_maps_the_namespace():
     }
 
 
-README_SNIPPETS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-
-
-@pytest.mark.parametrize("snippet", README_SNIPPETS, ids=lambda s: s.split("\n", 1)[0][:40])
-def test_readme_snippet_runs_offline_and_writes_nothing_here(snippet, tmp_path, monkeypatch):
-    """Every README Python snippet, run as written: offline, nothing in the working directory."""
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-    exec(compile(snippet, "README.md", "exec"), {"__name__": "readme"})
-    assert list(work.iterdir()) == []
-
-
-def test_readme_has_the_snippets_it_promises():
-    assert len(README_SNIPPETS) >= 5
-
-
 def test_importing_semcache_keeps_litellm_off_the_network():
     """LiteLLM would fetch its price map on import; semcache makes it use the bundled one."""
     probe = """

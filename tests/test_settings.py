@@ -317,12 +317,12 @@ def test_semcache_code_reads_no_undeclared_variable():
         assert is_settings_variable(CacheSettings, name) or name in OTHER_VARIABLES, name
 
 
-# -- the README's table round-trips ----------------------------------------------------------
+# -- the hand-written table of docs/deployment.md round-trips ----------------------------------
 
 
 def _readme_settings() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Configure", 1)[1].split("\n## ", 1)[0]
+    text = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    section = text.split("## Settings you will touch first", 1)[1].split("\n## ", 1)[0]
     names: list[str] = []
     for line in section.splitlines():
         if not line.startswith("| `SEMCACHE_"):
@@ -344,7 +344,7 @@ def test_readme_table_is_parsed():
 def test_every_readme_setting_is_accepted_under_its_readme_name(monkeypatch, name):
     path = tuple(name.removeprefix("SEMCACHE_").lower().split("__"))
     fields = dict(setting_fields(CacheSettings))
-    assert path in fields, f"README documents {name}, which is no setting"
+    assert path in fields, f"docs/deployment.md documents {name}, which is no setting"
     default = fields[path].get_default(call_default_factory=True)
     if default is None:
         value = "1"  # the documented optional settings are numbers
