@@ -11,7 +11,7 @@ ended in "miss" must never be handed to a ``completion`` waiting on the same key
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +19,20 @@ from litellm import ModelResponse
 
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.pipeline.base import Found, Pipeline, Request
-from semcache.stats import CacheHit, CacheInfo, Tier
+from semcache.runtime import writes
+from semcache.stats import CacheHit, CacheInfo, ImportReport, Tier
 
 if TYPE_CHECKING:
     from semcache.compose import Assembly
     from semcache.core.policy import CacheControl
     from semcache.runtime.delivery import Delivery
     from semcache.runtime.loop import LoopThread
+
+
+#: The model partition of ``check`` / ``store`` calls that name no model: answers stored
+#: without a model are found only by checks without one (and never by ``completion``, whose
+#: requests always name a model). Name a model to share entries with ``completion``.
+DEFAULT_MODEL = "semcache-direct"
 
 
 class _Miss(Exception):
@@ -43,7 +50,7 @@ async def _miss(request: Request) -> Found:
 def call_kwargs(
     prompt: str | None,
     messages: Sequence[Mapping[str, Any]] | None,
-    model: str,
+    model: str | None,
     tenant: str | None,
     cache: CacheControl | Mapping[str, Any] | None,
     params: Mapping[str, Any],
@@ -55,7 +62,7 @@ def call_kwargs(
         raise InvalidRequestType("prompt", f"expected a string, got {type(prompt).__name__}")
     if messages is None:
         messages = [{"role": "user", "content": prompt}]
-    kwargs = {**params, "model": model, "messages": messages}
+    kwargs = {**params, "model": DEFAULT_MODEL if model is None else model, "messages": messages}
     if tenant is not None:
         kwargs["tenant"] = tenant
     if cache is not None:
@@ -63,7 +70,7 @@ def call_kwargs(
     return kwargs
 
 
-def as_response(response: str | ModelResponse, model: str) -> ModelResponse:
+def as_response(response: str | ModelResponse, model: str | None) -> ModelResponse:
     """The caller's answer as a complete ``ModelResponse`` (text becomes one stop choice)."""
     if isinstance(response, ModelResponse):
         return response
@@ -73,7 +80,8 @@ def as_response(response: str | ModelResponse, model: str) -> ModelResponse:
         )
     message = {"role": "assistant", "content": response}
     built = ModelResponse(
-        model=model, choices=[{"index": 0, "message": message, "finish_reason": "stop"}]
+        model=DEFAULT_MODEL if model is None else model,
+        choices=[{"index": 0, "message": message, "finish_reason": "stop"}],
     )
     built._hidden_params["response_cost"] = 0.0  # what the caller paid is unknown here
     return built
@@ -90,7 +98,7 @@ class DirectAPI:
         self,
         prompt: str | None = None,
         *,
-        model: str,
+        model: str | None = None,
         messages: Sequence[Mapping[str, Any]] | None = None,
         tenant: str | None = None,
         cache: CacheControl | Mapping[str, Any] | None = None,
@@ -108,7 +116,7 @@ class DirectAPI:
         self,
         prompt: str | None = None,
         *,
-        model: str,
+        model: str | None = None,
         messages: Sequence[Mapping[str, Any]] | None = None,
         tenant: str | None = None,
         cache: CacheControl | Mapping[str, Any] | None = None,
@@ -123,7 +131,7 @@ class DirectAPI:
         prompt: str | None = None,
         response: str | ModelResponse | None = None,
         *,
-        model: str,
+        model: str | None = None,
         messages: Sequence[Mapping[str, Any]] | None = None,
         tenant: str | None = None,
         cache: CacheControl | Mapping[str, Any] | None = None,
@@ -131,18 +139,21 @@ class DirectAPI:
     ) -> str | None:
         """Keep ``response`` as the answer to this question; returns its key, or None when
         the policy keeps it out (``no-store``, ``ttl=0``, a sampling request, an incomplete
-        answer). Memory has it at once; the store write is behind (``flush()`` waits)."""
+        answer). Memory has it at once; the store write is behind (``flush()`` waits and
+        reports it). Never dropped: when ``admission.max_pending_writes`` writes are pending
+        this waits for room, and raises ``StoreBackpressure`` after ``admission.store_wait_s``;
+        ``StoreError`` when the semantic tier cannot be set up."""
         request, answer = self._prepare_store(
             prompt, response, model, messages, tenant, cache, params
         )
-        return self._loop.run(self._store(request, answer))
+        return self._loop.run(writes.store(self._parts, request, answer)).key
 
     async def astore(
         self,
         prompt: str | None = None,
         response: str | ModelResponse | None = None,
         *,
-        model: str,
+        model: str | None = None,
         messages: Sequence[Mapping[str, Any]] | None = None,
         tenant: str | None = None,
         cache: CacheControl | Mapping[str, Any] | None = None,
@@ -152,14 +163,53 @@ class DirectAPI:
         request, answer = self._prepare_store(
             prompt, response, model, messages, tenant, cache, params
         )
-        return await self._loop.arun(self._store(request, answer))
+        return (await self._loop.arun(writes.store(self._parts, request, answer))).key
+
+    def store_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        model: str | None = None,
+        tenant: str | None = None,
+        chunk: int = 256,
+        on_progress: writes.Progress | None = None,
+    ) -> ImportReport:
+        """Bulk import (GPTCache's ``import_data``, RedisVL's ``load``): store every item and
+        wait until each has landed or failed; returns an :class:`ImportReport`.
+
+        Each item is a mapping with ``prompt`` or ``messages``, ``response``, and optionally
+        ``model``, ``tenant``, ``cache`` and any other parameter ``store`` takes; ``model`` /
+        ``tenant`` given here are the defaults. Every item is validated before anything is
+        stored (a bad one raises ``InvalidRequest`` naming ``items[i].field``). ``chunk``
+        items are written concurrently, so their embeddings share batches and their upserts
+        share store calls; ``on_progress(done, total)`` is called after each chunk.
+        """
+        prepared = self._prepare_many(items, model, tenant, chunk)
+        return self._loop.run(
+            writes.store_many(self._parts, prepared, chunk=chunk, on_progress=on_progress)
+        )
+
+    async def astore_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        model: str | None = None,
+        tenant: str | None = None,
+        chunk: int = 256,
+        on_progress: writes.Progress | None = None,
+    ) -> ImportReport:
+        """``store_many`` for async callers."""
+        prepared = self._prepare_many(items, model, tenant, chunk)
+        return await self._loop.arun(
+            writes.store_many(self._parts, prepared, chunk=chunk, on_progress=on_progress)
+        )
 
     # -- shared core (validation in the caller's thread, work on the cache's loop) -------------
     def _prepare_store(
         self,
         prompt: str | None,
         response: str | ModelResponse | None,
-        model: str,
+        model: str | None,
         messages: Sequence[Mapping[str, Any]] | None,
         tenant: str | None,
         cache: CacheControl | Mapping[str, Any] | None,
@@ -186,18 +236,32 @@ class DirectAPI:
         self._delivery.record(info)
         return CacheHit(response, info)
 
-    async def _store(self, request: Request, response: ModelResponse) -> str | None:
-        if not request.decision.store:
-            return None
-        await self._parts.backend.ready()  # so the answer reaches the store, not only memory
-        decision = replace(request.decision, lookup=False, coalesce=False)
-        terminal = self._parts.upstream_call
-
-        async def given(r: Request) -> Found:
-            return terminal.found(r, response)
-
-        found = await Pipeline(self._parts.pipeline.stages, given).run(
-            replace(request, decision=decision)
-        )
-        key = found.answer.entry.key
-        return key if self._parts.memory.get(key) is not None else None
+    def _prepare_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        model: str | None,
+        tenant: str | None,
+        chunk: int,
+    ) -> list[tuple[Request, ModelResponse]]:
+        if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+            raise InvalidRequest("chunk", f"expected an int >= 1, got {chunk!r}")
+        prepared = []
+        for i, item in enumerate(items):
+            try:
+                if not isinstance(item, Mapping):
+                    raise InvalidRequestType("", f"expected a mapping, got {type(item).__name__}")
+                params = dict(item)
+                prompt, messages = params.pop("prompt", None), params.pop("messages", None)
+                response = params.pop("response", None)
+                item_model = params.pop("model", model)
+                item_tenant = params.pop("tenant", tenant)
+                cache = params.pop("cache", None)
+                prepared.append(
+                    self._prepare_store(
+                        prompt, response, item_model, messages, item_tenant, cache, params
+                    )
+                )
+            except InvalidRequest as exc:
+                name = f"items[{i}].{exc.field}" if exc.field else f"items[{i}]"
+                raise type(exc)(name, exc.problem) from None
+        return prepared

@@ -264,3 +264,53 @@ class CacheHit:
         message = getattr(choices[0], "message", None) if choices else None
         content = getattr(message, "content", None)
         return content if isinstance(content, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class FlushReport:
+    """What write-behind did with the answers handed to it since the previous ``flush``.
+
+    ``written``: entries that reached the store. ``dropped``: answers of completions kept in
+    memory only, because ``admission.max_pending_writes`` store writes were already pending
+    (the operator's bound; also in ``stats().shed["store_upsert"]``); ``store()`` never
+    drops, it waits for room. ``failed``: writes the embedder or the store refused (also in
+    ``stats().errors["store_upsert"]``). ``fenced``: writes a purge overtook, never stored by
+    design (a purge always wins). ``reasons``: why, with counts, for ``dropped`` and ``failed``.
+    """
+
+    written: int = 0
+    dropped: int = 0
+    failed: int = 0
+    fenced: int = 0
+    reasons: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Every write handed over since the previous flush landed (or was purged)."""
+        return self.dropped == 0 and self.failed == 0
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFailure:
+    """One item of ``store_many`` that did not reach the store: its position and why."""
+
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What ``store_many`` did: ``written`` items are in the store (checked by their write's
+    outcome, not assumed); ``skipped`` were kept out by the policy (``no-store``, ``ttl=0``,
+    a sampled request, an incomplete answer), as ``store`` returns None for them;
+    ``failed`` lists the others with reasons. ``keys``: each item's key (None when skipped)."""
+
+    total: int
+    written: int
+    skipped: int
+    failed: tuple[ImportFailure, ...] = ()
+    keys: tuple[str | None, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed

@@ -86,6 +86,7 @@ class Assembly:
     clock: Callable[[], float]
     tuning: TuningLoop
     shared: SharedTier | None = None
+    store_wait_s: float = 30.0
 
 
 def assemble(
@@ -122,7 +123,6 @@ def assemble(
         stats,
         clock,
         purge_interval_s=s.store.purge_interval_s,
-        embed_gate=embed_gate,
         max_pending=s.admission.max_pending_writes,
     )
     deadline_ms = s.admission.lookup_deadline_ms
@@ -202,6 +202,7 @@ def assemble(
         clock=clock,
         tuning=tuning,
         shared=shared,
+        store_wait_s=s.admission.store_wait_s,
     )
 
 

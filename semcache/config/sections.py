@@ -273,8 +273,19 @@ class AdmissionSettings(SettingsSection):
     max_pending_writes: int = Field(
         256,
         ge=0,
-        description="Store writes (write-behind) that may be pending at once; more are dropped "
-        "from the store (kept in memory) and counted as shed. 0 stores nothing in the store.",
+        description="Store writes (write-behind) that may be pending at once. Past it a "
+        "completion's answer is dropped from the store (kept in memory), counted as shed "
+        "(store_upsert) and reported by flush(); store()/store_many() never drop: they wait "
+        "for room (see store_wait_s). 0: completions store nothing in the store, and "
+        "requested writes go one at a time.",
+    )
+    store_wait_s: float = Field(
+        30.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds store()/astore()/store_many() wait for room among pending store "
+        "writes (backpressure) before raising StoreBackpressure. Higher: a slow store slows "
+        "the caller longer before it is told.",
     )
 
 

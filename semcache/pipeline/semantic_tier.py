@@ -20,7 +20,7 @@ Errors propagate: the caller's fail-open boundary turns them into misses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -255,8 +255,12 @@ class SemanticTier:
         return Verdict(hit=result.hit, score=result.score, outcome=result.outcome)
 
     async def upsert(self, entry: Entry) -> None:
+        await self.upsert_many([entry])
+
+    async def upsert_many(self, entries: Sequence[Entry]) -> None:
+        """Write several entries in one store call (write-behind's group commit)."""
         store = await self.setup()
-        await asyncio.to_thread(store.upsert, [entry])
+        await asyncio.to_thread(store.upsert, list(entries))
 
     def exact_only_vector(self) -> np.ndarray:
         """Placeholder vector for entries that only answer exact lookups."""
