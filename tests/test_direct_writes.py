@@ -168,5 +168,6 @@ async def test_astore_many_and_astore():
         flushed = await cache.aflush()
     finally:
         await cache.aclose()
-    assert report.written == 1 and key is not None and flushed.written == 2  # store_many's write too
+    assert report.written == 1 and key is not None
+    assert flushed.written == 2  # store_many's write too
     assert len(store.upserted) == 2
