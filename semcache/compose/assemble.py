@@ -124,6 +124,7 @@ def assemble(
         clock,
         purge_interval_s=s.store.purge_interval_s,
         max_pending=s.admission.max_pending_writes,
+        timeout_s=max(s.store.timeout_s, s.admission.store_wait_s),
     )
     deadline_ms = s.admission.lookup_deadline_ms
     watch = ModelWatch(stats, invalidate=s.policy.on_model_change == "invalidate")

@@ -284,8 +284,9 @@ class AdmissionSettings(SettingsSection):
         gt=0,
         allow_inf_nan=False,
         description="Seconds store()/astore()/store_many() wait for room among pending store "
-        "writes (backpressure) before raising StoreBackpressure. Higher: a slow store slows "
-        "the caller longer before it is told.",
+        "writes (backpressure) before raising StoreBackpressure; also how long one store write "
+        "may take, its wait behind other writes at the embedder included. Higher: a slow "
+        "store slows the caller longer before it is told.",
     )
 
 

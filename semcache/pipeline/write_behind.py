@@ -53,7 +53,10 @@ class WriteBehind:
     reports what happened to them; ``close()`` stops the janitor and flushes. Write failures
     are counted by ``FailOpen`` (kind ``store_upsert``), never raised to a caller.
     ``max_pending`` bounds pending writes of both kinds (a requested write waits for room
-    even when it is 0, one at a time).
+    even when it is 0, one at a time). ``timeout_s`` bounds one write, the wait for its turn
+    at the embedder included (None: FailOpen's own timeout); with ``max_pending`` writes
+    queued at the embedder that wait is several batches long, so it is longer than a
+    lookup's.
     """
 
     def __init__(
@@ -66,7 +69,9 @@ class WriteBehind:
         *,
         purge_interval_s: float,
         max_pending: int = 256,
+        timeout_s: float | None = None,
     ) -> None:
+        self._timeout_s = timeout_s
         self._max_pending = max_pending
         self._tally: Counter[str] = Counter()
         self._reasons: Counter[str] = Counter()
@@ -168,7 +173,10 @@ class WriteBehind:
         if self._backend.started is None:
             await self._backend.ready()
         outcome = await self._failopen.call(
-            "store_upsert", lambda: self._write(answer, prompt, vector, token), None
+            "store_upsert",
+            lambda: self._write(answer, prompt, vector, token),
+            None,
+            timeout_s=self._timeout_s,
         )
         if outcome is None:  # FailOpen counted it; the reason is the one it just recorded
             reason = self._failopen.last_reason("store_upsert") or "unknown"
