@@ -46,6 +46,38 @@ class Tier(enum.StrEnum):
 _HITS = frozenset({Tier.EXACT, Tier.SEMANTIC, Tier.COALESCED, Tier.MERGED})
 
 
+class MissReason(enum.StrEnum):
+    """Why a request went upstream: ``CacheInfo.miss_reason`` and the proxy's
+    ``x-semcache-miss-reason`` header (None on hits)."""
+
+    BYPASS = "bypass"
+    """The caller or the policy kept every tier out (``no-cache``, a sampling request)."""
+    PRIVATE = "private"
+    """The question holds private data, which keeps it out of the semantic tier."""
+    EXACT_ONLY = "exact_only"
+    """Not a semantic question (no user message last, ``semantic`` off for it): only an
+    exact repeat could have answered, and none was stored."""
+    SEMANTIC_OFF = "semantic_off"
+    """No semantic tier is configured (or it is failing to start): exact tiers only."""
+    WARMING = "warming"
+    """The semantic tier was still loading its model or opening its store."""
+    SHED = "shed"
+    """The cache's own queue would have delayed the answer past its budget (admission
+    control), or an admitted lookup passed its deadline."""
+    FAILED = "failed"
+    """The store or the embedder failed (counted in ``stats().errors``)."""
+    UNREADABLE = "unreadable"
+    """The embedder cannot read the question's text (issue 24 item 1's check)."""
+    NO_CANDIDATE = "no_candidate"
+    """The partition holds no live entry to compare with."""
+    BELOW_THRESHOLD = "below_threshold"
+    """The nearest entry was not similar enough (``nearest_similarity`` says how close)."""
+    REJECTED = "rejected"
+    """Close enough, but the answer guard or the calibrated scorer vetoed it."""
+    STALE = "stale"
+    """The match was older than the caller's ``s-maxage`` or from a replaced model."""
+
+
 @dataclass(frozen=True, slots=True)
 class CacheInfo:
     """How one response was served.
@@ -67,7 +99,8 @@ class CacheInfo:
     learned probability that the stored answer serves this question (hit when >= the saved
     threshold); None when no model ran (no scorer, or a cosine outside the scored band).
     ``serve_id``: names a semantic hit for ``cache.feedback`` (None for other answers, whose
-    feedback names the entry ``key``).
+    feedback names the entry ``key``). ``miss_reason``: why a ``miss`` or ``bypass`` went
+    upstream (:class:`MissReason`; None on hits).
     """
 
     tier: Tier
@@ -83,6 +116,7 @@ class CacheInfo:
     private_data: tuple[str, ...] = ()
     score: float | None = None
     serve_id: str | None = None
+    miss_reason: MissReason | None = None
 
     @property
     def hit(self) -> bool:

@@ -147,7 +147,12 @@ class SemanticTier:
                 self._store = store
         return self._store
 
-    async def embed(self, text: str) -> np.ndarray:
+    def backlog(self) -> tuple[int, float | None] | None:
+        """The micro-batcher's foreground queue and per-text cost (None before setup)."""
+        batcher = self._batcher
+        return batcher.backlog() if batcher is not None else None
+
+    async def embed(self, text: str, *, background: bool = False) -> np.ndarray:
         """``text``'s vector: from the LRU when this embedder embedded it recently (a lookup
         then the write of its answer embed once), else through the micro-batcher."""
         await self.setup()
@@ -157,7 +162,7 @@ class SemanticTier:
             known = vectors.get(name, text)
             if known is not None:
                 return known
-        vector = await self._batcher.embed_one(text)
+        vector = await self._batcher.embed_one(text, background=background)
         if vectors is not None:
             vectors.put(name, text, vector)
         return vector

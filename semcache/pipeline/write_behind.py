@@ -193,7 +193,7 @@ class WriteBehind:
             raise StoreError("the semantic tier is not set up (its warm-up failed)")
         entry = answer.entry
         if vector is None and prompt is not None:
-            vector = await tier.embed(prompt)
+            vector = await tier.embed(prompt, background=True)
         if vector is None:
             vector = tier.exact_only_vector()
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
