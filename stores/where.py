@@ -34,9 +34,9 @@ KEYWORD_FIELDS = tuple(dict.fromkeys((*PARTITION_FIELDS, *SELECTION_FIELDS)))
 #: payload path ``metadata.k``.
 METADATA = "metadata"
 
-#: A metadata value a filter may test: a keyword, an integer or a boolean (no floats:
-#: equality on floats is not what a caller means, and Qdrant does not match them).
-FilterValue = str | int | bool
+#: A metadata value a filter may test: a keyword or an integer (no floats: equality on
+#: floats is not what a caller means; no booleans: qdrant-edge does not match them).
+FilterValue = str | int
 
 
 def metadata_filters(
@@ -55,28 +55,24 @@ def metadata_filters(
         value = filters[key]
         values = tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
         kinds = {type(v) for v in values}
-        if (
-            not values
-            or not all(_filterable(v) for v in values)
-            or (len(values) > 1 and (len(kinds) > 1 or bool in kinds))
-        ):
+        if not values or not all(_filterable(v) for v in values) or len(kinds) > 1:
             raise ConfigError(
-                f"filters.{key}: expected a str, int or bool, or a non-empty list of strs or "
-                f"of ints; got {value!r}"
+                f"filters.{key}: expected a str or an int, or a non-empty list of strs or of "
+                f"ints; got {value!r}"
             )
         out.append((key, values))
     return tuple(out)
 
 
 def _filterable(value: Any) -> bool:
-    return isinstance(value, str | int) and not isinstance(value, float)
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def metadata_matches(
     metadata: Mapping[str, Any] | None, filters: tuple[tuple[str, tuple[FilterValue, ...]], ...]
 ) -> bool:
     """True when ``metadata[key]`` is one of the allowed values for every filter (a missing key
-    matches nothing). ``True`` and ``1`` are different values here, as in Qdrant."""
+    matches nothing; a stored ``True`` is not the filter value ``1``)."""
     for key, values in filters:
         if metadata is None or key not in metadata:
             return False
