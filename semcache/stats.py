@@ -286,10 +286,12 @@ class HitAudit:
 
 @dataclass(frozen=True, slots=True)
 class CacheHit:
-    """What ``check`` found: the stored answer (a private copy) and how it was found."""
+    """What ``check`` found: the stored answer (a private copy), how it was found, and the
+    metadata stored with it (``store(..., metadata=...)``; None when none was)."""
 
     response: Any
     info: CacheInfo
+    metadata: Mapping[str, Any] | None = None
 
     @property
     def text(self) -> str | None:

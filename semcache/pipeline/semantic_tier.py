@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -174,13 +174,26 @@ class SemanticTier:
         return Where(tenant, namespace, scope, embedder.name, now)
 
     async def retrieve(
-        self, key: str, *, tenant: str, namespace: str, scope: str, now: float
+        self,
+        key: str,
+        *,
+        tenant: str,
+        namespace: str,
+        scope: str,
+        now: float,
+        filters: tuple[tuple[str, tuple[str | int, ...]], ...] = (),
     ) -> Entry | None:
         """The live entry stored under exact ``key`` in this partition (``scope``: the one
-        the entry was stored with, ``EXACT_ONLY_SCOPE`` for exact-only entries)."""
+        the entry was stored with, ``EXACT_ONLY_SCOPE`` for exact-only entries), matching
+        ``filters`` on its metadata."""
         store = await self.setup()
-        where = self._where(tenant, namespace, scope, now)
+        where = replace(self._where(tenant, namespace, scope, now), filters=filters)
         return await asyncio.to_thread(store.retrieve, key, where)
+
+    async def nearest_k(self, vector: np.ndarray, where: Where, k: int) -> list[Match]:
+        """Up to ``k`` live entries ``where`` admits, closest first (not judged)."""
+        store = await self.setup()
+        return await asyncio.to_thread(store.nearest_k, vector, where, k)
 
     async def search(
         self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float

@@ -12,9 +12,9 @@ their upserts share group commits, and reports every item's outcome.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from semcache.errors import StoreError
 from semcache.pipeline.base import Found, Pipeline, Request
@@ -30,7 +30,12 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 
-async def store(parts: Assembly, request: Request, response: ModelResponse) -> StoreResult:
+async def store(
+    parts: Assembly,
+    request: Request,
+    response: ModelResponse,
+    metadata: Mapping[str, Any] | None = None,
+) -> StoreResult:
     """Keep ``response`` for ``request``: its key and the pending write (None when the policy
     keeps it out, or without a semantic tier, where memory is the only tier).
 
@@ -59,6 +64,8 @@ async def store(parts: Assembly, request: Request, response: ModelResponse) -> S
     if plan is None:
         return StoreResult(None, None)
     answer, prompt, vector = plan
+    if metadata is not None:
+        answer = replace(answer, entry=replace(answer.entry, metadata=metadata))
     if tier is None:  # memory only: nothing else to write
         parts.writer.submit(answer, prompt=prompt, vector=vector, token=token)
         key = answer.entry.key
@@ -82,7 +89,7 @@ class StoreResult:
 
 async def store_many(
     parts: Assembly,
-    items: Sequence[tuple[Request, ModelResponse]],
+    items: Sequence[tuple[Request, ModelResponse, Mapping[str, Any] | None]],
     *,
     chunk: int,
     on_progress: Progress | None = None,
@@ -99,7 +106,7 @@ async def store_many(
     for start in range(0, total, chunk):
         part = items[start : start + chunk]
         results = await asyncio.gather(
-            *(store(parts, request, response) for request, response in part),
+            *(store(parts, request, response, meta) for request, response, meta in part),
             return_exceptions=True,
         )
         writes: list[tuple[int, asyncio.Task[str]]] = []
