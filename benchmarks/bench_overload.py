@@ -22,6 +22,17 @@ rate (SHARE x the no-cache proxy's closed-loop throughput just measured): closed
 of a faster proxy send more requests in the same seconds, so on a saturated machine its
 misses queue behind extra work that an equal offered load does not bring.
 
+``--issue24`` runs issue 24's check instead: 150 clients (``--levels``), an upstream of 1 s
+(``--min/--max-delay-ms``), a stream of 40% new questions, 30% exact repeats and 30%
+paraphrases (``bench_store_durability``'s hand-written light paraphrases, which one client
+hits at the default threshold). It prints the cache proxy's semantic (and merged) hit share
+against one client's on the same stream (the questions the cache proxy was sent, in send
+order, replayed sequentially through an in-process cache with an instant upstream: one
+client sees every base question answered before its paraphrase), the p99 of a miss against
+the no-cache p99 + 10% of the upstream latency, and how long ``/readyz`` took to report
+``ok`` again once the load stopped. Targets: share ratio >= 0.70, miss p99 <= that bound,
+readiness <= 5 s.
+
 Reported per level: throughput of each proxy and their ratio (cache / nocache), latency p50
 and p99 of the no-cache proxy, of the cache proxy's misses, and the difference ("added",
 with a 95% bootstrap interval for the p99 difference),
@@ -95,6 +106,7 @@ async def closed_loop(
     clients: int,
     seconds: float,
     rate: float | None = None,
+    sent: list[str] | None = None,
 ) -> tuple[float, list[tuple[str, str, float]]]:
     """``clients`` workers send the next questions until ``seconds`` have passed.
 
@@ -120,6 +132,8 @@ async def closed_loop(
                     if time.perf_counter() >= stop_at:
                         break
                 kind, question = next(position)
+                if sent is not None:
+                    sent.append(question)
                 body = {"model": MODEL, "messages": [{"role": "user", "content": question}]}
                 started = time.perf_counter()
                 try:
@@ -182,12 +196,15 @@ def run_level(
     cache_base: str,
     nocache_base: str,
     rate: float | None = None,
+    stream: Any = None,
+    sent: list[str] | None = None,
 ) -> dict[str, Any]:
     need = 40_000  # more than a run can send on this kind of machine
+    make = workload if stream is None else stream
 
     def questions(run: int) -> list[tuple[str, str]]:
         # a tag per run, so no run finds another run's answers in the cache
-        return [(kind, f"{q} (run {run})") for kind, q in workload(need, run)]
+        return [(kind, f"{q} (run {run})") for kind, q in make(need, run)]
 
     before = cache_counters(cache_base)
     load_before = load_average()
@@ -199,8 +216,9 @@ def run_level(
     for i in range(rounds):
         order = (nocache_base, cache_base) if i % 2 == 0 else (cache_base, nocache_base)
         for base_url in order:
+            log = sent if base_url == cache_base else None
             took, got = asyncio.run(
-                closed_loop(base_url, streams[base_url], clients, seconds / rounds, rate)
+                closed_loop(base_url, streams[base_url], clients, seconds / rounds, rate, log)
             )
             elapsed[base_url] += took
             outcomes[base_url] += got
@@ -266,6 +284,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-total-s", type=float, default=900, help="stop everything after")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--issue24", action="store_true", help="issue 24's check (see above)")
     parser.add_argument(
         "--paced",
         type=float,
@@ -286,6 +305,11 @@ def main() -> None:
         help="both proxies with server.gc_freeze = false (the behaviour before it existed)",
     )
     args = parser.parse_args()
+    if args.issue24:
+        import bench_issue24
+
+        bench_issue24.run(args, start_upstream, start_proxy, run_level, load_average, DISABLED)
+        return
     signal.signal(signal.SIGALRM, lambda *_: sys.exit("bench_overload: --max-total-s reached"))
     signal.alarm(int(args.max_total_s))
     processes: list[subprocess.Popen] = []

@@ -14,6 +14,15 @@ Contract of :class:`MicroBatcher`:
   batch its text was in. A caller cancelled before its batch is sent drops its text.
 - It works on whichever event loop calls it; each loop has its own queue.
 - Nothing is cached here: the same text asked twice is embedded twice.
+- Under load batches grow: when more than ``max_batch`` texts are queued, one batch takes up
+  to ``max_load_batch`` of them (a backlog is cleared in fewer, larger calls instead of
+  waiting behind several ``max_batch`` calls; default ``4 x max_batch``).
+- ``background`` texts (store writes: nobody waits on them) go into batches only after
+  every waiting foreground text (lookups), so a write backlog delays a lookup by at most the
+  one batch already running (batches grow past ``max_batch`` only for foreground texts).
+- ``backlog()`` says how much queued work there is: foreground texts queued or being
+  embedded, and the observed seconds per text (an exponentially weighted average over
+  batches), which admission control multiplies into an expected wait.
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ from semcache.errors import ConfigError, EmbedderError
 from ._common import as_text_list
 from .base import Embedder
 
+#: Weight of the newest batch in the per-text cost average.
+COST_WEIGHT = 0.2
+
 
 @dataclass(slots=True)
 class _Waiting:
@@ -46,6 +58,11 @@ class _LoopQueue:
     """The queue and worker task of one event loop; touched only from that loop's thread."""
 
     items: deque[_Waiting] = field(default_factory=deque)
+    later: deque[_Waiting] = field(default_factory=deque)  # background texts
+
+    def __len__(self) -> int:
+        return len(self.items) + len(self.later)
+
     full: asyncio.Event = field(default_factory=asyncio.Event)
     worker: asyncio.Task[None] | None = None
 
@@ -65,6 +82,7 @@ class MicroBatcher:
         max_batch: int = 64,
         max_wait_ms: float = 2.0,
         executor: Executor | None = None,
+        max_load_batch: int | None = None,
     ) -> None:
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
             raise ConfigError(f"max_batch must be an int >= 1, got {max_batch!r}")
@@ -72,6 +90,9 @@ class MicroBatcher:
             raise ConfigError(f"max_wait_ms must be >= 0 milliseconds, got {max_wait_ms!r}")
         self._embedder = embedder
         self._max_batch = max_batch
+        self._max_load_batch = max(max_batch, max_load_batch or 4 * max_batch)
+        self._running = 0  # texts in the batch being embedded now
+        self._item_cost_s: float | None = None
         self._max_wait_s = max_wait_ms / 1000.0
         self._owns_executor = executor is None
         self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix="semcache-embed")
@@ -87,9 +108,16 @@ class MicroBatcher:
     def closed(self) -> bool:
         return self._closed
 
-    async def embed_one(self, text: str) -> np.ndarray:
-        """The vector of one text, shape (dim,), batched with whatever else is waiting."""
-        (future,) = self._submit(as_text_list([text]))
+    def backlog(self) -> tuple[int, float | None]:
+        """(texts queued or being embedded, observed seconds per text or None before the
+        first batch). Read from any thread; approximate while batches come and go."""
+        queued = sum(len(queue.items) for queue in list(self._queues.values()))
+        return queued + self._running, self._item_cost_s
+
+    async def embed_one(self, text: str, *, background: bool = False) -> np.ndarray:
+        """The vector of one text, shape (dim,), batched with whatever else is waiting
+        (``background``: after every foreground text)."""
+        (future,) = self._submit(as_text_list([text]), background=background)
         return await future
 
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
@@ -126,16 +154,18 @@ class MicroBatcher:
             self._executor.shutdown(wait=False)
 
     # -- on the event loop ---------------------------------------------------------------
-    def _submit(self, texts: list[str]) -> list[asyncio.Future[np.ndarray]]:
+    def _submit(
+        self, texts: list[str], *, background: bool = False
+    ) -> list[asyncio.Future[np.ndarray]]:
         loop = asyncio.get_running_loop()
         queue = self._queue_for(loop)
         now = loop.time()
         futures: list[asyncio.Future[np.ndarray]] = []
         for text in texts:
             future: asyncio.Future[np.ndarray] = loop.create_future()
-            queue.items.append(_Waiting(text, future, now))
+            (queue.later if background else queue.items).append(_Waiting(text, future, now))
             futures.append(future)
-        if len(queue.items) >= self._max_batch:
+        if len(queue) >= self._max_batch:
             queue.full.set()
         if queue.worker is None:
             queue.worker = loop.create_task(self._drain(loop, queue))
@@ -158,21 +188,22 @@ class MicroBatcher:
     async def _drain(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue) -> None:
         """The worker: send batches until the queue is empty, then end (a new one starts later)."""
         try:
-            while queue.items:
+            while len(queue):
                 await self._wait_to_fill(loop, queue)
                 batch = self._take_batch(queue)
                 if batch:
                     await self._run(loop, batch)
         finally:
             queue.worker = None
-            if queue.items:  # the worker was cancelled: nobody would ever answer these
-                for waiting in queue.items:
+            for pending in (queue.items, queue.later):  # cancelled: nobody would answer these
+                for waiting in pending:
                     waiting.future.cancel()
-                queue.items.clear()
+                pending.clear()
 
     async def _wait_to_fill(self, loop: asyncio.AbstractEventLoop, queue: _LoopQueue) -> None:
-        deadline = queue.items[0].queued_at + self._max_wait_s
-        while len(queue.items) < self._max_batch:
+        oldest = min(pending[0].queued_at for pending in (queue.items, queue.later) if pending)
+        deadline = oldest + self._max_wait_s
+        while len(queue) < self._max_batch:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return
@@ -183,14 +214,18 @@ class MicroBatcher:
 
     def _take_batch(self, queue: _LoopQueue) -> list[_Waiting]:
         batch: list[_Waiting] = []
-        while queue.items and len(batch) < self._max_batch:
-            waiting = queue.items.popleft()
+        busy = len(queue.items) > self._max_batch
+        limit = self._max_load_batch if busy else self._max_batch
+        while len(queue) and len(batch) < limit:
+            waiting = (queue.items or queue.later).popleft()
             if not waiting.future.done():  # skip callers cancelled while queued
                 batch.append(waiting)
         return batch
 
     async def _run(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting]) -> None:
         texts = [waiting.text for waiting in batch]
+        started = loop.time()
+        self._running = len(texts)
         try:
             job = loop.run_in_executor(self._executor, _embed_checked, self._embedder, texts)
         except RuntimeError as exc:  # the executor was shut down by close()
@@ -202,6 +237,9 @@ class MicroBatcher:
             for waiting in batch:
                 waiting.future.cancel()
             raise
+        finally:
+            self._running = 0
+        self._observe((loop.time() - started) / len(texts))
         if job.cancelled():
             error: BaseException | None = EmbedderError("the embedding batch was cancelled")
         else:
@@ -214,9 +252,13 @@ class MicroBatcher:
             else:
                 waiting.future.set_result(job.result()[row].copy())
 
+    def _observe(self, per_text_s: float) -> None:
+        cost = self._item_cost_s
+        self._item_cost_s = per_text_s if cost is None else cost + COST_WEIGHT * (per_text_s - cost)
+
     def _fail_queued(self, queue: _LoopQueue) -> None:
-        while queue.items:
-            waiting = queue.items.popleft()
+        while len(queue):
+            waiting = (queue.items or queue.later).popleft()
             if not waiting.future.done():
                 waiting.future.set_exception(EmbedderError("the MicroBatcher was closed"))
 

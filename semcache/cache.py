@@ -30,7 +30,7 @@ from semcache.runtime.health import Health, assess, probe
 from semcache.runtime.loop import shared_loop
 from semcache.runtime.streams import AsyncCacheStream, SyncCacheStream
 from semcache.runtime.upstream import Upstream
-from semcache.stats import CacheStats, StoredEntry
+from semcache.stats import CacheStats, FlushReport, StoredEntry
 from semcache.stores.base import VectorStore
 from semcache.tuning.api import TuningAPI
 
@@ -183,13 +183,15 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         """``health`` for async callers."""
         return await self._loop.arun(assess(self._parts, READY_TIMEOUT_S, wait=wait))
 
-    def flush(self) -> None:
-        """Wait until every answer handed to write-behind so far is stored (or failed)."""
-        self._loop.run(self._parts.writer.flush())
+    def flush(self) -> FlushReport:
+        """Wait until every answer handed to write-behind so far is stored (or failed), and
+        report what was written, dropped (past ``admission.max_pending_writes``, completions
+        only) and failed since the previous flush, with reasons."""
+        return self._loop.run(self._parts.writer.flush())
 
-    async def aflush(self) -> None:
+    async def aflush(self) -> FlushReport:
         """``flush`` for async callers."""
-        await self._loop.arun(self._parts.writer.flush())
+        return await self._loop.arun(self._parts.writer.flush())
 
     @property
     def closed(self) -> bool:

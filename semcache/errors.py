@@ -71,6 +71,11 @@ class StoreError(SemcacheError):
     """A vector store operation failed; the facade degrades it to a miss."""
 
 
+class StoreBackpressure(StoreError, TimeoutError):
+    """``store()`` waited its timeout for room among pending store writes and gave up; the
+    answer was not accepted (nothing is dropped in silence: raise, or retry later)."""
+
+
 class StoreLockedError(StoreError):
     """The embedded store directory is held by another process."""
 

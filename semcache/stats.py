@@ -46,6 +46,38 @@ class Tier(enum.StrEnum):
 _HITS = frozenset({Tier.EXACT, Tier.SEMANTIC, Tier.COALESCED, Tier.MERGED})
 
 
+class MissReason(enum.StrEnum):
+    """Why a request went upstream: ``CacheInfo.miss_reason`` and the proxy's
+    ``x-semcache-miss-reason`` header (None on hits)."""
+
+    BYPASS = "bypass"
+    """The caller or the policy kept every tier out (``no-cache``, a sampling request)."""
+    PRIVATE = "private"
+    """The question holds private data, which keeps it out of the semantic tier."""
+    EXACT_ONLY = "exact_only"
+    """Not a semantic question (no user message last, ``semantic`` off for it): only an
+    exact repeat could have answered, and none was stored."""
+    SEMANTIC_OFF = "semantic_off"
+    """No semantic tier is configured (or it is failing to start): exact tiers only."""
+    WARMING = "warming"
+    """The semantic tier was still loading its model or opening its store."""
+    SHED = "shed"
+    """The cache's own queue would have delayed the answer past its budget (admission
+    control), or an admitted lookup passed its deadline."""
+    FAILED = "failed"
+    """The store or the embedder failed (counted in ``stats().errors``)."""
+    UNREADABLE = "unreadable"
+    """The embedder cannot read the question's text (issue 24 item 1's check)."""
+    NO_CANDIDATE = "no_candidate"
+    """The partition holds no live entry to compare with."""
+    BELOW_THRESHOLD = "below_threshold"
+    """The nearest entry was not similar enough (``nearest_similarity`` says how close)."""
+    REJECTED = "rejected"
+    """Close enough, but the answer guard or the calibrated scorer vetoed it."""
+    STALE = "stale"
+    """The match was older than the caller's ``s-maxage`` or from a replaced model."""
+
+
 @dataclass(frozen=True, slots=True)
 class CacheInfo:
     """How one response was served.
@@ -67,7 +99,8 @@ class CacheInfo:
     learned probability that the stored answer serves this question (hit when >= the saved
     threshold); None when no model ran (no scorer, or a cosine outside the scored band).
     ``serve_id``: names a semantic hit for ``cache.feedback`` (None for other answers, whose
-    feedback names the entry ``key``).
+    feedback names the entry ``key``). ``miss_reason``: why a ``miss`` or ``bypass`` went
+    upstream (:class:`MissReason`; None on hits).
     """
 
     tier: Tier
@@ -83,6 +116,7 @@ class CacheInfo:
     private_data: tuple[str, ...] = ()
     score: float | None = None
     serve_id: str | None = None
+    miss_reason: MissReason | None = None
 
     @property
     def hit(self) -> bool:
@@ -252,10 +286,12 @@ class HitAudit:
 
 @dataclass(frozen=True, slots=True)
 class CacheHit:
-    """What ``check`` found: the stored answer (a private copy) and how it was found."""
+    """What ``check`` found: the stored answer (a private copy), how it was found, and the
+    metadata stored with it (``store(..., metadata=...)``; None when none was)."""
 
     response: Any
     info: CacheInfo
+    metadata: Mapping[str, Any] | None = None
 
     @property
     def text(self) -> str | None:
@@ -264,3 +300,53 @@ class CacheHit:
         message = getattr(choices[0], "message", None) if choices else None
         content = getattr(message, "content", None)
         return content if isinstance(content, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class FlushReport:
+    """What write-behind did with the answers handed to it since the previous ``flush``.
+
+    ``written``: entries that reached the store. ``dropped``: answers of completions kept in
+    memory only, because ``admission.max_pending_writes`` store writes were already pending
+    (the operator's bound; also in ``stats().shed["store_upsert"]``); ``store()`` never
+    drops, it waits for room. ``failed``: writes the embedder or the store refused (also in
+    ``stats().errors["store_upsert"]``). ``fenced``: writes a purge overtook, never stored by
+    design (a purge always wins). ``reasons``: why, with counts, for ``dropped`` and ``failed``.
+    """
+
+    written: int = 0
+    dropped: int = 0
+    failed: int = 0
+    fenced: int = 0
+    reasons: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """Every write handed over since the previous flush landed (or was purged)."""
+        return self.dropped == 0 and self.failed == 0
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFailure:
+    """One item of ``store_many`` that did not reach the store: its position and why."""
+
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What ``store_many`` did: ``written`` items are in the store (checked by their write's
+    outcome, not assumed); ``skipped`` were kept out by the policy (``no-store``, ``ttl=0``,
+    a sampled request, an incomplete answer), as ``store`` returns None for them;
+    ``failed`` lists the others with reasons. ``keys``: each item's key (None when skipped)."""
+
+    total: int
+    written: int
+    skipped: int
+    failed: tuple[ImportFailure, ...] = ()
+    keys: tuple[str | None, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed

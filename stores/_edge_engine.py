@@ -53,10 +53,19 @@ def _equalities(pairs: tuple[tuple[str, str], ...]) -> list[qdrant_edge.FieldCon
 
 
 def live_filter(where: Where) -> qdrant_edge.Filter:
-    """``where`` in qdrant-edge's terms: its partition equalities AND ``expires_at > now``."""
+    """``where`` in qdrant-edge's terms: its partition equalities AND ``expires_at > now``
+    AND each metadata filter (one value: ``MatchValue``; several: ``MatchAny``)."""
     q = edge()
     live = q.FieldCondition(key=EXPIRES_AT, range=q.RangeFloat(gt=where.now))
-    return cast("qdrant_edge.Filter", q.Filter(must=[*_equalities(where.equalities()), live]))
+    metadata = [
+        q.FieldCondition(
+            key=path,
+            match=q.MatchValue(values[0]) if len(values) == 1 else q.MatchAny(list(values)),
+        )
+        for path, values in where.metadata_conditions()
+    ]
+    must = [*_equalities(where.equalities()), live, *metadata]
+    return cast("qdrant_edge.Filter", q.Filter(must=must))
 
 
 def expired_filter(now: float) -> qdrant_edge.Filter:

@@ -19,9 +19,18 @@ from .entry import NEVER_EXPIRES, POINT_NAMESPACE, Entry, Match, point_id
 from .where import Where
 
 __all__ = [
-    "NEVER_EXPIRES", "POINT_NAMESPACE", "Entry", "Integrity", "Match", "StoreAdmin",
-    "StoreIntegrity", "VectorStore", "Where", "point_id",
+    "NEVER_EXPIRES",
+    "POINT_NAMESPACE",
+    "Entry",
+    "Integrity",
+    "Match",
+    "StoreAdmin",
+    "StoreIntegrity",
+    "VectorStore",
+    "Where",
+    "point_id",
 ]
+
 
 @runtime_checkable
 class VectorStore(Protocol):
@@ -60,6 +69,13 @@ class VectorStore(Protocol):
         No threshold: the semantic tier decides whether the similarity is close enough, and
         reports how close a miss came. ``Match.entry.vector`` is None (vectors are not read
         back). A ``vector`` of the wrong dimension raises :class:`StoreError`.
+        """
+        ...
+
+    def nearest_k(self, vector: np.ndarray, where: Where, k: int) -> list[Match]:
+        """Up to ``k`` entries ``where`` admits, closest first (``nearest`` is the first of
+        them). ``where.filters`` narrow the search inside the partition; like ``nearest``
+        each result is re-checked (``Where.verified``). ``k < 1`` raises :class:`StoreError`.
         """
         ...
 

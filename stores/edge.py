@@ -265,19 +265,23 @@ class QdrantEdgeStore(OptimizationCycle):
     # -- reads --------------------------------------------------------------------------
 
     def nearest(self, vector: np.ndarray, where: Where) -> Match | None:
+        matches = self.nearest_k(vector, where, 1)
+        return matches[0] if matches else None
+
+    def nearest_k(self, vector: np.ndarray, where: Where, k: int) -> list[Match]:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise StoreError(f"k must be an int >= 1, got {k!r}")
         q = edge()
         request = q.QueryRequest(
-            limit=1,
+            limit=k,
             query=q.Query.Nearest(np.asarray(vector, dtype=np.float32).tolist()),
             filter=live_filter(where),
             with_payload=True,
         )
         with self._io_lock, engine_errors("search"):
             points = self._open().query(request)
-        if not points:
-            return None
-        match = Match(Entry.from_payload(points[0].payload), similarity=float(points[0].score))
-        return where.verified(match)
+        matches = [Match(Entry.from_payload(p.payload), similarity=float(p.score)) for p in points]
+        return [m for m in map(where.verified, matches) if m is not None]
 
     def retrieve(self, key: str, where: Where) -> Entry | None:
         with self._io_lock, engine_errors("retrieve"):

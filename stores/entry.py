@@ -30,7 +30,9 @@ class Entry:
     Times are wall-clock epoch seconds. ``response`` is the serialised LiteLLM
     ``ModelResponse`` JSON. ``question`` is the last user message (None when question
     storage is switched off). ``vector`` is the L2-normalised embedding of ``question``
-    text; it is None on entries read back without vectors.
+    text; it is None on entries read back without vectors. ``metadata``: the caller's
+    JSON object kept with the answer (``store(..., metadata=...)``), stored in the payload as
+    ``metadata`` and matched by :attr:`Where.filters`; None when none was given.
     """
 
     key: str
@@ -44,6 +46,7 @@ class Entry:
     embedder: str
     question: str | None = None
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)
+    metadata: Mapping[str, Any] | None = None
 
     def payload(self) -> dict[str, object]:
         """The payload stored next to the vector (everything but the vector)."""
@@ -58,6 +61,7 @@ class Entry:
             "created_at": self.created_at,
             "expires_at": self.expires_at,
             "embedder": self.embedder,
+            "metadata": None if self.metadata is None else dict(self.metadata),
         }
 
     @classmethod
@@ -74,6 +78,7 @@ class Entry:
             expires_at=float(payload["expires_at"]),
             embedder=payload["embedder"],
             vector=vector,
+            metadata=payload.get("metadata"),
         )
 
 

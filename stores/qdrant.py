@@ -78,7 +78,17 @@ def _live_filter(where: Where) -> models.Filter:
     """``where`` in Qdrant's terms: its partition equalities AND ``expires_at > now``."""
     m = _models()
     live = m.FieldCondition(key=EXPIRES_AT, range=m.Range(gt=where.now))
-    return cast("models.Filter", m.Filter(must=[*_equalities(where.equalities()), live]))
+    metadata = [
+        m.FieldCondition(
+            key=path,
+            match=m.MatchValue(value=values[0])
+            if len(values) == 1
+            else m.MatchAny(any=list(values)),
+        )
+        for path, values in where.metadata_conditions()
+    ]
+    must = [*_equalities(where.equalities()), live, *metadata]
+    return cast("models.Filter", m.Filter(must=must))
 
 
 def _expired_filter(now: float) -> models.Filter:
@@ -230,6 +240,12 @@ class QdrantStore:
     # -- reads --------------------------------------------------------------------------
 
     def nearest(self, vector: np.ndarray, where: Where) -> Match | None:
+        matches = self.nearest_k(vector, where, 1)
+        return matches[0] if matches else None
+
+    def nearest_k(self, vector: np.ndarray, where: Where, k: int) -> list[Match]:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise StoreError(f"k must be an int >= 1, got {k!r}")
         with self._guard, _client_errors("search"):
             points = (
                 self._open()
@@ -237,17 +253,15 @@ class QdrantStore:
                     self._collection,
                     query=np.asarray(vector, dtype=np.float32).tolist(),
                     query_filter=_live_filter(where),
-                    limit=1,
+                    limit=k,
                     with_payload=True,
                 )
                 .points
             )
-        if not points:
-            return None
-        match = Match(
-            Entry.from_payload(points[0].payload or {}), similarity=float(points[0].score)
-        )
-        return where.verified(match)
+        matches = [
+            Match(Entry.from_payload(p.payload or {}), similarity=float(p.score)) for p in points
+        ]
+        return [m for m in map(where.verified, matches) if m is not None]
 
     def retrieve(self, key: str, where: Where) -> Entry | None:
         with self._guard, _client_errors("retrieve"):

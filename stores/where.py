@@ -13,8 +13,9 @@ others (``expires_at <= now``), so no entry is ever both served and purged.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from semcache.errors import ConfigError, StoreError
 
@@ -29,6 +30,56 @@ EXPIRES_AT = "expires_at"
 SELECTION_FIELDS = ("tenant", "namespace", "model")
 #: Every keyword field some filter tests: backends give each a payload index.
 KEYWORD_FIELDS = tuple(dict.fromkeys((*PARTITION_FIELDS, *SELECTION_FIELDS)))
+#: Payload field holding the caller's metadata object; a filter on key ``k`` tests the
+#: payload path ``metadata.k``.
+METADATA = "metadata"
+
+#: A metadata value a filter may test: a keyword or an integer (no floats: equality on
+#: floats is not what a caller means; no booleans: qdrant-edge does not match them).
+FilterValue = str | int
+
+
+def metadata_filters(
+    filters: Mapping[str, Any] | None,
+) -> tuple[tuple[str, tuple[FilterValue, ...]], ...]:
+    """``{key: value}`` or ``{key: [v1, v2]}`` (``in``) as :attr:`Where.filters`, sorted
+    by key; raises :class:`ConfigError` naming ``filters.<key>`` for anything else."""
+    if filters is None:
+        return ()
+    if not isinstance(filters, Mapping):
+        raise ConfigError(f"filters must be a mapping, not {type(filters).__name__}")
+    out = []
+    for key in sorted(filters, key=str):
+        if not isinstance(key, str) or not key or "." in key:
+            raise ConfigError(f"filters: {key!r} is not a metadata key (a non-empty str, no '.')")
+        value = filters[key]
+        values = tuple(value) if isinstance(value, list | tuple | set | frozenset) else (value,)
+        kinds = {type(v) for v in values}
+        if not values or not all(_filterable(v) for v in values) or len(kinds) > 1:
+            raise ConfigError(
+                f"filters.{key}: expected a str or an int, or a non-empty list of strs or of "
+                f"ints; got {value!r}"
+            )
+        out.append((key, values))
+    return tuple(out)
+
+
+def _filterable(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def metadata_matches(
+    metadata: Mapping[str, Any] | None, filters: tuple[tuple[str, tuple[FilterValue, ...]], ...]
+) -> bool:
+    """True when ``metadata[key]`` is one of the allowed values for every filter (a missing key
+    matches nothing; a stored ``True`` is not the filter value ``1``)."""
+    for key, values in filters:
+        if metadata is None or key not in metadata:
+            return False
+        got = metadata[key]
+        if not any(type(got) is type(v) and got == v for v in values):
+            return False
+    return True
 
 
 def is_live(expires_at: float, now: float) -> bool:
@@ -52,6 +103,13 @@ class Where:
 
     The embedder is part of the partition because vectors of two models are not comparable;
     a store is also set up for one embedder, so this is a second line of defence.
+
+    ``filters`` (optional, from ``check(..., filters=...)``): ``(key, allowed values)`` pairs
+    on the entry's metadata, all AND-ed, each "``metadata[key]`` equals one of the values"
+    (see :func:`metadata_matches`). They only narrow: every partition condition still
+    applies, so a filter can never reach another tenant's entries. Backends translate each
+    into a condition on payload path ``metadata.<key>`` (Qdrant: ``MatchValue`` /
+    ``MatchAny``) and re-check with :meth:`admits` like the rest.
     """
 
     tenant: str
@@ -59,6 +117,7 @@ class Where:
     scope: str
     embedder: str
     now: float
+    filters: tuple[tuple[str, tuple[FilterValue, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         for name in PARTITION_FIELDS:
@@ -74,9 +133,12 @@ class Where:
         return tuple((name, getattr(self, name)) for name in PARTITION_FIELDS)
 
     def admits(self, entry: Entry) -> bool:
-        """True when ``entry`` lies in this partition and is live at ``now``."""
-        return all(getattr(entry, name) == value for name, value in self.equalities()) and is_live(
-            entry.expires_at, self.now
+        """True when ``entry`` lies in this partition, is live at ``now`` and matches
+        every metadata filter."""
+        return (
+            all(getattr(entry, name) == value for name, value in self.equalities())
+            and is_live(entry.expires_at, self.now)
+            and metadata_matches(entry.metadata, self.filters)
         )
 
     def retrieved(self, key: str, entry: Entry | None) -> Entry | None:
@@ -102,6 +164,11 @@ class Where:
                 "or expired; its filter does not match semcache.stores.Where"
             )
         return match
+
+    def metadata_conditions(self) -> tuple[tuple[str, tuple[FilterValue, ...]], ...]:
+        """``(payload path, allowed values)`` of each filter: one value is an equality,
+        several (all strs or all ints) are ``in``."""
+        return tuple((f"{METADATA}.{key}", values) for key, values in self.filters)
 
 
 @dataclass(frozen=True, slots=True)

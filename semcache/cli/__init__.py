@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "a running proxy's frequent near misses, exported for labeling",
     ),
     "compress-eval": ("semcache.compress.ab_cli:compress_eval_main", "A/B-test prompt compression"),
+    "import": ("semcache.cli.importer:main", "bulk-load question/answer pairs from a JSONL file"),
 }
 
 #: Commands that read the cache settings themselves, with more context than the shell has

@@ -8,7 +8,6 @@ coalescer, semantic, in-flight merge (and gathering window), write-behind, answe
 compression, then the upstream call.
 """
 
-
 from __future__ import annotations
 
 import time
@@ -40,7 +39,7 @@ from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
 from semcache.privacy.gate import PrivacyGate
 from semcache.privacy.settings import build_gate
-from semcache.runtime.admission import Admission, LoopLag
+from semcache.runtime.admission import Admission, LoopLag, WaitBudget
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import HitAudit, Stats
 from semcache.tuning.loop import TuningLoop
@@ -86,6 +85,8 @@ class Assembly:
     clock: Callable[[], float]
     tuning: TuningLoop
     shared: SharedTier | None = None
+    store_wait_s: float = 30.0
+    shed_window_s: float = 2.0
 
 
 def assemble(
@@ -112,9 +113,15 @@ def assemble(
     max_lag_ms = s.admission.max_loop_lag_ms
     lag = LoopLag() if max_lag_ms is not None else None
     max_lag_s = max_lag_ms / 1000.0 if max_lag_ms is not None else 0.0
-    embed_gate, store_gate = (
-        Admission(wait_budget_s=wait_s, lag=lag, max_lag_s=max_lag_s) for _ in range(2)
+    budget = WaitBudget(fraction=s.admission.wait_fraction)
+    embed_gate = Admission(
+        wait_budget_s=wait_s,
+        lag=lag,
+        max_lag_s=max_lag_s,
+        budget=budget,
+        backlog=tier.backlog if tier is not None else None,
     )
+    store_gate = Admission(wait_budget_s=wait_s, lag=lag, max_lag_s=max_lag_s, budget=budget)
     writer = WriteBehind(
         backend,
         memory,
@@ -122,8 +129,8 @@ def assemble(
         stats,
         clock,
         purge_interval_s=s.store.purge_interval_s,
-        embed_gate=embed_gate,
         max_pending=s.admission.max_pending_writes,
+        timeout_s=max(s.store.timeout_s, s.admission.store_wait_s),
     )
     deadline_ms = s.admission.lookup_deadline_ms
     watch = ModelWatch(stats, invalidate=s.policy.on_model_change == "invalidate")
@@ -180,6 +187,7 @@ def assemble(
         default_ttl_s=s.policy.default_ttl_s,
         namespace_ttl_s=s.policy.namespace_ttl_s,
         store_question=s.semantic.store_question,
+        latency=budget,
     )
     return Assembly(
         prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
@@ -202,8 +210,9 @@ def assemble(
         clock=clock,
         tuning=tuning,
         shared=shared,
+        store_wait_s=s.admission.store_wait_s,
+        shed_window_s=s.health.shed_window_s,
     )
-
 
 
 def gather_window(c: CoalesceSettings) -> GatherWindow:

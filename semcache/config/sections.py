@@ -237,21 +237,31 @@ class StoreSettings(SettingsSection):
 
 
 class AdmissionSettings(SettingsSection):
-    """Admission control: cache work that cannot start soon is skipped, never queued.
+    """Admission control: a lookup is skipped only when the cache's own queue would delay it
+    past a budget relative to the upstream call it could save.
 
-    A skipped lookup is counted as ``shed`` and the request goes upstream at once, so under
-    overload the cache costs at most ``wait_ms`` per request instead of a timeout.
+    The expected wait is the embedder's queue (texts waiting, lookups first) times its measured
+    seconds per text; the budget is ``wait_fraction`` of the upstream p50 latency the cache
+    observes, at least ``wait_ms``. A skipped lookup is counted as ``shed``, its miss carries
+    reason ``shed``, and the request goes upstream at once, so under overload a miss costs
+    at most the budget more than no cache.
     """
 
     wait_ms: float = Field(
         20.0,
         ge=0,
         allow_inf_nan=False,
-        description="Milliseconds a semantic lookup or exact-store read may be expected to wait "
-        "before it starts (work already admitted x observed cost per item); above it the work "
-        "is skipped and counted as shed. Higher: more lookups under load, more added latency. "
-        "The default is about two MiniLM embeddings on this project's 2-core CPU: at 5 ms every "
-        "overlapping lookup was shed and the demo served no semantic hit at all.",
+        description="The floor of the wait budget, milliseconds: a semantic lookup or "
+        "exact-store read expected to wait longer than the budget before it starts is skipped "
+        "and counted as shed. The budget is this until an upstream latency is observed.",
+    )
+    wait_fraction: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="The wait budget as a share of the observed upstream p50 latency (a "
+        "fraction, 0-1; the floor is wait_ms). 0.1 with a 1 s upstream: a lookup may wait "
+        "100 ms for a hit that saves the second. Higher: more hits under load, slower misses.",
     )
     lookup_deadline_ms: float | None = Field(
         None,
@@ -261,20 +271,33 @@ class AdmissionSettings(SettingsSection):
         "goes upstream without it (counted as shed); None: only store.timeout_s applies.",
     )
     max_loop_lag_ms: float | None = Field(
-        50.0,
+        None,
         gt=0,
         allow_inf_nan=False,
         description="Milliseconds the cache's event loop may run late (a moving average of how "
         "late it wakes, i.e. the process is short of CPU) before every lookup and store write "
         "that needs the embedder or the store is skipped and counted as shed, so the cache "
-        "stops competing with requests for CPU. None: not checked. (An idle process on this "
-        "project's loaded 2-core machine measured 0.4 ms p50, 1.6 ms p99.)",
+        "stops competing with requests for CPU. None (the default): not checked, because a "
+        "host busy with other work made the cache shed lookups of one sequential client; "
+        "the queue-based budget already bounds what the cache adds.",
     )
     max_pending_writes: int = Field(
         256,
         ge=0,
-        description="Store writes (write-behind) that may be pending at once; more are dropped "
-        "from the store (kept in memory) and counted as shed. 0 stores nothing in the store.",
+        description="Store writes (write-behind) that may be pending at once. Past it a "
+        "completion's answer is dropped from the store (kept in memory), counted as shed "
+        "(store_upsert) and reported by flush(); store()/store_many() never drop: they wait "
+        "for room (see store_wait_s). 0: completions store nothing in the store, and "
+        "requested writes go one at a time.",
+    )
+    store_wait_s: float = Field(
+        30.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds store()/astore()/store_many() wait for room among pending store "
+        "writes (backpressure) before raising StoreBackpressure; also how long one store write "
+        "may take, its wait behind other writes at the embedder included. Higher: a slow "
+        "store slows the caller longer before it is told.",
     )
 
 
@@ -285,7 +308,15 @@ class HealthSettings(SettingsSection):
         60.0,
         gt=0,
         allow_inf_nan=False,
-        description="Seconds a failure or a shed keeps its part listed as degraded.",
+        description="Seconds a failure keeps its part listed as degraded.",
+    )
+    shed_window_s: float = Field(
+        2.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds work shed by admission control keeps its part listed as "
+        "degraded: a shed is a moment of load, over once the queue drains (with window_s, "
+        "one shed kept /readyz 'degraded' for a minute).",
     )
     warn_interval_s: float = Field(
         60.0,

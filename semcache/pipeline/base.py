@@ -18,7 +18,7 @@ from semcache.core.answer import Answer
 from semcache.core.fingerprint import RequestKeys
 from semcache.core.policy import CacheControl, Decision
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
-from semcache.stats import Tier
+from semcache.stats import MissReason, Tier
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,6 +45,7 @@ class Request:
     answer, and the best similarity it saw), and ``candidate`` with the entry it saw there
     (not served: miss analysis records it without searching again). ``privacy`` is the
     private-data gate's verdict on the question (None when the gate did not look).
+    ``miss_reason``: why no tier answered so far (set by the stage that gave up).
     """
 
     params: dict[str, Any]
@@ -59,6 +60,7 @@ class Request:
     nearest: float | None = None
     candidate: Match | None = None
     privacy: Verdict | None = None
+    miss_reason: MissReason | None = None
 
     @property
     def entry_scope(self) -> str:
@@ -96,6 +98,7 @@ class Found:
     private_data: tuple[str, ...] = ()
     score: float | None = None
     serve_id: str | None = None
+    miss_reason: MissReason | None = None
 
 
 Next = Callable[[Request], Awaitable[Found]]

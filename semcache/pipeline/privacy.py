@@ -18,6 +18,7 @@ from semcache.core.fingerprint import last_user_prompt
 from semcache.pipeline.base import Found, Next, Request
 from semcache.privacy.gate import PrivacyGate
 from semcache.privacy.settings import PrivacySettings
+from semcache.stats import MissReason
 
 
 class PrivacyStage:
@@ -37,7 +38,9 @@ class PrivacyStage:
                 semantic=decision.semantic and verdict.store_semantic,
                 store=decision.store and verdict.store,
             )
-        found = await call_next(replace(request, decision=decision, privacy=verdict))
+        reason = MissReason.PRIVATE if verdict.private and not decision.semantic else None
+        request = replace(request, decision=decision, privacy=verdict, miss_reason=reason)
+        found = await call_next(request)
         if not verdict.private:
             return found
         return replace(found, private_data=tuple(sorted(kind.value for kind in verdict.kinds)))

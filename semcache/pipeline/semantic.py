@@ -12,7 +12,7 @@ from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.semantic_tier import Lookup, Search, SemanticTier, Verdict
 from semcache.runtime.admission import Admission
 from semcache.runtime.failopen import FailOpen
-from semcache.stats import Stats, Tier
+from semcache.stats import MissReason, Stats, Tier
 from semcache.stores.base import Entry
 
 
@@ -59,26 +59,32 @@ class SemanticStage:
         prompt, scope = keys.prompt, keys.scope
         decision = request.decision
         if not (decision.lookup and decision.semantic) or prompt is None or scope is None:
+            if request.miss_reason is None:
+                reason = MissReason.EXACT_ONLY if decision.lookup else MissReason.BYPASS
+                request = replace(request, miss_reason=reason)
             return await call_next(request)
         tier = self._backend.available()  # never waits for the model to load
         if tier is None:
-            return await call_next(request)
+            off = self._backend.tier is None or not self._backend.warming
+            reason = MissReason.SEMANTIC_OFF if off else MissReason.WARMING
+            return await call_next(replace(request, miss_reason=reason))
         ticket = self._admission.enter()
         if ticket is None:
             self._failopen.shed("semantic_lookup")
-            return await call_next(request)
+            return await call_next(replace(request, miss_reason=MissReason.SHED))
         try:
             lookup = await self._lookup(tier, request, prompt, scope)
         finally:
             ticket.leave()
         if lookup is _LATE:
             self._failopen.shed("semantic_deadline")
-            return await call_next(request)
+            return await call_next(replace(request, miss_reason=MissReason.SHED))
         if not isinstance(lookup, Lookup):  # failed (counted by FailOpen)
-            return await call_next(request)
+            return await call_next(replace(request, miss_reason=MissReason.FAILED))
         self._count(lookup)
         match = lookup.match
-        if match is not None and self._servable(request, match.entry):
+        servable = match is not None and self._servable(request, match.entry)
+        if match is not None and servable:
             return Found(
                 Answer.of(match.entry),
                 Tier.SEMANTIC,
@@ -88,7 +94,11 @@ class SemanticStage:
             )
         return await call_next(
             replace(
-                request, vector=lookup.vector, nearest=lookup.nearest, candidate=lookup.candidate
+                request,
+                vector=lookup.vector,
+                nearest=lookup.nearest,
+                candidate=lookup.candidate,
+                miss_reason=_why_not(lookup, stale=match is not None),
             )
         )
 
@@ -145,6 +155,17 @@ class SemanticStage:
                 return await search
         except TimeoutError:
             return _LATE
+
+
+def _why_not(lookup: Lookup, *, stale: bool) -> MissReason:
+    """Why a completed lookup served nothing."""
+    if stale:
+        return MissReason.STALE
+    if lookup.nearest is None:
+        return MissReason.NO_CANDIDATE
+    if lookup.rejected or lookup.score is not None:
+        return MissReason.REJECTED
+    return MissReason.BELOW_THRESHOLD
 
 
 #: Marks a lookup abandoned at its deadline (a shed, not a failure of the store).

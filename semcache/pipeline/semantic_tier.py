@@ -20,8 +20,8 @@ Errors propagate: the caller's fail-open boundary turns them into misses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -147,7 +147,12 @@ class SemanticTier:
                 self._store = store
         return self._store
 
-    async def embed(self, text: str) -> np.ndarray:
+    def backlog(self) -> tuple[int, float | None] | None:
+        """The micro-batcher's foreground queue and per-text cost (None before setup)."""
+        batcher = self._batcher
+        return batcher.backlog() if batcher is not None else None
+
+    async def embed(self, text: str, *, background: bool = False) -> np.ndarray:
         """``text``'s vector: from the LRU when this embedder embedded it recently (a lookup
         then the write of its answer embed once), else through the micro-batcher."""
         await self.setup()
@@ -157,7 +162,7 @@ class SemanticTier:
             known = vectors.get(name, text)
             if known is not None:
                 return known
-        vector = await self._batcher.embed_one(text)
+        vector = await self._batcher.embed_one(text, background=background)
         if vectors is not None:
             vectors.put(name, text, vector)
         return vector
@@ -169,13 +174,26 @@ class SemanticTier:
         return Where(tenant, namespace, scope, embedder.name, now)
 
     async def retrieve(
-        self, key: str, *, tenant: str, namespace: str, scope: str, now: float
+        self,
+        key: str,
+        *,
+        tenant: str,
+        namespace: str,
+        scope: str,
+        now: float,
+        filters: tuple[tuple[str, tuple[str | int, ...]], ...] = (),
     ) -> Entry | None:
         """The live entry stored under exact ``key`` in this partition (``scope``: the one
-        the entry was stored with, ``EXACT_ONLY_SCOPE`` for exact-only entries)."""
+        the entry was stored with, ``EXACT_ONLY_SCOPE`` for exact-only entries), matching
+        ``filters`` on its metadata."""
         store = await self.setup()
-        where = self._where(tenant, namespace, scope, now)
+        where = replace(self._where(tenant, namespace, scope, now), filters=filters)
         return await asyncio.to_thread(store.retrieve, key, where)
+
+    async def nearest_k(self, vector: np.ndarray, where: Where, k: int) -> list[Match]:
+        """Up to ``k`` live entries ``where`` admits, closest first (not judged)."""
+        store = await self.setup()
+        return await asyncio.to_thread(store.nearest_k, vector, where, k)
 
     async def search(
         self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
@@ -255,8 +273,12 @@ class SemanticTier:
         return Verdict(hit=result.hit, score=result.score, outcome=result.outcome)
 
     async def upsert(self, entry: Entry) -> None:
+        await self.upsert_many([entry])
+
+    async def upsert_many(self, entries: Sequence[Entry]) -> None:
+        """Write several entries in one store call (write-behind's group commit)."""
         store = await self.setup()
-        await asyncio.to_thread(store.upsert, [entry])
+        await asyncio.to_thread(store.upsert, list(entries))
 
     def exact_only_vector(self) -> np.ndarray:
         """Placeholder vector for entries that only answer exact lookups."""

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 
 from litellm import ModelResponse
 
 from semcache.core.answer import Answer, encode, response_cost
 from semcache.pipeline.base import Found, Request
+from semcache.runtime.admission import WaitBudget
 from semcache.runtime.upstream import Upstream, stream_and_assemble
-from semcache.stats import Stats, Tier
+from semcache.stats import MissReason, Stats, Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry
 
 
@@ -31,7 +33,9 @@ class UpstreamCall:
         default_ttl_s: float | None,
         namespace_ttl_s: Mapping[str, float | None] | None = None,
         store_question: bool,
+        latency: WaitBudget | None = None,
     ) -> None:
+        self._latency = latency
         self._upstream = upstream
         self._stats = stats
         self._clock = clock
@@ -40,10 +44,13 @@ class UpstreamCall:
         self._store_question = store_question
 
     async def __call__(self, request: Request) -> Found:
+        started = time.perf_counter()
         if request.stream and request.emit is not None:
             response = await stream_and_assemble(self._upstream, request.params, request.emit)
         else:
             response = await self._upstream.complete(request.params)
+        if self._latency is not None:  # what a hit saves: admission's budget follows it
+            self._latency.observe(time.perf_counter() - started)
         self._stats.count("upstream_calls")
         return self.found(request, response)
 
@@ -52,7 +59,10 @@ class UpstreamCall:
         the caller obtained itself, so both become entries by the same rules."""
         tier = Tier.BYPASS if request.decision.bypass else Tier.MISS
         answer = Answer.of(self._entry(request, encode(response, response_cost(response))))
-        return Found(answer, tier, nearest=request.nearest, response=response)
+        reason = request.miss_reason
+        if reason is None:
+            reason = MissReason.BYPASS if not request.decision.lookup else MissReason.NO_CANDIDATE
+        return Found(answer, tier, nearest=request.nearest, response=response, miss_reason=reason)
 
     def _entry(self, request: Request, envelope: str) -> Entry:
         now = self._clock()

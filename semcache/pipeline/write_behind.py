@@ -1,13 +1,20 @@
 """Write-behind: store fresh answers off the response path, purge, and delete expired entries.
 
 A miss's answer goes into memory at once (so the next identical request hits) and into the
-store in a background task (so the caller never waits for embedding or the store). Under
-overload the store write is dropped (the answer stays in memory) and counted as shed, kind
-``store_upsert``: when ``max_pending`` writes are already pending, or when the question
-still needs embedding and the embedder's admission gate would not admit a lookup now (a
-queue over its wait budget, or the process short of CPU): writes never pile up behind a
-busy embedder, where they would take CPU from the requests and delay the lookups.
-Pending writes are thus bounded, never a queue that grows with the load. Purges go
+store in a background task (so the caller never waits for embedding or the store). Two kinds
+of writes, two rules (issue 24: 868 of 1,000 ``store()`` writes were once shed in silence):
+
+- a *completion's* answer (nobody asked for it to be stored) is dropped from the store (kept
+  in memory) only when ``max_pending`` writes are already pending: the operator's bound,
+  counted as shed (kind ``store_upsert``) and reported by ``flush()``. Pending writes are thus
+  bounded, never a queue that grows with the load;
+- a *requested* write (``store()``, ``store_many()``: :meth:`WriteBehind.store`) is never
+  dropped: it waits for room under the same bound (backpressure), and raises
+  :class:`~semcache.errors.StoreBackpressure` when no room came within its timeout.
+
+Writes queue on the embedder's micro-batcher like lookups do, so many pending writes are
+embedded in few batches. Failures are counted by ``FailOpen`` and reported by ``flush()``
+(a :class:`~semcache.stats.FlushReport`), never raised from the background. Purges go
 through here too, because a purge must win over writes still pending: both share the fence
 and a lock around "check the fence, write" and "record the purge, delete".
 """
@@ -15,6 +22,7 @@ and a lock around "check the fence, write" and "record the purge, delete".
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from functools import partial
@@ -22,26 +30,33 @@ from typing import TYPE_CHECKING
 
 from semcache.core.answer import Answer, is_complete
 from semcache.core.memory import MemoryTier
-from semcache.errors import StoreError
+from semcache.errors import StoreBackpressure, StoreError
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence, PurgeFilter
-from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
-from semcache.runtime.admission import Admission
+from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE, SemanticTier
 from semcache.runtime.failopen import FailOpen
-from semcache.stats import Stats, Tier
-from semcache.stores.base import StoreAdmin
+from semcache.stats import FlushReport, Stats, Tier
+from semcache.stores.base import Entry, StoreAdmin
 
 if TYPE_CHECKING:
     import numpy as np
+
+#: Most entries one group commit writes in a single store call.
+COMMIT_BATCH = 256
 
 
 class WriteBehind:
     """Pending writes, the purge fence and the expiry janitor of one cache.
 
-    Runs on the cache's event loop. ``flush()`` waits for every write submitted so far;
-    ``close()`` stops the janitor and flushes. Write failures are counted by ``FailOpen``
-    (kind ``store_upsert``), never raised to a caller.
+    Runs on the cache's event loop. ``flush()`` waits for every write submitted so far and
+    reports what happened to them; ``close()`` stops the janitor and flushes. Write failures
+    are counted by ``FailOpen`` (kind ``store_upsert``), never raised to a caller.
+    ``max_pending`` bounds pending writes of both kinds (a requested write waits for room
+    even when it is 0, one at a time). ``timeout_s`` bounds one write, the wait for its turn
+    at the embedder included (None: FailOpen's own timeout); with ``max_pending`` writes
+    queued at the embedder that wait is several batches long, so it is longer than a
+    lookup's.
     """
 
     def __init__(
@@ -53,11 +68,13 @@ class WriteBehind:
         clock: Callable[[], float],
         *,
         purge_interval_s: float,
-        embed_gate: Admission,
         max_pending: int = 256,
+        timeout_s: float | None = None,
     ) -> None:
-        self._embed_gate = embed_gate
+        self._timeout_s = timeout_s
         self._max_pending = max_pending
+        self._tally: Counter[str] = Counter()
+        self._reasons: Counter[str] = Counter()
         self._backend = backend
         self._memory = memory
         self._failopen = failopen
@@ -66,68 +83,156 @@ class WriteBehind:
         self._purge_interval_s = purge_interval_s
         self.fence = Fence()
         self._lock = asyncio.Lock()
-        self._pending: set[asyncio.Task[None]] = set()
+        self._pending: set[asyncio.Task[str]] = set()
+        self._commits: list[tuple[Entry, int, asyncio.Future[str]]] = []
+        self._committer: asyncio.Task[None] | None = None
         self._janitor: asyncio.Task[None] | None = None
 
     def submit(
         self, answer: Answer, *, prompt: str | None, vector: np.ndarray | None, token: int
     ) -> None:
-        """Keep ``answer`` in memory now and in the store soon, unless a purge since ``token``.
+        """Keep a completion's ``answer`` in memory now and in the store soon, unless a purge
+        since ``token``; dropped from the store (counted) past ``max_pending`` pending writes.
 
         ``prompt`` is the question to embed when ``vector`` is None; with neither, the entry
         answers exact lookups only.
         """
-        if not self.fence.admits(answer.entry, token):
-            self._stats.count("fenced_writes")
+        if not self._admit(answer, token):
             return
-        self._memory.put(answer)
         if self._backend.started is None and not self._backend.warming:
             return  # the semantic tier is off or failing: memory alone keeps the answer
         if len(self._pending) >= self._max_pending:
             self._failopen.shed("store_upsert")
+            self._note("dropped", "max_pending_writes reached")
             return
+        self._spawn(answer, prompt, vector, token)
+
+    async def store(
+        self,
+        answer: Answer,
+        *,
+        prompt: str | None,
+        vector: np.ndarray | None,
+        token: int,
+        timeout_s: float,
+    ) -> asyncio.Task[str] | None:
+        """A requested write: memory now, the store as soon as there is room (backpressure).
+
+        Waits at most ``timeout_s`` for fewer than ``max_pending`` writes to be pending, then
+        raises :class:`StoreBackpressure` (the answer is then in memory only, and the caller
+        knows). Returns the write's task, whose result is its outcome (``"written"``,
+        ``"fenced"``, or ``"failed: <reason>"``); None when a purge since ``token`` fenced it.
+        """
+        if not self._admit(answer, token):
+            return None
+        bound = max(1, self._max_pending)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while len(self._pending) >= bound:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise StoreBackpressure(
+                    f"no room among {len(self._pending)} pending store writes within "
+                    f"{timeout_s:g} s (admission.max_pending_writes = {self._max_pending}); "
+                    "the answer is in memory only"
+                )
+            await asyncio.wait(
+                tuple(self._pending), timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+        return self._spawn(answer, prompt, vector, token)
+
+    def _admit(self, answer: Answer, token: int) -> bool:
+        if not self.fence.admits(answer.entry, token):
+            self._stats.count("fenced_writes")
+            self._tally["fenced"] += 1
+            return False
+        self._memory.put(answer)
+        return True
+
+    def _spawn(
+        self, answer: Answer, prompt: str | None, vector: np.ndarray | None, token: int
+    ) -> asyncio.Task[str]:
         task = asyncio.get_running_loop().create_task(
             self._write_when_ready(answer, prompt, vector, token)
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         self._start_janitor()
+        return task
+
+    def _note(self, outcome: str, reason: str | None = None) -> None:
+        self._tally[outcome] += 1
+        if reason is not None:
+            self._reasons[reason] += 1
 
     async def _write_when_ready(
         self, answer: Answer, prompt: str | None, vector: np.ndarray | None, token: int
-    ) -> None:
+    ) -> str:
         """Wait for a warm-up in progress (answers given while the model loads are stored
-        too), then write under the store's timeout."""
+        too), then write under the store's timeout; returns and tallies the outcome."""
         if self._backend.started is None:
             await self._backend.ready()
-        await self._failopen.call(
-            "store_upsert", lambda: self._write(answer, prompt, vector, token), None
+        outcome = await self._failopen.call(
+            "store_upsert",
+            lambda: self._write(answer, prompt, vector, token),
+            None,
+            timeout_s=self._timeout_s,
         )
+        if outcome is None:  # FailOpen counted it; the reason is the one it just recorded
+            reason = self._failopen.last_reason("store_upsert") or "unknown"
+            self._note("failed", reason)
+            return f"failed: {reason}"
+        self._note(outcome)
+        return outcome
 
     async def _write(
         self, answer: Answer, prompt: str | None, vector: np.ndarray | None, token: int
-    ) -> None:
+    ) -> str:
         tier = self._backend.started
         if tier is None or tier.embedder is None:
-            return
+            raise StoreError("the semantic tier is not set up (its warm-up failed)")
         entry = answer.entry
         if vector is None and prompt is not None:
-            ticket = self._embed_gate.enter(background=True)
-            if ticket is None:
-                self._failopen.shed("store_upsert")
-                return
-            try:
-                vector = await tier.embed(prompt)
-            finally:
-                ticket.leave()
+            vector = await tier.embed(prompt, background=True)
         if vector is None:
             vector = tier.exact_only_vector()
-        async with self._lock:
-            if not self.fence.admits(entry, token):
-                self._stats.count("fenced_writes")
-                return
-            await tier.upsert(replace(entry, vector=vector, embedder=tier.embedder.name))
-        self._stats.count("stored")
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_retrieved)  # a writer that timed out no longer reads it
+        self._commits.append(
+            (replace(entry, vector=vector, embedder=tier.embedder.name), token, future)
+        )
+        if self._committer is None or self._committer.done():
+            self._committer = asyncio.get_running_loop().create_task(self._commit(tier))
+        return await asyncio.shield(future)
+
+    async def _commit(self, tier: SemanticTier) -> None:
+        """Group commit: entries whose vectors are ready while an upsert runs go together in
+        the next one (one store call per batch instead of one per entry). The fence is checked
+        under the lock, as for a single write, so a purge still wins."""
+        while self._commits:
+            batch, self._commits = self._commits[:COMMIT_BATCH], self._commits[COMMIT_BATCH:]
+            async with self._lock:
+                admitted = []
+                for entry, token, future in batch:
+                    if self.fence.admits(entry, token):
+                        admitted.append((entry, future))
+                        continue
+                    self._stats.count("fenced_writes")
+                    _settle(future, "fenced")
+                if not admitted:
+                    continue
+                job = asyncio.get_running_loop().create_task(
+                    tier.upsert_many([e for e, _ in admitted])
+                )
+                await asyncio.wait([job])
+            error = job.exception() if not job.cancelled() else StoreError("upsert cancelled")
+            for _, future in admitted:
+                if error is not None:
+                    if not future.done():
+                        future.set_exception(error)
+                else:
+                    self._stats.count("stored")
+                    _settle(future, "written")
 
     async def purge(self, purge: PurgeFilter) -> int:
         """Delete matching entries everywhere, fencing writes that began before; return a count.
@@ -168,10 +273,20 @@ class WriteBehind:
             removed = self._memory.discard(key)
             return removed + await expire()
 
-    async def flush(self) -> None:
-        """Wait until every write submitted so far has landed or failed."""
+    async def flush(self) -> FlushReport:
+        """Wait until every write submitted so far has landed or failed; report what happened
+        to the writes handed over since the previous flush (then start a new tally)."""
         while self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
+        tally, reasons = self._tally, self._reasons
+        self._tally, self._reasons = Counter(), Counter()
+        return FlushReport(
+            written=tally["written"],
+            dropped=tally["dropped"],
+            failed=tally["failed"],
+            fenced=tally["fenced"],
+            reasons=dict(reasons),
+        )
 
     def _start_janitor(self) -> None:
         if self._janitor is None:
@@ -185,12 +300,12 @@ class WriteBehind:
                 purge = partial(asyncio.to_thread, tier.store.purge_expired, self._clock())
                 await self._failopen.call("purge_expired", purge, 0)
 
-    async def close(self) -> None:
+    async def close(self) -> FlushReport:
         if self._janitor is not None:
             self._janitor.cancel()
             await asyncio.gather(self._janitor, return_exceptions=True)
             self._janitor = None
-        await self.flush()
+        return await self.flush()
 
 
 class WriteBehindStage:
@@ -202,20 +317,40 @@ class WriteBehindStage:
     async def __call__(self, request: Request, call_next: Next) -> Found:
         token = self._writer.fence.begin()  # before the call: a purge during it wins
         found = await call_next(request)
-        response = found.response
-        if (
-            found.tier is Tier.MISS
-            and found.storable
-            and request.decision.store
-            and response is not None
-            and is_complete(response)
-        ):
-            semantic = request.entry_scope != EXACT_ONLY_SCOPE
-            prompt = request.keys.prompt if semantic else None
-            vector = request.vector if semantic else None
-            answer = found.stored if found.stored is not None else found.answer
+        plan = storable(request, found)
+        if plan is not None:
+            answer, prompt, vector = plan
             self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
         return found
+
+
+def storable(request: Request, found: Found) -> tuple[Answer, str | None, np.ndarray | None] | None:
+    """What to write for a fresh, complete, storable answer (answer, question to embed,
+    vector if known), or None when nothing may be stored; exact-only entries get neither."""
+    response = found.response
+    if not (
+        found.tier is Tier.MISS
+        and found.storable
+        and request.decision.store
+        and response is not None
+        and is_complete(response)
+    ):
+        return None
+    semantic = request.entry_scope != EXACT_ONLY_SCOPE
+    prompt = request.keys.prompt if semantic else None
+    vector = request.vector if semantic else None
+    answer = found.stored if found.stored is not None else found.answer
+    return answer, prompt, vector
+
+
+def _retrieved(future: asyncio.Future[str]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _settle(future: asyncio.Future[str], outcome: str) -> None:
+    if not future.done():  # its writer may have timed out meanwhile
+        future.set_result(outcome)
 
 
 async def _nothing_stored() -> int:

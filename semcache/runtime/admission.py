@@ -27,6 +27,17 @@ Contract of :class:`Admission`:
   its own limit, above the wait budget, because a busy machine delays every wake-up by a
   few milliseconds without being saturated.
 
+- ``budget`` (optional, a :class:`WaitBudget`) replaces the fixed ``wait_budget_s`` with
+  one relative to what the work can save: a lookup that hits saves an upstream call, so it
+  may wait a ``fraction`` of the upstream p50 the cache observes (never less than the
+  floor, ``wait_budget_s``). Shedding a lookup to save 20 ms of embedding costs a second of
+  upstream call and its price (issue 24: 1 semantic hit in 2,714 requests under load).
+- ``backlog`` (optional): the embedder's own queue, ``() -> (texts queued, seconds per
+  text)`` (``MicroBatcher.backlog``). With it the expected wait is the embedder's foreground
+  queue (or this gate's in-flight count, when larger: admitted lookups reach the queue a
+  moment later) times the embedder's measured per-text cost; store writes queue behind
+  lookups there, so they do not count. Before the first batch nothing is known: admitted.
+
 Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
 """
 
@@ -34,7 +45,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import statistics
 import time
+from collections import deque
 from collections.abc import Callable
 
 #: Weight of the newest cost sample in the moving average.
@@ -66,8 +79,12 @@ class Admission:
         max_in_flight: int | None = None,
         lag: LoopLag | None = None,
         max_lag_s: float = 0.01,
+        budget: WaitBudget | None = None,
+        backlog: Callable[[], tuple[int, float | None] | None] | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
+        self._budget = budget
+        self._backlog = backlog
         self._lag = lag
         self.max_lag_s = max_lag_s
         self.wait_budget_s = wait_budget_s
@@ -91,7 +108,17 @@ class Admission:
 
     def expected_wait_s(self) -> float:
         """Seconds a piece of work entering now is expected to wait before it starts."""
+        backlog = self._backlog() if self._backlog is not None else None
+        if backlog is not None:
+            queued, cost_s = backlog  # admitted lookups reach the queue a moment later
+            return max(queued, self._in_flight) * cost_s if cost_s is not None else 0.0
         return self._in_flight * self._cost_s
+
+    def budget_s(self) -> float:
+        """The wait this gate accepts now (seconds)."""
+        if self._budget is None:
+            return self.wait_budget_s
+        return self._budget.seconds(floor_s=self.wait_budget_s)
 
     def _late(self) -> bool:
         if self._lag is None:
@@ -107,10 +134,8 @@ class Admission:
         runs only when the queue is short and never piles up behind a busy embedder.
         """
         full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
-        cold = self._completed == 0 and not background
-        queued = self._in_flight > 0 and (
-            full or cold or self.expected_wait_s() > self.wait_budget_s
-        )
+        cold = self._completed == 0 and not background and self._backlog is None
+        queued = self._in_flight > 0 and (full or cold or self.expected_wait_s() > self.budget_s())
         if queued or self._late():
             self.shed += 1
             return None
@@ -128,6 +153,36 @@ class Admission:
         self._cost_s = sample if first else self._cost_s + ALPHA * (sample - self._cost_s)
         self._completed += 1
         self._in_flight -= 1
+
+
+class WaitBudget:
+    """How long a lookup may wait: ``fraction`` of the upstream p50 latency, at least a floor.
+
+    ``observe(seconds)`` is fed every upstream call's latency; the p50 is over the last
+    ``window`` calls (a median, so a few very slow calls do not inflate it). Before the
+    first observation the budget is the floor alone.
+    """
+
+    def __init__(self, *, fraction: float, window: int = 256) -> None:
+        self.fraction = fraction
+        self._latencies: deque[float] = deque(maxlen=window)
+        self._p50: float | None = None
+        self._since = 0
+
+    def observe(self, seconds: float) -> None:
+        self._latencies.append(seconds)
+        self._since += 1
+        if self._p50 is None or self._since >= 16:  # a median of 256 every 16 calls
+            self._p50 = statistics.median(self._latencies)
+            self._since = 0
+
+    @property
+    def upstream_p50_s(self) -> float | None:
+        return self._p50
+
+    def seconds(self, *, floor_s: float) -> float:
+        p50 = self._p50
+        return floor_s if p50 is None else max(floor_s, self.fraction * p50)
 
 
 class LoopLag:

@@ -37,6 +37,7 @@ class Delivery:
                 compression_saved_tokens=found.compression_saved_tokens,
                 compression_saved_usd=found.compression_saved_usd,
                 private_data=found.private_data,
+                miss_reason=found.miss_reason,
             )
         return CacheInfo(
             tier=found.tier,

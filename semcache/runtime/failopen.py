@@ -107,6 +107,11 @@ class FailOpen:
             f"semcache is overloaded: {kind} skipped (admission control); serving without it",
         )
 
+    def last_reason(self, kind: str) -> str | None:
+        """Why the most recent failure of ``kind`` failed (None: it never failed)."""
+        failure = self._failure.get(kind)
+        return failure[1] if failure is not None else None
+
     def state(self) -> Mapping[str, KindState]:
         """Last failure, success and shed of every kind seen so far."""
         kinds = set(self._failure) | set(self._success) | set(self._shed)

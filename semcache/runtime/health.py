@@ -16,10 +16,10 @@ Not-ready policy (what makes the proxy's ``/readyz`` answer 503):
   since (for example every store write failing because the disk is full).
 
 In both cases requests are still answered (upstream, at no-cache speed), but the cache is
-doing nothing, so an orchestrator should know. *Degraded* parts (a failure, or work shed by
-admission control, within the window, or a store directory reopened) are listed but keep the
-cache ready: shedding is the cache protecting latency under load, and taking the replica out
-of rotation for it would move its load onto the others.
+doing nothing, so an orchestrator should know. *Degraded* parts (a failure within the health
+window, work shed by admission control within the shorter shed window, or a store directory
+reopened) are listed but keep the cache ready: shedding is the cache protecting latency under
+load, and taking the replica out of rotation for it would move its load onto the others.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
     graded: dict[str, PartHealth] = {}
     for kind, state in failopen.state().items():
         recent_failure = state.last_failure is not None and now - state.last_failure <= window
-        recent_shed = state.last_shed is not None and now - state.last_shed <= window
+        recent_shed = state.last_shed is not None and now - state.last_shed <= parts.shed_window_s
         if kind == "readiness" and ready:
             continue
         if recent_failure and state.down:

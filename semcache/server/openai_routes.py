@@ -87,6 +87,8 @@ def _cache_headers(info: CacheInfo | None) -> dict[str, str]:
         headers["x-semcache-key"] = info.key
     if info.serve_id is not None:
         headers["x-semcache-serve-id"] = info.serve_id
+    if info.miss_reason is not None:
+        headers["x-semcache-miss-reason"] = str(info.miss_reason)
     return headers
 
 

@@ -64,15 +64,21 @@ class InMemoryStore:
             return where.retrieved(key, self._entries.get(key))
 
     def nearest(self, vector: np.ndarray, where: Where) -> Match | None:
+        matches = self.nearest_k(vector, where, 1)
+        return matches[0] if matches else None
+
+    def nearest_k(self, vector: np.ndarray, where: Where, k: int) -> list[Match]:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise StoreError(f"k must be an int >= 1, got {k!r}")
         with self._lock:
             self._check_open()
             query = self._unit(vector, "query vector")
             admitted = [entry for entry in self._entries.values() if where.admits(entry)]
             if not admitted:
-                return None
+                return []
             similarities = np.stack([self._vectors[e.key] for e in admitted]) @ query
-        best = int(np.argmax(similarities))
-        return Match(admitted[best], similarity=float(similarities[best]))
+        order = np.argsort(-similarities, kind="stable")[:k]
+        return [Match(admitted[i], similarity=float(similarities[i])) for i in order]
 
     def upsert(self, entries: Sequence[Entry]) -> None:
         with self._lock:

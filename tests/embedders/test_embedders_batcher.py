@@ -27,13 +27,32 @@ async def test_64_concurrent_lookups_share_one_call(minilm, counting) -> None:
 
 async def test_max_batch_is_respected(hash_embedder, counting) -> None:
     embedder = counting(hash_embedder)
-    batcher = MicroBatcher(embedder, max_batch=8, max_wait_ms=50)
+    batcher = MicroBatcher(embedder, max_batch=8, max_wait_ms=50, max_load_batch=8)
     texts = [f"text {i}" for i in range(50)]
     rows = await asyncio.gather(*(batcher.embed_one(text) for text in texts))
     batcher.close()
     assert max(embedder.batches) <= 8
     assert sum(embedder.batches) == 50
     assert len(embedder.batches) == 7  # full batches go at once, without waiting
+    np.testing.assert_allclose(np.stack(rows), hash_embedder.embed(texts))
+
+
+async def test_batches_grow_under_load_and_lookups_go_before_writes(hash_embedder, counting):
+    embedder = counting(hash_embedder)
+    batcher = MicroBatcher(embedder, max_batch=8, max_wait_ms=50)  # load batches up to 32
+    assert batcher.backlog() == (0, None)
+    writes = [batcher.embed_one(f"write {i}", background=True) for i in range(20)]
+    lookups = [batcher.embed_one(f"lookup {i}") for i in range(30)]
+    tasks = [asyncio.ensure_future(c) for c in [*writes, *lookups]]
+    await asyncio.sleep(0)
+    assert batcher.backlog()[0] == 30  # foreground only: writes queue behind lookups
+    rows = await asyncio.gather(*tasks)
+    batcher.close()
+    assert embedder.batches[0] == 30 + 2  # the lookups' backlog went in one batch, first
+    assert sum(embedder.batches) == 50 and max(embedder.batches) <= 32
+    queued, cost = batcher.backlog()
+    assert queued == 0 and cost is not None and cost > 0
+    texts = [*(f"write {i}" for i in range(20)), *(f"lookup {i}" for i in range(30))]
     np.testing.assert_allclose(np.stack(rows), hash_embedder.embed(texts))
 
 

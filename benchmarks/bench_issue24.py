@@ -1,0 +1,134 @@
+"""``bench_overload.py --issue24``: shed queues, not hits (see bench_overload's docstring).
+
+Not run on its own: bench_overload hands it its process helpers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+from bench_store_durability import PAIRS, generated
+
+MODEL = "bench-model"
+
+
+def workload_24(n: int, seed: int) -> list[tuple[str, str]]:
+    """(kind, question) in send order: 40% new, 30% exact repeats, 30% paraphrases of a
+    question already sent (light rewordings that one client hits at the default threshold)."""
+    rng = random.Random(seed)
+    pairs = list(PAIRS)
+    rng.shuffle(pairs)
+    bases = [q for q, _ in pairs]
+    para_of = dict(pairs)
+    fillers = iter(generated(n))
+    out: list[tuple[str, str]] = []
+    sent: list[str] = []
+    asked: list[str] = []
+    for _ in range(n):
+        roll = rng.random()
+        if roll < 0.3 and asked:
+            out.append(("paraphrase", rng.choice(asked)))
+        elif roll < 0.6 and sent:
+            out.append(("repeat", rng.choice(sent)))
+        else:
+            question = bases.pop() if bases and rng.random() < 0.5 else next(fillers)
+            sent.append(question)
+            if question in para_of:
+                asked.append(para_of[question])
+            out.append(("unique", question))
+    return out
+
+
+def one_client_reference(sent: list[str]) -> Counter[str]:
+    """Tiers one sequential client gets on ``sent`` (default settings, instant upstream)."""
+    from semcache import CacheSettings, SemanticCache, cache_info
+    from semcache.testing import FakeUpstream
+
+    tiers: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = CacheSettings(store={"path": tmp})
+        with SemanticCache(settings, upstream=FakeUpstream()) as cache:
+            assert cache.ready()
+            for question in sent:
+                messages = [{"role": "user", "content": question}]
+                tiers[str(cache_info(cache.completion(model=MODEL, messages=messages)).tier)] += 1
+    return tiers
+
+
+def readiness_after(base: str, limit_s: float = 120.0) -> tuple[float, float, str]:
+    """Seconds until ``/readyz`` answers 200 (ready), and until its status is ``ok`` (no part
+    degraded), polled every 100 ms; the last body."""
+    started = time.perf_counter()
+    body, ready_s = "", float("inf")
+    while time.perf_counter() - started < limit_s:
+        response = httpx.get(f"{base}/readyz", timeout=30)
+        body = response.text
+        if response.status_code == 200:
+            ready_s = min(ready_s, time.perf_counter() - started)
+            if response.json().get("status") == "ok":
+                return ready_s, time.perf_counter() - started, body
+        time.sleep(0.1)
+    return ready_s, float("inf"), body
+
+
+def run(args: Any, start_upstream, start_proxy, run_level, load_average, disabled: str) -> None:
+    signal.signal(signal.SIGALRM, lambda *_: sys.exit("bench_overload: --max-total-s reached"))
+    signal.alarm(int(args.max_total_s))
+    clients = int(args.levels.split(",")[0]) if args.levels != "20,150,400" else 150
+    min_ms = args.min_delay_ms if args.min_delay_ms != 50 else 1000.0
+    max_ms = args.max_delay_ms if args.max_delay_ms != 150 else 1000.0
+    processes: list[subprocess.Popen] = []
+    with tempfile.TemporaryDirectory(prefix="semcache-issue24-") as tmp:
+        workdir = Path(tmp)
+        try:
+            upstream, api_base = start_upstream(min_ms, max_ms)
+            processes.append(upstream)
+            store = f'[cache.store]\npath = "{workdir / "store"}"\n'
+            cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
+            nocache_proc, nocache_base = start_proxy("nocache", api_base, workdir, disabled)
+            processes += [cache_proc, nocache_proc]
+            print(f"issue 24: {clients} clients, upstream {min_ms:g}-{max_ms:g} ms, "
+                  f"{args.seconds:g} s per proxy, load avg {load_average()} "
+                  "(a shared machine: figures are noisy)")  # fmt: skip
+            sent: list[str] = []
+            row = run_level(clients, args.seconds, args.rounds, args.seed, cache_base,
+                            nocache_base, stream=workload_24, sent=sent)  # fmt: skip
+            ready_s, ok_s, body = readiness_after(cache_base)
+        finally:
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+    load_after = load_average()
+    reference = one_client_reference(sent)
+    tiers, n = Counter(row["tiers"]), len(sent)
+    share = (tiers["semantic"] + tiers["merged"]) / max(n, 1)
+    one = (reference["semantic"] + reference["merged"]) / max(n, 1)
+    bound = row["nocache_p99_ms"] + 0.1 * (min_ms + max_ms) / 2
+    print(f"requests {n}; cache proxy tiers {dict(tiers)}; shed/failed {row['cache_counters']}")
+    print(f"one client on the same stream: {dict(reference)}")
+    print(f"semantic+merged share: {share:.3f} vs one client {one:.3f} -> ratio "
+          f"{share / one if one else float('nan'):.2f} (target >= 0.70); semantic alone "
+          f"{tiers['semantic'] / max(n, 1):.3f} vs "
+          f"{reference['semantic'] / max(n, 1):.3f}")  # fmt: skip
+    print(f"miss p50/p99 {row['miss_p50_ms']:.0f}/{row['miss_p99_ms']:.0f} ms; no-cache p50/p99 "
+          f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "
+          f"of upstream) {bound:.0f} ms -> "
+          f"{'holds' if row['miss_p99_ms'] <= bound else 'fails'}")  # fmt: skip
+    print(f"/readyz 200 (ready) {ready_s:.1f} s and status ok {ok_s:.1f} s after the load "
+          f"stopped (target <= 5 s); last body {body}")  # fmt: skip
+    print(f"load avg {row['load_avg_before']} -> {row['load_avg_after']} -> {load_after}")
+    asyncio.set_event_loop(None)

@@ -1,0 +1,91 @@
+"""``semcache import FILE.jsonl``: bulk-load answers into the deployment's store.
+
+One JSON object a line, each what ``SemanticCache.store_many`` takes: ``prompt`` (or
+``messages``) and ``response``, optionally ``model``, ``tenant``, ``cache`` and any other
+request parameter. Every line is read and validated before anything is stored (a bad line is
+one error naming its line number, exit 2); progress goes to stderr; the summary says how many
+were written, skipped by the policy and failed (with the first reasons). Exit 0 when every
+storable line was written, 1 when some failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from semcache.cli import OneLineParser
+
+PROG = "semcache import"
+#: Failure reasons printed in the summary (the rest are counted).
+SHOWN_FAILURES = 5
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog=PROG, description="Store question/answer pairs from a JSONL file.")
+    parser.add_argument("file", type=Path, help="JSONL file, one object per line.")
+    parser.add_argument("--model", help="Model of lines that name none (default: semcache-direct).")
+    parser.add_argument("--tenant", help="Tenant of lines that name none (default: the default).")
+    parser.add_argument(
+        "--chunk", type=int, default=256, help="Items written concurrently (default 256)."
+    )
+    return parser
+
+
+def read_items(path: Path) -> list[dict[str, Any]]:
+    """The file's objects; a ValueError naming the line when one is not a JSON object."""
+    items = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(item, dict):
+                raise ValueError(f"{path}:{number}: expected a JSON object")
+            items.append(item)
+    return items
+
+
+def main(argv: list[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.chunk < 1:
+        parser.error("--chunk must be >= 1")
+    try:
+        items = read_items(args.file)
+    except OSError as exc:
+        parser.error(f"cannot read {args.file}: {exc.strerror or exc}")
+    except ValueError as exc:
+        parser.error(str(exc))
+    from semcache.cache import SemanticCache
+    from semcache.errors import InvalidRequest, StoreError
+
+    def progress(done: int, total: int) -> None:
+        sys.stderr.write(f"{PROG}: {done}/{total}\n")
+
+    try:
+        with SemanticCache() as cache:
+            report = cache.store_many(
+                items, model=args.model, tenant=args.tenant, chunk=args.chunk,
+                on_progress=progress,
+            )  # fmt: skip
+    except InvalidRequest as exc:
+        parser.error(f"{exc.field}: {exc.problem}")
+    except StoreError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    print(
+        f"{PROG}: {report.written} written, {report.skipped} skipped by the policy, "
+        f"{len(report.failed)} failed, of {report.total}"
+    )
+    for failure in report.failed[:SHOWN_FAILURES]:
+        print(f"{PROG}: item {failure.index}: {failure.reason}", file=sys.stderr)
+    return 0 if report.ok else 1
