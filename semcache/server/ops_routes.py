@@ -55,6 +55,6 @@ async def metrics(request: Request) -> Response:
 
 
 @router.api_route("/openapi.json", methods=READ_METHODS)
-async def openapi() -> Response:
-    """The OpenAPI document of the chat route (see :mod:`semcache.server.openapi`)."""
-    return JSONResponse(openapi_document())
+async def openapi(request: Request) -> Response:
+    """The OpenAPI document of every route (see :mod:`semcache.server.openapi`)."""
+    return JSONResponse(openapi_document(proxy_of(request).upstreams.names()))
