@@ -54,9 +54,9 @@ class DirectoryLock:
 def locked_message(directory: Path, holder: str) -> str:
     """The refusal text: says why and what to do instead."""
     return (
-        f"the embedded semcache store at {directory} is already open in another process "
-        f"(pid {holder}); an embedded store serves one process per directory. To share one "
-        'cache between several processes or hosts, run a Qdrant server and set backend = "qdrant" '
-        "(SEMCACHE_STORE__BACKEND=qdrant SEMCACHE_STORE__URL=http://host:6333), or give each "
-        "process its own store path."
+        f"store.path {directory} is held by another process (pid {holder}): the embedded "
+        "store serves one process per directory. Give each process its own store.path "
+        "(SEMCACHE_STORE__PATH), or share one cache between processes or hosts with a Qdrant "
+        'server: store.backend = "qdrant" (SEMCACHE_STORE__BACKEND=qdrant '
+        "SEMCACHE_STORE__URL=http://host:6333)."
     )

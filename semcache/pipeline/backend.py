@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from semcache.errors import StoreLockedError
 from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
@@ -51,6 +52,9 @@ class SemanticBackend:
         self._monotonic = monotonic
         self._failed_at: float | None = None
         self._warming: asyncio.Task[SemanticTier | None] | None = None
+        #: Set while the store is held by another process: a misconfiguration, not a
+        #: transient failure, so ``SemanticCache.ready()`` raises it instead of missing.
+        self.locked: StoreLockedError | None = None
 
     @property
     def started(self) -> SemanticTier | None:
@@ -101,7 +105,7 @@ class SemanticBackend:
     async def _warm(self, tier: SemanticTier) -> SemanticTier | None:
         started = self._monotonic()
         store = await self._failopen.call(
-            "semantic_setup", tier.setup, None, timeout_s=self._setup_timeout_s
+            "semantic_setup", lambda: self._setup(tier), None, timeout_s=self._setup_timeout_s
         )
         if store is None:
             self._failed_at = self._monotonic()
@@ -110,6 +114,15 @@ class SemanticBackend:
         self._failed_at = None
         _log.info("semantic tier warm in %.2f s", self._monotonic() - started)
         return tier
+
+    async def _setup(self, tier: SemanticTier) -> object:
+        try:
+            store = await tier.setup()
+        except StoreLockedError as exc:
+            self.locked = exc
+            raise
+        self.locked = None
+        return store
 
     async def close(self) -> None:
         """Let a warm-up in progress finish (cancelling it could leave a store opened by its

@@ -102,7 +102,10 @@ async def probe(parts: Assembly, timeout_s: float, *, wait: bool = True) -> bool
         )
         return True
 
-    return await parts.failopen.call("readiness", check, False, timeout_s=timeout_s)
+    ready = await parts.failopen.call("readiness", check, False, timeout_s=timeout_s)
+    if wait and backend.locked is not None:
+        raise backend.locked  # another process holds the store: say so, never miss in silence
+    return ready
 
 
 async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Health:

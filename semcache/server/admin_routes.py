@@ -24,7 +24,7 @@ from semcache.server.http_errors import (
     to_api_error,
 )
 from semcache.server.openai_routes import error_response
-from semcache.server.state import Proxy, proxy_of
+from semcache.server.state import READ_METHODS, Proxy, proxy_of
 
 router = APIRouter(prefix="/admin")
 
@@ -43,7 +43,9 @@ class PurgeRequest(BaseModel):
     model: str | None = Field(
         None, min_length=1, description="Public model name or provider model."
     )
-    all: bool = Field(False, description="Required to purge without any filter.")
+    all: bool = Field(
+        False, strict=True, description="Required to purge without any filter (JSON true)."
+    )
 
     @model_validator(mode="after")
     def _some_filter(self) -> PurgeRequest:
@@ -137,11 +139,11 @@ async def purge(request: Request) -> Response:
     return await _answer(request, _purge)
 
 
-@router.get("/entries")
+@router.api_route("/entries", methods=READ_METHODS)
 async def entries(request: Request) -> Response:
     return await _answer(request, _entries)
 
 
-@router.get("/stats")
+@router.api_route("/stats", methods=READ_METHODS)
 async def stats(request: Request) -> Response:
     return await _answer(request, _stats)

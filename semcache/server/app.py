@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 
 async def _http_error(request: Request, exc: HTTPException) -> Response:
-    return error_response(ApiError(exc.status_code, str(exc.detail), kind="http"))
+    # Starlette's 405 carries ``Allow`` in its headers (RFC 9110 requires it on a 405)
+    error = ApiError(exc.status_code, str(exc.detail), kind="http")
+    return error_response(error, headers=dict(exc.headers or {}))
 
 
 async def _validation_error(request: Request, exc: RequestValidationError) -> Response:

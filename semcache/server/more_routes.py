@@ -29,12 +29,12 @@ from semcache.stats import CacheInfo, Tier, cache_info
 if TYPE_CHECKING:
     from litellm import ModelResponse
 
-    from semcache.cache import SemanticCache
+    from semcache.server.state import Proxy
 
 router = APIRouter()
 
-Answer = Callable[["SemanticCache", dict[str, Any], str], Awaitable[tuple[Any, dict[str, Any]]]]
-"""``(cache, call arguments, public model name)`` -> the answer and its JSON payload."""
+Answer = Callable[["Proxy", dict[str, Any], str], Awaitable[tuple[Any, dict[str, Any]]]]
+"""``(proxy, call arguments, public model name)`` -> the answer and its JSON payload."""
 
 
 async def _serve(request: Request, parse: Parser, answer: Answer) -> Response:
@@ -42,7 +42,7 @@ async def _serve(request: Request, parse: Parser, answer: Answer) -> Response:
     exchange = Exchange(proxy, request.url.path)
     try:
         parsed, kwargs = await admit(request, exchange, parse)
-        result, payload = await answer(proxy.cache, kwargs, parsed.model)
+        result, payload = await answer(proxy, kwargs, parsed.model)
     except Exception as exc:  # the request boundary: every failure becomes an OpenAI error
         error = to_api_error(exc, proxy.upstreams.redact)
         exchange.fail(error)
@@ -55,17 +55,13 @@ async def _serve(request: Request, parse: Parser, answer: Answer) -> Response:
     )
 
 
-async def _embed(
-    cache: SemanticCache, kwargs: dict[str, Any], model: str
-) -> tuple[Any, dict[str, Any]]:
-    embedded = await cache.aembedding(**kwargs)
+async def _embed(proxy: Proxy, kwargs: dict[str, Any], model: str) -> tuple[Any, dict[str, Any]]:
+    embedded = await proxy.cache.aembedding(**proxy.upstreams.embedding_params(model, kwargs))
     return embedded, embedded.model_dump()
 
 
-async def _complete(
-    cache: SemanticCache, kwargs: dict[str, Any], model: str
-) -> tuple[Any, dict[str, Any]]:
-    response = cast("ModelResponse", await cache.acompletion(**kwargs))  # not streamed
+async def _complete(proxy: Proxy, kwargs: dict[str, Any], model: str) -> tuple[Any, dict[str, Any]]:
+    response = cast("ModelResponse", await proxy.cache.acompletion(**kwargs))  # not streamed
     return response, text_completion(response.model_dump(), model)
 
 

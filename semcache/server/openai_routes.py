@@ -26,7 +26,7 @@ from semcache.server.access_log import log_request
 from semcache.server.config import ServerOptions
 from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
 from semcache.server.request import ParsedRequest, parse_chat_request
-from semcache.server.state import Proxy, proxy_of
+from semcache.server.state import READ_METHODS, Proxy, proxy_of
 from semcache.server.validate import check_depth
 from semcache.stats import CacheInfo, Tier, cache_info
 
@@ -242,7 +242,7 @@ async def _events(
         await _close(stream)
 
 
-@router.get("/v1/models")
+@router.api_route("/v1/models", methods=READ_METHODS)
 async def list_models(request: Request) -> Response:
     proxy = proxy_of(request)
     if proxy.keys.tenant_for(request.headers.get("authorization")) is None:

@@ -1,10 +1,11 @@
 """The proxy's OpenAPI document, served at ``/openapi.json``.
 
-Written by hand rather than generated, because the chat route reads its body itself (to
+Written by hand rather than generated, because the routes read their bodies themselves (to
 limit its size and depth before parsing, see :mod:`semcache.server.openai_routes`), so
-FastAPI cannot see its shape. It describes the request body the proxy accepts, which is
-OpenAI's chat-completion body restricted to what :mod:`semcache.server.validate` checks,
-plus semcache's ``cache`` object and ``x-semcache-*`` headers. The reliability suite
+FastAPI cannot see its shape. It describes every route: the request bodies the proxy accepts
+(OpenAI's bodies restricted to what :mod:`semcache.server.validate` checks, plus semcache's
+``cache`` object and ``x-semcache-*`` headers), the admin and tuning routes and the
+operations routes (each GET route also answers HEAD). The reliability suite
 generates requests from it (hypothesis-jsonschema) and checks that no client-side error
 ever gets a 5xx.
 """
@@ -117,35 +118,159 @@ CHAT_REQUEST: dict[str, Any] = {
 }
 
 
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document of the proxy's chat route."""
-    header = {"in": "header", "required": False}
+_CACHE = CHAT_REQUEST["properties"]["cache"]
+_INTEGER_TOKENS = {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}}
+
+#: JSON Schema of ``POST /v1/embeddings`` request bodies (:data:`validate.EMBEDDING_TYPES`).
+EMBEDDING_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "required": ["model", "input"],
+    "properties": {
+        "model": {"type": "string", "minLength": 1},
+        "input": {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                _INTEGER_TOKENS,
+                {"type": "array", "minItems": 1, "items": _INTEGER_TOKENS},
+            ]
+        },
+        "dimensions": {"type": "integer", "minimum": 1},
+        "encoding_format": {"enum": ["float", "base64"]},
+        "user": _STRING,
+        "cache": _CACHE,
+    },
+    "additionalProperties": False,
+}
+
+_COMPLETION_FIELDS = ("max_tokens", "temperature", "top_p", "n", "stop", "presence_penalty",
+                      "frequency_penalty", "seed", "user")  # fmt: skip
+
+#: JSON Schema of ``POST /v1/completions`` request bodies (one prompt, answered by chat).
+COMPLETION_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "required": ["model", "prompt"],
+    "properties": {
+        "model": {"type": "string", "minLength": 1},
+        "prompt": {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 1,
+                    "items": {"type": "string", "minLength": 1},
+                },
+            ]
+        },
+        **{name: CHAT_REQUEST["properties"][name] for name in _COMPLETION_FIELDS},
+        "cache": _CACHE,
+    },
+    "additionalProperties": False,
+}
+
+_NAME = {"type": "string", "minLength": 1}
+_FILTER = {"tenant": _NAME, "namespace": _NAME, "model": _NAME}
+
+#: ``POST /admin/purge``: at least one filter, or ``all: true``.
+PURGE_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "properties": {**_FILTER, "all": {"type": "boolean"}},
+    "anyOf": [{"required": [name]} for name in _FILTER]
+    + [{"required": ["all"], "properties": {"all": {"const": True}}}],
+    "additionalProperties": False,
+}
+
+#: ``POST /v1/feedback``.
+FEEDBACK_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "correct"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "maxLength": 200},
+        "correct": {"type": "boolean"},
+    },
+    "additionalProperties": False,
+}
+
+_CLIENT = [{"bearer": []}]
+_HEADER = {"in": "header", "required": False}
+_CONTROLS = [
+    {**_HEADER, "name": "x-semcache-no-cache", "schema": {"type": "boolean"}},
+    {**_HEADER, "name": "x-semcache-no-store", "schema": {"type": "boolean"}},
+    {**_HEADER, "name": "x-semcache-ttl", "schema": {"type": "number", "minimum": 0}},
+    {**_HEADER, "name": "x-semcache-namespace", "schema": _NAME},
+]
+_ERRORS = {
+    "400": {"description": "Invalid request; error.param names the field."},
+    "401": {"description": "Missing or unknown key."},
+    "403": {"description": "The admin API is disabled (no server.admin_key)."},
+    "404": {"description": "Unknown model or serve id."},
+    "413": {"description": "Body larger than server.max_body_bytes."},
+    "503": {"description": "The cache is unavailable (admin operations do not fail open)."},
+}
+_OK = {"200": {"description": "OK."}}
+
+
+def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"in": "query", "name": name, "required": False, "schema": schema}
+
+
+def _post(body: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"security": _CLIENT, "requestBody": _json_body(body), "responses": {**_OK, **_ERRORS},
+            **extra}  # fmt: skip
+
+
+def _read(*params: dict[str, Any], secured: bool = True) -> dict[str, Any]:
+    operation: dict[str, Any] = {"responses": {**_OK, **_ERRORS}, "parameters": list(params)}
+    if secured:
+        operation["security"] = _CLIENT
+    return {"get": operation, "head": operation}
+
+
+def _with_models(schema: dict[str, Any], models: list[str] | None) -> dict[str, Any]:
+    if not models:
+        return schema
+    properties = {**schema["properties"], "model": {"enum": models}}
+    return {**schema, "properties": properties}
+
+
+def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of every route; ``models``: the public model names served."""
+    tenant = _query("tenant", _NAME)
+    paths: dict[str, Any] = {
+        "/v1/chat/completions": {
+            "post": _post(_with_models(CHAT_REQUEST, models), parameters=_CONTROLS)
+        },
+        "/v1/completions": {
+            "post": _post(_with_models(COMPLETION_REQUEST, models), parameters=_CONTROLS)
+        },
+        "/v1/embeddings": {
+            "post": _post(_with_models(EMBEDDING_REQUEST, models), parameters=_CONTROLS)
+        },
+        "/v1/models": _read(),
+        "/v1/feedback": {"post": _post(FEEDBACK_REQUEST)},
+        "/admin/purge": {"post": _post(PURGE_REQUEST)},
+        "/admin/entries": _read(
+            tenant, _query("limit", {"type": "integer", "minimum": 1, "maximum": 1000})
+        ),
+        "/admin/stats": _read(),
+        "/admin/misses": _read(
+            tenant, _query("min_count", {"type": "integer", "minimum": 1, "maximum": 1_000_000})
+        ),
+        "/admin/labels": _read(),
+        "/admin/reload": {"post": {"security": _CLIENT, "responses": {**_OK, **_ERRORS}}},
+        "/healthz": _read(secured=False),
+        "/readyz": _read(secured=False),
+        "/metrics": _read(),
+        "/openapi.json": _read(secured=False),
+    }
     return {
         "openapi": "3.1.0",
         "info": {"title": "semcache proxy", "version": "1"},
-        "paths": {
-            "/v1/chat/completions": {
-                "post": {
-                    "security": [{"bearer": []}],
-                    "parameters": [
-                        {**header, "name": "x-semcache-no-cache", "schema": {"type": "boolean"}},
-                        {**header, "name": "x-semcache-no-store", "schema": {"type": "boolean"}},
-                        {**header, "name": "x-semcache-ttl", "schema": {"type": "number"}},
-                        {**header, "name": "x-semcache-namespace", "schema": _STRING},
-                    ],
-                    "requestBody": {
-                        "required": True,
-                        "content": {"application/json": {"schema": CHAT_REQUEST}},
-                    },
-                    "responses": {
-                        "200": {"description": "A chat completion (or an SSE stream)."},
-                        "400": {"description": "Invalid request; error.param names the field."},
-                        "401": {"description": "Missing or unknown key."},
-                        "404": {"description": "Unknown model."},
-                        "413": {"description": "Body larger than server.max_body_bytes."},
-                    },
-                }
-            }
-        },
+        "paths": paths,
         "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     }

@@ -20,19 +20,19 @@ from semcache.server.http_errors import ApiError
 from semcache.server.metrics import CONTENT_TYPE
 from semcache.server.openai_routes import error_response
 from semcache.server.openapi import openapi_document
-from semcache.server.state import proxy_of
+from semcache.server.state import READ_METHODS, proxy_of
 
 router = APIRouter()
 _log = logging.getLogger(__name__)
 
 
-@router.get("/healthz")
+@router.api_route("/healthz", methods=READ_METHODS)
 async def healthz() -> Response:
     """The process is up and serving HTTP."""
     return JSONResponse({"status": "ok"})
 
 
-@router.get("/readyz")
+@router.api_route("/readyz", methods=READ_METHODS)
 async def readyz(request: Request) -> Response:
     """The cache's health: 200 when ready (degraded parts listed), else 503."""
     health = await proxy_of(request).cache.ahealth(wait=False)  # 503 while warming up
@@ -43,7 +43,7 @@ async def readyz(request: Request) -> Response:
     return JSONResponse(health.as_dict(), status_code=200 if health.ready else 503)
 
 
-@router.get("/metrics")
+@router.api_route("/metrics", methods=READ_METHODS)
 async def metrics(request: Request) -> Response:
     proxy = proxy_of(request)
     if not proxy.keys.may_read_metrics(request.headers.get("authorization")):
@@ -54,7 +54,7 @@ async def metrics(request: Request) -> Response:
     return Response(proxy.metrics.render(stats), media_type=CONTENT_TYPE)
 
 
-@router.get("/openapi.json")
-async def openapi() -> Response:
-    """The OpenAPI document of the chat route (see :mod:`semcache.server.openapi`)."""
-    return JSONResponse(openapi_document())
+@router.api_route("/openapi.json", methods=READ_METHODS)
+async def openapi(request: Request) -> Response:
+    """The OpenAPI document of every route (see :mod:`semcache.server.openapi`)."""
+    return JSONResponse(openapi_document(proxy_of(request).upstreams.names()))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
-from semcache.server.validate import validate_chat_params
+from semcache.server.validate import EMBEDDING_TYPES, check_types, validate_chat_params
 
 #: OpenAI chat-completion body fields forwarded upstream (``model`` is mapped separately).
 OPENAI_CHAT_FIELDS: frozenset[str] = frozenset(
@@ -154,8 +154,10 @@ def parse_chat_request(body: Any, headers: Mapping[str, str]) -> ParsedRequest:
 
 
 def parse_embedding_request(body: Any, headers: Mapping[str, str]) -> ParsedRequest:
-    """An embeddings body (``input`` is checked by the cache, as for a library caller)."""
-    return parse_request(body, headers, EMBEDDINGS)
+    """An embeddings body, its fields checked against OpenAI's types."""
+    request = parse_request(body, headers, EMBEDDINGS)
+    check_types(request.params, EMBEDDING_TYPES)
+    return request
 
 
 def parse_completion_request(body: Any, headers: Mapping[str, str]) -> ParsedRequest:

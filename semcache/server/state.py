@@ -29,3 +29,7 @@ class Proxy:
 def proxy_of(request: Request) -> Proxy:
     """The :class:`Proxy` of the app serving ``request``."""
     return cast(Proxy, request.app.state.proxy)
+
+
+#: Methods of every read-only route: HEAD is answered as GET is (RFC 9110, section 9.3.2).
+READ_METHODS = ["GET", "HEAD"]

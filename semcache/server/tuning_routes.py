@@ -25,7 +25,7 @@ from semcache.config.settings import CacheSettings
 from semcache.errors import UnknownServe
 from semcache.server.admin_routes import _answer, _body, _int_param, _plain, _require_admin
 from semcache.server.http_errors import ApiError, unauthorized
-from semcache.server.state import proxy_of
+from semcache.server.state import READ_METHODS, proxy_of
 
 router = APIRouter()
 
@@ -97,12 +97,12 @@ async def feedback(request: Request) -> Response:
     return await _answer(request, _feedback)
 
 
-@router.get("/admin/misses")
+@router.api_route("/admin/misses", methods=READ_METHODS)
 async def misses(request: Request) -> Response:
     return await _answer(request, _misses)
 
 
-@router.get("/admin/labels")
+@router.api_route("/admin/labels", methods=READ_METHODS)
 async def labels(request: Request) -> Response:
     return await _answer(request, _labels)
 

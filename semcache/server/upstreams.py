@@ -48,6 +48,7 @@ class UpstreamTable:
 
     def __init__(self, upstreams: list[Upstream]) -> None:
         self._by_name = {upstream.public_name: upstream for upstream in upstreams}
+        self._no_retry_clients: dict[str, Any] = {}
         self._secrets = sorted(
             {u.api_key.get_secret_value() for u in upstreams if u.api_key is not None},
             key=len,
@@ -84,6 +85,27 @@ class UpstreamTable:
     def get(self, public_name: str) -> Upstream | None:
         return self._by_name.get(public_name)
 
+    def embedding_params(self, public_name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` for ``aembedding``, with ``max_retries = 0`` honoured.
+
+        LiteLLM's OpenAI embedding path reads ``max_retries or 2`` and sets that on any
+        client it is given, so a configured 0 would still mean three upstream calls; for
+        OpenAI models a client that keeps ``max_retries`` at 0 (one per upstream, reused)
+        is passed instead.
+        """
+        upstream = self._by_name.get(public_name)
+        if upstream is None or upstream.max_retries != 0 or not _is_openai(upstream.model):
+            return kwargs
+        client = self._no_retry_clients.get(public_name)
+        if client is None:
+            client = _no_retry_client_class()(
+                api_key=None if upstream.api_key is None else upstream.api_key.get_secret_value(),
+                base_url=upstream.api_base,
+                timeout=upstream.timeout if upstream.timeout is not None else 600.0,
+            )
+            self._no_retry_clients[public_name] = client
+        return {**kwargs, "client": client}
+
     def names(self) -> list[str]:
         return list(self._by_name)
 
@@ -98,3 +120,29 @@ class UpstreamTable:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
+
+
+def _is_openai(model: str) -> bool:
+    import litellm  # lazy: imported with the cache anyway
+
+    try:
+        return litellm.get_llm_provider(model)[1] == "openai"
+    except litellm.BadRequestError:  # a model name LiteLLM cannot place
+        return False
+
+
+def _no_retry_client_class() -> type:
+    import openai  # lazy: imported with LiteLLM anyway
+
+    class NoRetryClient(openai.AsyncOpenAI):
+        """An OpenAI client whose ``max_retries`` stays 0 whatever LiteLLM assigns."""
+
+        @property  # type: ignore[override]
+        def max_retries(self) -> int:
+            return 0
+
+        @max_retries.setter
+        def max_retries(self, value: int) -> None:
+            """Ignored: LiteLLM assigns ``max_retries or 2``."""
+
+    return NoRetryClient

@@ -16,7 +16,7 @@ Ranges are OpenAI's (Chat Completions API reference): ``temperature`` 0..2, ``to
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
@@ -43,6 +43,8 @@ _PART_TYPES: dict[str, frozenset[str]] = {
     "assistant": frozenset({"text", "refusal"}),
     "user": frozenset({"text", "image_url", "input_audio", "file"}),
 }
+_RESPONSE_FORMATS = frozenset({"text", "json_object", "json_schema"})
+_ENCODING_FORMATS = frozenset({"float", "base64"})
 _IMAGE_DETAIL = frozenset({"auto", "low", "high"})
 _AUDIO_FORMATS = frozenset({"wav", "mp3"})
 
@@ -84,6 +86,73 @@ def validate_chat_params(params: Mapping[str, Any]) -> None:
     _logit_bias(params.get("logit_bias"))
     _messages(params.get("messages"))
     _tools(params.get("tools"))
+    check_types(params, CHAT_TYPES)
+
+
+def check_types(params: Mapping[str, Any], types: Mapping[str, Callable[[str, Any], None]]) -> None:
+    """Run each present field's type check (``None`` is OpenAI's "unset")."""
+    for name, check in types.items():
+        value = params.get(name)
+        if value is not None:
+            check(name, value)
+
+
+def _metadata(field: str, value: Any) -> None:
+    for key, item in _object(field, value).items():
+        _string(f"{field}.{key}", item)
+
+
+def _response_format(field: str, value: Any) -> None:
+    kind = _object(field, value).get("type")
+    if not _one_of(kind, _RESPONSE_FORMATS):
+        raise InvalidRequest(f"{field}.type", f"expected one of {sorted(_RESPONSE_FORMATS)}")
+
+
+def _string_or_object(field: str, value: Any) -> None:
+    if not isinstance(value, str | Mapping):
+        raise InvalidRequestType(field, f"expected a string or an object, got {value!r}")
+
+
+def _list_of(item: Callable[[str, Any], Any]) -> Callable[[str, Any], None]:
+    def check(field: str, value: Any) -> None:
+        if not isinstance(value, list):
+            raise InvalidRequestType(field, f"expected a list, got {type(value).__name__}")
+        for i, element in enumerate(value):
+            item(f"{field}[{i}]", element)
+
+    return check
+
+
+def _positive_integer(field: str, value: Any) -> None:
+    _integer(field, value, 1, None)
+
+
+def _embedding_input(field: str, value: Any) -> None:
+    """A string, a list of strings, a list of token ids or a list of token-id lists."""
+    if isinstance(value, str):
+        if not value:
+            raise InvalidRequest(field, "expected a non-empty string")
+        return
+    if not isinstance(value, list) or not value:
+        raise InvalidRequestType(field, "expected a string or a non-empty list")
+    if all(isinstance(item, str) and item for item in value):
+        return
+    if _tokens(value) or all(isinstance(item, list) and _tokens(item) for item in value):
+        return
+    raise InvalidRequestType(
+        field, "expected non-empty strings, token ids, or lists of token ids (not mixed)"
+    )
+
+
+def _tokens(value: list[Any]) -> bool:
+    return bool(value) and all(
+        isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value
+    )
+
+
+def _encoding_format(field: str, value: Any) -> None:
+    if not _one_of(value, _ENCODING_FORMATS):
+        raise InvalidRequest(field, f"expected one of {sorted(_ENCODING_FORMATS)}, got {value!r}")
 
 
 def _number(name: str, value: Any, low: float, high: float) -> None:
@@ -215,3 +284,32 @@ def _tools(value: Any) -> None:
         _string(f"{where}.{kind}.name", spec.get("name"))
         if kind == "function" and spec.get("parameters") is not None:
             _object(f"{where}.function.parameters", spec.get("parameters"))
+
+
+#: Type checks of the chat fields not covered by the ranges and message checks above.
+CHAT_TYPES: dict[str, Callable[[str, Any], None]] = {
+    "metadata": _metadata,
+    "response_format": _response_format,
+    "audio": _object,
+    "prediction": _object,
+    "stream_options": _object,
+    "web_search_options": _object,
+    "function_call": _string_or_object,
+    "tool_choice": _string_or_object,
+    "functions": _list_of(_object),
+    "modalities": _list_of(_string),
+    "prompt_cache_key": _string,
+    "reasoning_effort": _string,
+    "safety_identifier": _string,
+    "service_tier": _string,
+    "user": _string,
+    "verbosity": _string,
+}
+
+#: Type checks of OpenAI's embeddings request body.
+EMBEDDING_TYPES: dict[str, Callable[[str, Any], None]] = {
+    "input": _embedding_input,
+    "dimensions": _positive_integer,
+    "encoding_format": _encoding_format,
+    "user": _string,
+}

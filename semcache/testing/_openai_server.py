@@ -198,7 +198,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_error(failure)
                 return
             inputs = body.get("input")
-            texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            if isinstance(inputs, str) or (inputs and isinstance(inputs[0], int)):
+                inputs = [inputs]  # one text, or one list of token ids
+            # token ids are embedded as their decimal text, so they are deterministic too
+            texts = [t if isinstance(t, str) else " ".join(map(str, t)) for t in inputs or []]
             data = [
                 {
                     "object": "embedding",

@@ -1,0 +1,105 @@
+"""schemathesis over every route of the served OpenAPI document (issue 24, item 6).
+
+The document is read from the app's own ``/openapi.json``; every operation gets valid and
+invalid requests (bounded and derandomized, so the run is fast and the same each time), sent
+with a client or the admin key, against the loopback fake upstream. No response may be a
+5xx and every status must be one the document declares (invalid data is generated too).
+``benchmarks/bench_schema_fuzz.py`` runs the same with many more examples.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import status_code_conformance
+from starlette.testclient import TestClient
+
+from semcache import SemanticCache
+from semcache.server.app import create_app
+from semcache.server.config import ProxyConfig, parse_config
+from semcache.testing import FakeOpenAIServer
+
+#: Examples per operation; ``benchmarks/bench_schema_fuzz.py`` raises it.
+EXAMPLES = int(os.environ.get("SEMCACHE_SCHEMA_EXAMPLES", "3"))
+STATUSES: Counter[int] = Counter()
+ENV = {"UPSTREAM_KEY": "sk-test", "ADMIN_KEY": "admin-k"}
+CLIENT = {"authorization": "Bearer client-k"}
+ADMIN = {"authorization": "Bearer admin-k"}
+CHECKS = [not_a_server_error, status_code_conformance]
+
+
+def schema_config(api_base: str) -> ProxyConfig:
+    """Two public models on the fake upstream (no retries), one client, the admin key."""
+    params = {"api_base": api_base, "api_key": "os.environ/UPSTREAM_KEY", "max_retries": 0}
+    return parse_config(
+        {
+            "model_list": [
+                {"model_name": "fast", "litellm_params": {"model": "openai/gpt-4o-mini", **params}},
+                {
+                    "model_name": "emb",
+                    "litellm_params": {"model": "openai/text-embedding-3-small", **params},
+                },
+            ],
+            "clients": [{"key": "client-k", "tenant": "t"}],
+            "server": {"admin_key": "os.environ/ADMIN_KEY"},
+            "cache": {"store": {"backend": "none"}},
+        }
+    )
+
+
+_upstream = FakeOpenAIServer().start()
+_config = schema_config(_upstream.api_base)
+_cache = SemanticCache(_config.cache)
+APP = create_app(_config, _cache, environ=ENV)
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close() -> Iterator[None]:
+    yield
+    print(f"\nschemathesis responses by status: {dict(sorted(STATUSES.items()))}")
+    _cache.close()
+    _upstream.stop()
+
+
+def headers_for(path: str) -> dict[str, str]:
+    return ADMIN if path.startswith("/admin") else CLIENT
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_no_route_answers_5xx_and_every_status_is_documented(case: schemathesis.Case) -> None:
+    response = case.call(headers=headers_for(case.path))
+    STATUSES[response.status_code] += 1
+    case.validate_response(response, checks=CHECKS)
+
+
+def test_the_document_covers_every_route() -> None:
+    with TestClient(APP) as client:
+        document = client.get("/openapi.json").json()
+    served = {
+        (route.path, method.lower())
+        for route in APP.routes
+        if getattr(route, "include_in_schema", False) and route.path != "/openapi.json"
+        for method in route.methods
+    }
+    documented = {(path, method) for path, ops in document["paths"].items() for method in ops}
+    assert served - documented == set()
+    namespace = next(
+        p
+        for p in document["paths"]["/v1/chat/completions"]["post"]["parameters"]
+        if p["name"] == "x-semcache-namespace"
+    )
+    assert namespace["schema"]["minLength"] == 1  # the server refuses an empty namespace
