@@ -22,6 +22,7 @@ Deselect with ``-m "not notebooks"``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -138,6 +139,31 @@ def test_committed_notebooks_hold_their_outputs() -> None:
         assert all(cell.execution_count is not None for cell in code), f"{name}: not executed"
         assert error_outputs(notebook) == [], name
         assert any("image/png" in o.get("data", {}) for c in code for o in c.outputs), name
+
+
+def committed_text(name: str) -> str:
+    """Every text and Markdown output of the committed notebook ``name``, joined."""
+    import nbformat
+
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    parts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts.append(output.get("data", {}).get("text/markdown", ""))
+    return "\n".join(parts)
+
+
+@pytest.mark.notebooks
+def test_committed_notebooks_show_what_their_text_says() -> None:
+    """01 certifies something and leaves no panel empty; 02 and 03 print the lines their text
+    reads (other_tenant never served another tenant's answer; when the alert was on)."""
+    first = committed_text(NAMES[0])
+    certified = re.search(r"(\d+) of (\d+) rows certify a threshold", first)
+    assert certified and int(certified.group(1)) > 0, "01's calibration table certifies nothing"
+    assert "not drawn, no hit" not in first
+    assert re.search(r"answers made for another tenant: 0\.", committed_text(NAMES[1]))
+    assert re.search(r"the cache's alert, on its last \d+ verdicts", committed_text(NAMES[2]))
 
 
 def main() -> int:
