@@ -17,7 +17,10 @@ import semcache
 
 #: The top-level folders that pyproject.toml maps into ``semcache.*``.
 MAPPED_PACKAGES = (
-    "semcache.stores", "semcache.embedders", "semcache.eval", "semcache.guard",
+    "semcache.stores",
+    "semcache.embedders",
+    "semcache.eval",
+    "semcache.guard",
 )
 
 
