@@ -250,8 +250,10 @@ class RedisVectorStore:
             fence = max((float(f) for f in fences if f is not None), default=-math.inf)
             now = self._clock()
             ttl_s = entry.expires_at - now
-            ttl = "" if entry.expires_at >= NEVER_EXPIRES else str(
-                max(1, math.ceil((ttl_s if ttl_s > 0 else EXPIRED_GRACE_S) * 1000))
+            ttl = (
+                ""
+                if entry.expires_at >= NEVER_EXPIRES
+                else str(max(1, math.ceil((ttl_s if ttl_s > 0 else EXPIRED_GRACE_S) * 1000)))
             )
             attrs = {"expires_at": entry.expires_at, "created_at": entry.created_at,
                      "model": entry.model}  # fmt: skip
