@@ -20,7 +20,7 @@ from .where import Where
 
 __all__ = [
     "NEVER_EXPIRES", "POINT_NAMESPACE", "Entry", "Integrity", "Match", "StoreAdmin",
-    "StoreIntegrity", "VectorStore", "Where", "point_id",
+    "StoreIntegrity", "StoreWatermark", "VectorStore", "Where", "point_id",
 ]
 
 @runtime_checkable
@@ -118,4 +118,15 @@ class StoreIntegrity(Protocol):
 
     def integrity(self) -> Integrity:
         """Problems found and repaired since ``setup``."""
+        ...
+
+
+@runtime_checkable
+class StoreWatermark(Protocol):
+    """Optional: a store shared by several processes applies a model-snapshot change itself,
+    so what one process noticed withdraws the older answers for all of them."""
+
+    def mark_model(self, model: str, before: float) -> int:
+        """Withdraw answers of ``model`` created before ``before`` (epoch seconds) and refuse
+        later writes of such answers; return how many were removed."""
         ...
