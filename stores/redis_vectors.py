@@ -56,6 +56,12 @@ def _mapped(operation: str) -> Iterator[None]:
         raise StoreError(f"redis store {operation} failed: {type(exc).__name__}: {exc}") from exc
 
 
+def _is_cluster(client: Any) -> bool:
+    from redis.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
+
+
 class RedisVectorStore:
     """:class:`~semcache.stores.base.VectorStore` and ``StoreAdmin`` on Redis vector sets.
 
@@ -86,6 +92,7 @@ class RedisVectorStore:
         self._dim = 0
         self._scripts: dict[str, Any] = {}
         self._registered: set[str] = set()
+        self._cluster = False
         self._lock = threading.Lock()
 
     # -- opening and closing ----------------------------------------------------------
@@ -105,6 +112,7 @@ class RedisVectorStore:
                 raise
             if self._client is None:
                 self._client, self._owned = client, owned
+                self._cluster = _is_cluster(client)
                 self._scripts = {
                     name: client.register_script(getattr(layout, name))
                     for name in ("WRITE", "NEAREST", "PURGE", "PURGE_EXPIRED")
@@ -235,34 +243,49 @@ class RedisVectorStore:
     # -- writes -------------------------------------------------------------------------
 
     def upsert(self, entries: Sequence[Entry]) -> None:
+        """Store entries in one round trip per step (register, read fences, write)."""
         client = self._open()
+        blobs = []
         for entry in entries:
             if entry.vector is None:
                 raise StoreError(f"entry {entry.key!r} has no vector")
-            blob = self._vector(entry.vector)
-            pid = self._register(entry)
-            keys = self._layout.partition(pid)
-            # Read after registering: a purge that this read misses began after the
-            # partition was registered, so it finds the partition and fences it there.
-            fields = layout.covering_fields(entry.tenant, entry.namespace, entry.model)
-            with _mapped("upsert"):
-                fences = client.hmget(self._layout.fence, fields)
-            fence = max((float(f) for f in fences if f is not None), default=-math.inf)
-            now = self._clock()
-            ttl_s = entry.expires_at - now
-            ttl = (
-                ""
-                if entry.expires_at >= NEVER_EXPIRES
-                else str(max(1, math.ceil((ttl_s if ttl_s > 0 else EXPIRED_GRACE_S) * 1000)))
-            )
-            attrs = {"expires_at": entry.expires_at, "created_at": entry.created_at,
-                     "model": entry.model}  # fmt: skip
-            args = [
-                entry.key, blob, json.dumps(attrs), json.dumps(entry.payload()),
-                repr(entry.created_at), repr(entry.expires_at), repr(now),
-                repr(fence) if fence > -math.inf else "-inf", layout.h(entry.model), ttl,
-            ]  # fmt: skip
-            self._run("WRITE", keys, args, "upsert")
+            blobs.append(self._vector(entry.vector))
+        if not entries:
+            return
+        pids = [self._register(entry) for entry in entries]
+        # Read after registering: a purge that this read misses began after the partition
+        # was registered, so it finds the partition and fences it there.
+        with _mapped("upsert"):
+            pipe = client.pipeline(transaction=False)
+            for entry in entries:
+                fields = layout.covering_fields(entry.tenant, entry.namespace, entry.model)
+                pipe.hmget(self._layout.fence, fields)
+            fences = pipe.execute()
+        now = self._clock()
+        write = self._scripts["WRITE"]
+        # redis-py's cluster pipeline refuses scripts: there, one call per entry
+        pipe = None if self._cluster else client.pipeline(transaction=False)
+        with _mapped("upsert"):
+            for entry, blob, pid, found in zip(entries, blobs, pids, fences, strict=True):
+                fence = max((float(f) for f in found if f is not None), default=-math.inf)
+                args = self._write_args(entry, blob, now, fence)
+                write(keys=self._layout.partition(pid), args=args, client=pipe or client)
+            if pipe is not None:
+                pipe.execute()
+
+    @staticmethod
+    def _write_args(entry: Entry, blob: bytes, now: float, fence: float) -> list[Any]:
+        ttl_s = entry.expires_at - now
+        ttl = ""  # never expires
+        if entry.expires_at < NEVER_EXPIRES:
+            ttl = str(max(1, math.ceil((ttl_s if ttl_s > 0 else EXPIRED_GRACE_S) * 1000)))
+        attrs = {"expires_at": entry.expires_at, "created_at": entry.created_at,
+                 "model": entry.model}  # fmt: skip
+        return [
+            entry.key, blob, json.dumps(attrs), json.dumps(entry.payload()),
+            repr(entry.created_at), repr(entry.expires_at), repr(now),
+            repr(fence) if fence > -math.inf else "-inf", layout.h(entry.model), ttl,
+        ]  # fmt: skip
 
     def _register(self, entry: Entry) -> str:
         pid = layout.partition_id(entry.tenant, entry.namespace, entry.scope, entry.embedder)
