@@ -7,7 +7,7 @@ one partition carries the hash tag ``{pid}``, so a partition lives on one cluste
 each script below touches that one slot only:
 
 - ``P:vs:{pid}:v``  vector set, element = entry key, FP32 ``NOQUANT``; attributes JSON
-  ``{"expires_at", "created_at", "model"}`` (lookups filter on ``.expires_at``);
+  ``{"expires_at", "created_at", "model"}`` (purges by model read ``.model``);
 - ``P:vs:{pid}:p``  hash, entry key -> entry JSON; each field expires with its entry
   (``HPEXPIRE``: Redis's own TTL);
 - ``P:vs:{pid}:x`` / ``:c``  sorted sets of entry keys by ``expires_at`` / ``created_at``
@@ -106,15 +106,23 @@ TTL in ms ('' never). Returns 1 stored, 0 refused by a fence. An entry written a
 
 NEAREST = """
 local found = redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'COUNT', ARGV[3],
-  'EF', ARGV[4], 'FILTER', ARGV[2])
+  'EF', ARGV[4])
+local now = tonumber(ARGV[2])
 for i = 1, #found, 2 do
-  local payload = redis.call('HGET', KEYS[2], found[i])
-  if payload then return {found[i], found[i + 1], payload} end
+  local expires = redis.call('ZSCORE', KEYS[3], found[i])
+  if expires and tonumber(expires) > now then
+    local payload = redis.call('HGET', KEYS[2], found[i])
+    if payload then return {found[i], found[i + 1], payload} end
+  end
 end
 return false
 """
-"""KEYS: v, p. ARGV: FP32 query, filter, candidates, EF. The nearest live element whose payload
-has not expired yet: {key, score, entry JSON}, or false."""
+"""KEYS: v, p, x. ARGV: FP32 query, now, candidates, EF. The nearest of the ``candidates``
+nearest elements that is live at now (its ``expires_at`` in x) and whose payload has not
+expired in Redis yet: {key, score, entry JSON}, or false. Checked after the search rather
+than with ``VSIM ... FILTER``, which costs 3-4x more here (every candidate's attribute JSON is
+parsed); expired elements are few because the sweep removes them, and when all candidates
+are expired the lookup is a miss, never an expired answer."""
 
 PURGE = """
 local field = 'f:' .. ARGV[1]

@@ -12,12 +12,13 @@ hash tag, so it lives on one Redis Cluster slot and every script touches one slo
 
 Exactness: vectors are stored ``NOQUANT`` (float32), so a similarity is the same cosine the
 embedded store computes (to float32 rounding); VSIM's score is ``(1 + cos) / 2`` and is
-converted back. Expiry: each entry's payload field has Redis's own TTL, lookups filter on
-``.expires_at > now`` and re-check, and :meth:`RedisVectorStore.purge_expired` removes the
-vector-set elements. Fences: a purge records its time in Redis, globally and in each
-partition it covers, and a write of an entry created before a fence that covers it is
-refused in the same script that would store it (``created_at`` is compared with the
-purging process's clock: hosts' clocks must agree to well under the write-behind delay).
+converted back. Expiry: each entry's payload field has Redis's own TTL, lookups re-check
+``expires_at > now`` in the script and again in :class:`Where`, and
+:meth:`RedisVectorStore.purge_expired` removes the vector-set elements. Fences: a purge
+records its time in Redis, globally and in each partition it covers, and a write of an
+entry created before a fence that covers it is refused in the same script that would store
+it (``created_at`` is compared with the purging process's clock: hosts' clocks must agree
+to well under the write-behind delay).
 """
 
 from __future__ import annotations
@@ -68,9 +69,10 @@ class RedisVectorStore:
     ``client``: a ``redis.Redis`` or ``redis.cluster.RedisCluster`` (sync) client, or a
     ``redis://`` URL (a client is built at ``setup`` and closed by ``close``). ``prefix``:
     of every key. ``clock``: wall-clock epoch seconds (what "expired" and a purge's time
-    mean). ``candidates``: elements a lookup fetches, so a payload that expired a moment
-    before its element does not hide the next one. ``ef``: HNSW search breadth (higher:
-    closer to exact, slower). Safe to call from several threads (redis-py's pool).
+    mean). ``candidates``: nearest elements a lookup checks for one that is live (expired
+    ones stay until ``purge_expired``). ``ef``: HNSW search breadth (higher: closer to
+    exact, slower; 64 found the exact nearest for 400 of 400 queries at 2k x 384). Safe to
+    call from several threads (redis-py's pool).
     """
 
     def __init__(
@@ -79,8 +81,8 @@ class RedisVectorStore:
         *,
         prefix: str = "semcache",
         clock: Callable[[], float] = time.time,
-        candidates: int = 4,
-        ef: int = 200,
+        candidates: int = 8,
+        ef: int = 64,
     ) -> None:
         self._given = client
         self._layout = layout.Layout(prefix)
@@ -200,8 +202,8 @@ class RedisVectorStore:
         self._open()
         blob = self._vector(vector)
         keys = self._keys(where.tenant, where.namespace, where.scope, where.embedder)
-        live = f".expires_at > {float(where.now)!r}"
-        found = self._run("NEAREST", keys[:2], [blob, live, self._candidates, self._ef], "search")
+        args = [blob, repr(float(where.now)), self._candidates, max(self._ef, self._candidates)]
+        found = self._run("NEAREST", keys[:3], args, "search")
         if not found:
             return None
         _, score, payload = found
