@@ -93,7 +93,6 @@ class RedisVectorStore:
         self._owned = False
         self._dim = 0
         self._scripts: dict[str, Any] = {}
-        self._registered: set[str] = set()
         self._cluster = False
         self._lock = threading.Lock()
 
@@ -254,7 +253,7 @@ class RedisVectorStore:
             blobs.append(self._vector(entry.vector))
         if not entries:
             return
-        pids = [self._register(entry) for entry in entries]
+        pids = self._register(client, entries)
         # Read after registering: a purge that this read misses began after the partition
         # was registered, so it finds the partition and fences it there.
         with _mapped("upsert"):
@@ -289,15 +288,21 @@ class RedisVectorStore:
             repr(fence) if fence > -math.inf else "-inf", layout.h(entry.model), ttl,
         ]  # fmt: skip
 
-    def _register(self, entry: Entry) -> str:
-        pid = layout.partition_id(entry.tenant, entry.namespace, entry.scope, entry.embedder)
-        if pid not in self._registered:
-            partition = {"tenant": entry.tenant, "namespace": entry.namespace,
-                         "scope": entry.scope, "embedder": entry.embedder}  # fmt: skip
-            with _mapped("register partition"):
-                self._open().hsetnx(self._layout.parts, pid, json.dumps(partition))
-            self._registered.add(pid)
-        return pid
+    def _register(self, client: Any, entries: Sequence[Entry]) -> list[str]:
+        """Record each entry's partition in ``P:vs:parts`` (on every write: a Redis restarted
+        empty must learn it again, or a purge would not find it); returns their ids."""
+        pids, partitions = [], {}
+        for entry in entries:
+            pid = layout.partition_id(entry.tenant, entry.namespace, entry.scope, entry.embedder)
+            pids.append(pid)
+            partitions[pid] = {"tenant": entry.tenant, "namespace": entry.namespace,
+                               "scope": entry.scope, "embedder": entry.embedder}  # fmt: skip
+        with _mapped("register partition"):
+            pipe = client.pipeline(transaction=False)
+            for pid, partition in partitions.items():
+                pipe.hsetnx(self._layout.parts, pid, json.dumps(partition))
+            pipe.execute()
+        return pids
 
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None

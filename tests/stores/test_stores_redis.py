@@ -243,3 +243,13 @@ def test_keys_of_a_partition_share_one_hash_tag(pair) -> None:
     assert next(k for k in fenced if k.endswith(":m")).split("{")[1].split("}")[0] in keys[0]
     meta = json.loads(client.hget(f"{a._layout.prefix}:vs:meta", "config"))
     assert meta == {"format": 1, "embedder": EMBEDDER, "dim": DIM}
+
+
+def test_after_redis_restarts_empty_a_purge_still_finds_new_partitions(pair, clock) -> None:
+    a, b = pair
+    b.upsert([make_entry("k1")])
+    redis.Redis.from_url(redis_server().url).flushall()  # as a restart without persistence
+    b.upsert([make_entry("k2")])  # the same partition, written again by the same process
+    clock.now = NOW + 1
+    assert a.purge(tenant="t1") == 1
+    assert b.retrieve("k2", where()) is None
