@@ -1,7 +1,8 @@
 """Vector stores: where cached entries live and how they are found by meaning.
 
 ``QdrantEdgeStore`` (the default) runs Qdrant's engine inside this process; ``QdrantStore``
-talks to a Qdrant server or cluster (or qdrant-client's local mode). Both implement
+talks to a Qdrant server or cluster (or qdrant-client's local mode); ``RedisVectorStore``
+keeps entries in Redis 8 vector sets shared by every process. All implement
 :class:`VectorStore` (the request path) and :class:`StoreAdmin` (operators' operations)
 with the same behaviour; :class:`Where` decides what a lookup may see, for all of them.
 ``semcache.testing.InMemoryStore`` is the in-process double. The backends are imported on
@@ -21,6 +22,7 @@ from .where import Selection, Where, is_live
 if TYPE_CHECKING:
     from .edge import QdrantEdgeStore
     from .qdrant import QdrantStore
+    from .redis_vectors import RedisVectorStore
 
 __all__ = [
     "NEVER_EXPIRES",
@@ -28,6 +30,7 @@ __all__ = [
     "Match",
     "QdrantEdgeStore",
     "QdrantStore",
+    "RedisVectorStore",
     "Selection",
     "StoreAdmin",
     "VectorStore",
@@ -37,8 +40,12 @@ __all__ = [
     "point_id",
 ]
 
-_LAZY = {"QdrantEdgeStore": ".edge", "QdrantStore": ".qdrant"}
-BACKENDS = ("edge", "qdrant", "none")
+_LAZY = {
+    "QdrantEdgeStore": ".edge",
+    "QdrantStore": ".qdrant",
+    "RedisVectorStore": ".redis_vectors",
+}
+BACKENDS = ("edge", "qdrant", "redis", "none")
 
 
 def __getattr__(name: str) -> Any:
@@ -58,13 +65,17 @@ def open_store(
     prefer_grpc: bool = True,
     collection: str = "semcache",
     timeout_s: float = 2.0,
+    redis_client: Any = None,
+    redis_prefix: str = "semcache",
 ) -> VectorStore | None:
     """The store these arguments describe, not yet set up (``backend="none"``: None).
 
     ``"edge"``: the embedded store in directory ``path`` (``":memory:"`` for a temporary
     one). ``"qdrant"``: the server at ``url`` (required) with ``api_key``, ``collection``,
-    gRPC when ``prefer_grpc``, and ``timeout_s`` seconds per call. The other arguments of
-    one backend are ignored by the other. Raises :class:`ConfigError` naming the argument.
+    gRPC when ``prefer_grpc``, and ``timeout_s`` seconds per call. ``"redis"``: vector sets
+    through ``redis_client`` (a sync ``redis.Redis``-compatible client or a URL; required),
+    keys under ``redis_prefix``. The other arguments of one backend are ignored by the
+    others. Raises :class:`ConfigError` naming the argument.
     """
     if backend == "none":
         return None
@@ -84,4 +95,12 @@ def open_store(
             prefer_grpc=prefer_grpc,
             timeout=timeout_s,
         )
+    if backend == "redis":
+        if redis_client is None:
+            raise ConfigError(
+                'store.backend "redis" needs a Redis 8 server: set redis.url (SEMCACHE_REDIS__URL)'
+            )
+        from .redis_vectors import RedisVectorStore
+
+        return RedisVectorStore(redis_client, prefix=redis_prefix)
     raise ConfigError(f"store backend must be one of {', '.join(BACKENDS)}; got {backend!r}")

@@ -26,6 +26,7 @@ __all__ = [
     "Match",
     "StoreAdmin",
     "StoreIntegrity",
+    "StoreWatermark",
     "VectorStore",
     "Where",
     "point_id",
@@ -134,4 +135,15 @@ class StoreIntegrity(Protocol):
 
     def integrity(self) -> Integrity:
         """Problems found and repaired since ``setup``."""
+        ...
+
+
+@runtime_checkable
+class StoreWatermark(Protocol):
+    """Optional: a store shared by several processes applies a model-snapshot change itself,
+    so what one process noticed withdraws the older answers for all of them."""
+
+    def mark_model(self, model: str, before: float) -> int:
+        """Withdraw answers of ``model`` created before ``before`` (epoch seconds) and refuse
+        later writes of such answers; return how many were removed."""
         ...

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from semcache.stores.base import VectorStore
 
 
-from semcache.compose.semantic import semantic_tier
+from semcache.compose.semantic import semantic_tier, store_watermark
 from semcache.compose.shared import redis_read, redis_write, shared_flight, shared_tier
 from semcache.compose.tuning import tuning_loop
 
@@ -176,7 +176,7 @@ def assemble(
         ),
         tuning.miss_stage,
         WriteBehindStage(writer),
-        ModelWatchStage(watch),
+        ModelWatchStage(watch, store_watermark(backend, failopen)),
         PrivacyAnswerStage(privacy),
         CompressStage(s.compression, ledger, failopen),
     ]

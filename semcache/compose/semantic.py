@@ -12,12 +12,16 @@ from semcache.config.settings import (
     StoreSettings,
 )
 from semcache.pipeline.semantic_tier import SemanticTier
+from semcache.replicas.settings import RedisSettings
 from semcache.stats import Stats
 
 if TYPE_CHECKING:
     from semcache.embedders.base import Embedder
     from semcache.embedders.vector_cache import VectorCache
     from semcache.guard import HitVerifier
+    from semcache.pipeline.backend import SemanticBackend
+    from semcache.pipeline.model_watch import OnChange
+    from semcache.runtime.failopen import FailOpen
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
     from semcache.stores.base import VectorStore
@@ -35,7 +39,7 @@ def semantic_tier(
         return None
     return SemanticTier(
         embedder=(lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
-        store=(lambda: store) if store is not None else store_factory(s.store),
+        store=(lambda: store) if store is not None else store_factory(s.store, s.redis),
         verifier=verifier if verifier is not None else build_verifier(s.semantic.verifier),
         threshold=s.semantic.threshold,
         namespace_thresholds=s.semantic.namespace_thresholds,
@@ -166,12 +170,24 @@ class _JudgeStats:
             self._stats.spend("scorer_judge", usd)
 
 
-def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
-    """Opens the configured store when called (constructors do no I/O)."""
+def store_factory(s: StoreSettings, r: RedisSettings | None = None) -> Callable[[], VectorStore]:
+    """Opens the configured store when called (constructors do no I/O).
+
+    ``store.backend = "redis"`` needs ``redis.url`` (checked now, a :class:`ConfigError`
+    naming both): the store's client is built from the ``redis.*`` settings (auth, TLS,
+    timeout), keys under ``redis.key_prefix``."""
+    if s.backend == "redis" and (r is None or r.url is None):
+        from semcache.errors import ConfigError
+
+        raise ConfigError(
+            'store.backend "redis" needs redis.url (SEMCACHE_REDIS__URL): the Redis Open '
+            "Source >= 8.0 server whose vector sets hold the entries"
+        )
 
     def open_() -> VectorStore:
         from semcache.stores import open_store
 
+        client = None if s.backend != "redis" or r is None else redis_client(r, r.url)
         api_key = s.api_key.get_secret_value() if s.api_key is not None else None
         store = open_store(
             s.backend,
@@ -181,12 +197,59 @@ def store_factory(s: StoreSettings) -> Callable[[], VectorStore]:
             prefer_grpc=s.prefer_grpc,
             collection=s.collection,
             timeout_s=s.timeout_s,
+            redis_client=client,
+            redis_prefix="semcache" if r is None else r.key_prefix,
         )
         if store is None:  # pragma: no cover - backend "none" never builds a semantic tier
             raise RuntimeError("store backend 'none' has no store to open")
         return store
 
     return open_
+
+
+def redis_client(r: RedisSettings, url: str | None) -> object:
+    """A blocking client for the Redis store, from the same ``redis.*`` settings as the
+    shared tier's (nothing connects until the first command)."""
+    from semcache.replicas.connect import RedisOptions, connect_sync
+
+    if url is None:
+        return None
+    return connect_sync(
+        RedisOptions(
+            url=url,
+            username=r.username,
+            password=None if r.password is None else r.password.get_secret_value(),
+            tls_ca_file=r.tls_ca_file,
+            tls_cert_file=r.tls_cert_file,
+            tls_key_file=r.tls_key_file,
+            tls_verify=r.tls_verify,
+            timeout_s=r.timeout_s,
+            max_connections=r.max_connections,
+        )
+    )
+
+
+def store_watermark(backend: SemanticBackend, failopen: FailOpen) -> OnChange:
+    """A model-snapshot change noticed here, applied to a store that keeps watermarks itself
+    (the shared Redis store: every process stops serving the older answers); counted as
+    kind ``store_mark_model`` when it fails."""
+
+    async def mark(model: str, before: float) -> None:
+        import asyncio
+
+        from semcache.stores.base import StoreWatermark
+
+        tier = backend.started
+        store = None if tier is None else tier.store
+        if isinstance(store, StoreWatermark):
+            marked = store
+
+            async def call() -> int:
+                return await asyncio.to_thread(marked.mark_model, model, before)
+
+            await failopen.call("store_mark_model", call, None)
+
+    return mark
 
 
 def build_verifier(name: str) -> HitVerifier:

@@ -210,10 +210,12 @@ def default_store_path() -> str:
 class StoreSettings(SettingsSection):
     """Where entries live."""
 
-    backend: Literal["edge", "qdrant", "none"] = Field(
+    backend: Literal["edge", "qdrant", "redis", "none"] = Field(
         "edge",
         description="'edge': embedded Qdrant engine in this process (one process per path); "
-        "'qdrant': a Qdrant server or cluster at `url`; 'none': memory tier only.",
+        "'qdrant': a Qdrant server or cluster at `url`; 'redis': vector sets of the Redis "
+        "Open Source >= 8.0 at `redis.url`, shared by every process (keys under "
+        "`redis.key_prefix`); 'none': memory tier only.",
     )
     path: str = Field(
         default_factory=default_store_path,

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from semcache.errors import ConfigError, MissingDependency, StoreError
 
 if TYPE_CHECKING:
+    import redis
     from redis.asyncio import Redis
 
 
@@ -52,10 +53,24 @@ def connect(options: RedisOptions) -> Redis:
     """A client with a connection pool; nothing is connected until the first command."""
     try:
         from redis.asyncio import Redis
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
     except ModuleNotFoundError:
         raise MissingDependency("redis", "redis") from None
+    return Redis.from_url(options.url, **_client_kwargs(options))
+
+
+def connect_sync(options: RedisOptions) -> redis.Redis:
+    """The same client for blocking callers (the Redis vector store runs in worker threads)."""
+    try:
+        import redis
+    except ModuleNotFoundError:
+        raise MissingDependency("redis", "redis") from None
+    return redis.Redis.from_url(options.url, **_client_kwargs(options))
+
+
+def _client_kwargs(options: RedisOptions) -> dict[str, Any]:
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
     kwargs: dict[str, Any] = {
         "socket_timeout": options.timeout_s,
         "socket_connect_timeout": options.timeout_s,
@@ -77,7 +92,7 @@ def connect(options: RedisOptions) -> Redis:
             kwargs["ssl_certfile"] = options.tls_cert_file
         if options.tls_key_file is not None:
             kwargs["ssl_keyfile"] = options.tls_key_file
-    return Redis.from_url(options.url, **kwargs)
+    return kwargs
 
 
 @asynccontextmanager

@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from semcache.stores import NEVER_EXPIRES, Entry, QdrantEdgeStore, QdrantStore, VectorStore, Where
-from semcache.testing import InMemoryStore
+from semcache.stores.redis_vectors import RedisVectorStore
+from semcache.testing import InMemoryStore, RedisServer
 
 DIM = 8
 EMBEDDER = "test-embedder"
 NOW = 1_000_000.0
 
 #: backend variants of the shared suite; "persistent" ones can be closed and reopened
-VARIANTS = ["edge", "client-memory", "client-path", "in-memory"]
-PERSISTENT = ["edge", "client-path"]
+VARIANTS = ["edge", "client-memory", "client-path", "in-memory", "redis"]
+PERSISTENT = ["edge", "client-path", "redis"]
+
+_redis: list[RedisServer] = []
+
+
+def redis_server() -> RedisServer:
+    """One real Redis 8 for the whole test session (started on first use)."""
+    if not _redis:
+        _redis.append(RedisServer().start())
+        atexit.register(_redis[0].stop)
+    return _redis[0]
 
 
 def unit(*values: float) -> np.ndarray:
@@ -69,4 +82,10 @@ def build(variant: str, directory: Path) -> VectorStore:
         return QdrantStore(path=str(directory / "client"))
     if variant == "in-memory":
         return InMemoryStore()
+    if variant == "redis":  # one key prefix per test directory: reopening finds the same data
+        import redis
+
+        prefix = "t" + hashlib.sha256(str(directory).encode()).hexdigest()[:12]
+        client = redis.Redis.from_url(redis_server().url)
+        return RedisVectorStore(client, prefix=prefix, clock=lambda: NOW)
     raise ValueError(variant)

@@ -25,6 +25,7 @@ def test_all_is_pinned() -> None:
             "Match",
             "QdrantEdgeStore",
             "QdrantStore",
+            "RedisVectorStore",
             "Selection",
             "StoreAdmin",
             "VectorStore",
@@ -96,8 +97,15 @@ def test_open_store_needs_a_url_for_the_server_backend() -> None:
 
 
 def test_open_store_names_an_unknown_backend() -> None:
-    with pytest.raises(ConfigError, match=r"backend.*'redis'"):
+    with pytest.raises(ConfigError, match=r"backend.*'valkey'"):
+        stores.open_store("valkey", path="x")
+
+
+def test_open_store_needs_a_client_for_the_redis_backend() -> None:
+    with pytest.raises(ConfigError, match=r"store.backend.*redis.url"):
         stores.open_store("redis", path="x")
+    store = stores.open_store("redis", path="x", redis_client="redis://127.0.0.1:1/0")
+    assert isinstance(store, stores.RedisVectorStore)
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):

@@ -1,0 +1,165 @@
+"""Key layout and Lua scripts of the Redis vector-set store (``stores/redis_vectors.py``).
+
+``P`` is the key prefix, ``pid`` the partition id: the first 32 hex digits of SHA-256 of the
+canonical JSON ``[tenant, namespace, scope, embedder]`` (a :class:`~semcache.stores.Where`'s
+partition), so names never need escaping and two partitions never share keys. Every key of
+one partition carries the hash tag ``{pid}``, so a partition lives on one cluster slot and
+each script below touches that one slot only:
+
+- ``P:vs:{pid}:v``  vector set, element = entry key, FP32 ``NOQUANT``; attributes JSON
+  ``{"expires_at", "created_at", "model"}`` (purges by model read ``.model``);
+- ``P:vs:{pid}:p``  hash, entry key -> entry JSON; each field expires with its entry
+  (``HPEXPIRE``: Redis's own TTL);
+- ``P:vs:{pid}:x`` / ``:c``  sorted sets of entry keys by ``expires_at`` / ``created_at``
+  (the expiry sweep, ``recent``);
+- ``P:vs:{pid}:m``  hash of the partition's fences: ``f:_`` (the last purge of the whole
+  partition), ``f:<h(model)>`` (of one model in it, a purge or a model-snapshot watermark),
+  ``w:<entry key>`` (a withdrawal of one key); epoch seconds. A write of an entry created
+  before a fence that covers it is refused.
+
+Keys outside any partition (each a single key, so on one slot of its own):
+
+- ``P:vs:meta``  hash ``embedder``, ``dim``, ``format`` (checked at ``setup``);
+- ``P:vs:parts``  hash pid -> partition JSON (how purges, counts and sweeps find partitions);
+- ``P:vs:fence``  hash of global fences, ``<t>|<n>|<m>`` -> epoch seconds, one field per
+  combination of purge filters (``_`` for an unfiltered field), so a write into a partition
+  registered after a purge began is refused too (see ``RedisVectorStore.purge``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from itertools import product
+
+UNFILTERED = "_"
+FORMAT = 1
+
+
+def h(value: str) -> str:
+    """Short, separator-free digest of a selection value (64 bits)."""
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:16]
+
+
+def partition_id(tenant: str, namespace: str, scope: str, embedder: str) -> str:
+    canonical = json.dumps([tenant, namespace, scope, embedder], separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+def fence_field(tenant: str | None, namespace: str | None, model: str | None) -> str:
+    """The global fence field of one purge's filters."""
+    return "|".join(UNFILTERED if v is None else h(v) for v in (tenant, namespace, model))
+
+
+def covering_fields(tenant: str, namespace: str, model: str) -> list[str]:
+    """The 8 global fence fields whose purges cover an entry of (tenant, namespace, model)."""
+    parts = [(h(tenant), UNFILTERED), (h(namespace), UNFILTERED), (h(model), UNFILTERED)]
+    return ["|".join(combo) for combo in product(*parts)]
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    prefix: str
+
+    @property
+    def meta(self) -> str:
+        return f"{self.prefix}:vs:meta"
+
+    @property
+    def parts(self) -> str:
+        return f"{self.prefix}:vs:parts"
+
+    @property
+    def fence(self) -> str:
+        return f"{self.prefix}:vs:fence"
+
+    def partition(self, pid: str) -> list[str]:
+        """The partition's keys, in the order the scripts take them: v, p, x, c, m."""
+        base = f"{self.prefix}:vs:{{{pid}}}"
+        return [f"{base}:v", f"{base}:p", f"{base}:x", f"{base}:c", f"{base}:m"]
+
+
+WRITE = """
+local key, created, expires = ARGV[1], tonumber(ARGV[5]), tonumber(ARGV[6])
+local fence = tonumber(ARGV[8])
+local f = redis.call('HMGET', KEYS[5], 'f:_', 'f:' .. ARGV[9], 'w:' .. key)
+for i = 1, 3 do
+  if f[i] and tonumber(f[i]) > fence then fence = tonumber(f[i]) end
+end
+if created < fence then return 0 end
+if expires <= tonumber(ARGV[7]) then
+  if not f[3] or expires > tonumber(f[3]) then redis.call('HSET', KEYS[5], 'w:' .. key, ARGV[6]) end
+end
+redis.call('VADD', KEYS[1], 'FP32', ARGV[2], key, 'NOQUANT', 'SETATTR', ARGV[3])
+redis.call('HSET', KEYS[2], key, ARGV[4])
+if ARGV[10] == '' then redis.call('HPERSIST', KEYS[2], 'FIELDS', 1, key)
+else redis.call('HPEXPIRE', KEYS[2], ARGV[10], 'FIELDS', 1, key) end
+redis.call('ZADD', KEYS[3], expires, key)
+redis.call('ZADD', KEYS[4], created, key)
+return 1
+"""
+"""KEYS: the partition's v, p, x, c, m. ARGV: entry key, FP32 vector, attributes JSON, entry
+JSON, created_at, expires_at, now, the global fence covering it, h(model), the payload's
+TTL in ms ('' never). Returns 1 stored, 0 refused by a fence. An entry written already expired
+(a withdrawal) also fences older writes of its key (``w:<key>`` = its ``expires_at``)."""
+
+NEAREST = """
+local found = redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'COUNT', ARGV[3],
+  'EF', ARGV[4])
+local now = tonumber(ARGV[2])
+for i = 1, #found, 2 do
+  local expires = redis.call('ZSCORE', KEYS[3], found[i])
+  if expires and tonumber(expires) > now then
+    local payload = redis.call('HGET', KEYS[2], found[i])
+    if payload then return {found[i], found[i + 1], payload} end
+  end
+end
+return false
+"""
+"""KEYS: v, p, x. ARGV: FP32 query, now, candidates, EF. The nearest of the ``candidates``
+nearest elements that is live at now (its ``expires_at`` in x) and whose payload has not
+expired in Redis yet: {key, score, entry JSON}, or false. Checked after the search rather
+than with ``VSIM ... FILTER``, which costs 3-4x more here (every candidate's attribute JSON is
+parsed); expired elements are few because the sweep removes them, and when all candidates
+are expired the lookup is a miss, never an expired answer."""
+
+PURGE = """
+local field = 'f:' .. ARGV[1]
+local old = redis.call('HGET', KEYS[5], field)
+if not old or tonumber(ARGV[3]) > tonumber(old) then redis.call('HSET', KEYS[5], field, ARGV[3]) end
+if ARGV[2] == '' then
+  local n = redis.call('ZCARD', KEYS[4])
+  redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  return n
+end
+local n = 0
+local before = tonumber(ARGV[3])
+for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+  local attrs = redis.call('VGETATTR', KEYS[1], key)
+  local entry = attrs and cjson.decode(attrs)
+  if entry and entry.model == ARGV[2] and (ARGV[4] == '1' or entry.created_at < before) then
+    redis.call('VREM', KEYS[1], key)
+    redis.call('HDEL', KEYS[2], key)
+    redis.call('ZREM', KEYS[3], key)
+    redis.call('ZREM', KEYS[4], key)
+    n = n + 1
+  end
+end
+return n
+"""
+"""KEYS: v, p, x, c, m. ARGV: fence field suffix (``_`` or h(model)), model ('' for all),
+the fence time, '1' to remove every covered entry ('0': only those created before it).
+Records the fence, removes the covered entries; returns how many."""
+
+PURGE_EXPIRED = """
+local keys = redis.call('ZRANGE', KEYS[3], '-inf', ARGV[1], 'BYSCORE')
+for _, key in ipairs(keys) do
+  redis.call('VREM', KEYS[1], key)
+  redis.call('HDEL', KEYS[2], key)
+  redis.call('ZREM', KEYS[3], key)
+  redis.call('ZREM', KEYS[4], key)
+end
+return #keys
+"""
+"""KEYS: v, p, x, c. ARGV: now. Removes every entry with expires_at <= now; returns how many."""
