@@ -46,31 +46,32 @@ def test_nearest_k_is_closest_first_and_bounded(store: VectorStore) -> None:
         store.nearest_k(ALONG, where(), 0)
 
 
-@pytest.mark.parametrize(
-    ("filters", "expected"),
-    [
-        ({"source": "faq"}, ["a", "c"]),
-        ({"source": ["faq", "blog"]}, ["a", "b", "c"]),
-        ({"source": "faq", "rank": 2}, ["c"]),
-        ({"rank": [1, 2]}, ["a", "c"]),
-        ({"rank": 3}, ["b"]),
-        ({"source": "nowhere"}, []),
-        ({"absent": "x"}, []),
-    ],
-)
-def test_filters_narrow_both_lookups(store: VectorStore, filters, expected) -> None:
+#: (filters, keys they admit, nearest first)
+FILTER_CASES = [
+    ({"source": "faq"}, ["a", "c"]),
+    ({"source": ["faq", "blog"]}, ["a", "b", "c"]),
+    ({"source": "faq", "rank": 2}, ["c"]),
+    ({"rank": [1, 2]}, ["a", "c"]),
+    ({"rank": 3}, ["b"]),
+    ({"source": "nowhere"}, []),
+    ({"absent": "x"}, []),
+]
+
+
+def test_filters_narrow_both_lookups(store: VectorStore) -> None:
     store.upsert([
         with_meta("a", {"source": "faq", "rank": 1, "public": True}),
         with_meta("b", {"source": "blog", "rank": 3, "public": False}, unit(0.9, 0.1)),
         with_meta("c", {"source": "faq", "rank": 2}, unit(0.6, 0.8)),
         make_entry("none", unit(0.8, 0.2)),
     ])  # fmt: skip
-    w = where(filters=metadata_filters(filters))
-    assert keys(store.nearest_k(ALONG, w, 10)) == expected
-    first = store.nearest(ALONG, w)
-    assert (first.entry.key if first else None) == (expected[0] if expected else None)
-    for key in ("a", "b", "c", "none"):
-        assert (store.retrieve(key, w) is not None) == (key in expected)
+    for filters, expected in FILTER_CASES:
+        w = where(filters=metadata_filters(filters))
+        assert keys(store.nearest_k(ALONG, w, 10)) == expected, filters
+        first = store.nearest(ALONG, w)
+        assert (first.entry.key if first else None) == (expected[0] if expected else None)
+        for key in ("a", "b", "c", "none"):
+            assert (store.retrieve(key, w) is not None) == (key in expected), (filters, key)
 
 
 def test_a_filter_never_widens_a_partition(store: VectorStore) -> None:
