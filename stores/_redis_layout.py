@@ -107,22 +107,28 @@ TTL in ms ('' never). Returns 1 stored, 0 refused by a fence. An entry written a
 NEAREST = """
 local found = redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'COUNT', ARGV[3],
   'EF', ARGV[4])
-local now = tonumber(ARGV[2])
+local now, limit, out = tonumber(ARGV[2]), tonumber(ARGV[5]), {}
 for i = 1, #found, 2 do
   local expires = redis.call('ZSCORE', KEYS[3], found[i])
   if expires and tonumber(expires) > now then
     local payload = redis.call('HGET', KEYS[2], found[i])
-    if payload then return {found[i], found[i + 1], payload} end
+    if payload then
+      table.insert(out, found[i])
+      table.insert(out, found[i + 1])
+      table.insert(out, payload)
+      if #out >= 3 * limit then return out end
+    end
   end
 end
-return false
+return out
 """
-"""KEYS: v, p, x. ARGV: FP32 query, now, candidates, EF. The nearest of the ``candidates``
-nearest elements that is live at now (its ``expires_at`` in x) and whose payload has not
-expired in Redis yet: {key, score, entry JSON}, or false. Checked after the search rather
-than with ``VSIM ... FILTER``, which costs 3-4x more here (every candidate's attribute JSON is
-parsed); expired elements are few because the sweep removes them, and when all candidates
-are expired the lookup is a miss, never an expired answer."""
+"""KEYS: v, p, x. ARGV: FP32 query, now, candidates, EF, limit. Of the ``candidates`` nearest
+elements, the first ``limit`` that are live at now (their ``expires_at`` in x) and whose
+payload has not expired in Redis yet, closest first: a flat {key, score, entry JSON, ...}.
+Checked after the search rather than with ``VSIM ... FILTER``, which costs 3-4x more here
+(every candidate's attribute JSON is parsed); expired elements are few because the sweep
+removes them, and when all candidates are expired the lookup is a miss, never an expired
+answer. Metadata filters are applied by the caller on the entries returned."""
 
 PURGE = """
 local field = 'f:' .. ARGV[1]

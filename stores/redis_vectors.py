@@ -39,6 +39,9 @@ from . import _redis_layout as layout
 from .base import NEVER_EXPIRES, Entry, Match
 from .where import Selection, Where
 
+#: How many more candidates a search with metadata filters looks at than one without.
+FILTERED_CANDIDATES = 8
+
 #: Seconds the payload of an entry written already expired (a withdrawal) is kept, so the
 #: count and the audit see it as on the other backends; lookups never serve it.
 EXPIRED_GRACE_S = 60.0
@@ -198,16 +201,37 @@ class RedisVectorStore:
         return where.retrieved(key, None if data is None else Entry.from_payload(json.loads(data)))
 
     def nearest(self, vector: np.ndarray, where: Where) -> Match | None:
+        found = self.nearest_k(vector, where, 1)
+        return found[0] if found else None
+
+    def nearest_k(self, vector: np.ndarray, where: Where, k: int) -> list[Match]:
+        """Up to ``k`` live entries, closest first. With metadata filters the search looks
+        at ``FILTERED_CANDIDATES`` times as many candidates and keeps those the filters admit
+        (``Where.verified``), so a very selective filter can find fewer than ``k``."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise StoreError(f"k must be an int >= 1, got {k!r}")
         self._open()
         blob = self._vector(vector)
         keys = self._keys(where.tenant, where.namespace, where.scope, where.embedder)
-        args = [blob, repr(float(where.now)), self._candidates, max(self._ef, self._candidates)]
-        found = self._run("NEAREST", keys[:3], args, "search")
-        if not found:
-            return None
-        _, score, payload = found
-        similarity = 2.0 * float(score) - 1.0  # VSIM scores (1 + cos) / 2
-        return where.verified(Match(Entry.from_payload(json.loads(payload)), similarity))
+        candidates = max(self._candidates, k)
+        limit = k
+        if where.filters:
+            candidates *= FILTERED_CANDIDATES
+            limit = candidates
+        args = [blob, repr(float(where.now)), candidates, max(self._ef, candidates), limit]
+        found = self._run("NEAREST", keys[:3], args, "search") or []
+        matches: list[Match] = []
+        for i in range(0, len(found), 3):
+            similarity = 2.0 * float(found[i + 1]) - 1.0  # VSIM scores (1 + cos) / 2
+            entry = Entry.from_payload(json.loads(found[i + 2]))
+            if where.filters and not where.admits(entry):
+                continue  # filtered here, not in VSIM (see FILTERED_CANDIDATES)
+            match = where.verified(Match(entry, similarity))
+            if match is not None:
+                matches.append(match)
+                if len(matches) == k:
+                    break
+        return matches
 
     def count(self) -> int:
         client = self._open()

@@ -50,6 +50,7 @@ def test_the_request_path_protocol_is_narrow() -> None:
         "close",
         "retrieve",
         "nearest",
+        "nearest_k",
         "upsert",
         "purge_expired",
     }
