@@ -110,8 +110,14 @@ def test_no_tenant_claim_reaches_another_callers_answers(installed, upstream):
     attempts = successes = 0
     for attacker, claim, forgery in itertools.product(ATTACKERS, CLAIMS, FORGERIES):
         body = {**forgery.get("metadata", {}), **({} if claim is None else {"tenant": claim})}
-        extra = {"litellm_metadata": forgery["litellm_metadata"]} if "litellm_metadata" in forgery else {}
-        response = call(upstream, metadata=proxied(attacker, body), cache={"no-store": True}, **extra)
+        extra = (
+            {"litellm_metadata": forgery["litellm_metadata"]}
+            if "litellm_metadata" in forgery
+            else {}
+        )
+        response = call(
+            upstream, metadata=proxied(attacker, body), cache={"no-store": True}, **extra
+        )
         attempts += 1
         successes += hit(response)
     assert attempts >= 100
