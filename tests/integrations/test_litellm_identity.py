@@ -89,14 +89,16 @@ ATTACKERS = [
 ]
 CLAIMS = [
     None, VICTIM_ID, f"{VICTIM_ID}/shared", "shared", DEFAULT_TENANT, "hash-victim", "team-v",
-    "litellm:user_api_key=hash-victim", "../shared", "/shared", f"{VICTIM_ID};x", "litellm:anonymous",
+    "litellm:user_api_key=hash-victim", "../shared", "/shared", f"{VICTIM_ID};x",
+    "litellm:anonymous",
 ]  # fmt: skip
 FORGERIES = [
     {},
     {"metadata": {"user_api_key": "hash-victim", "user_api_key_hash": "hash-victim"}},
     {"metadata": {"user_api_key_team_id": "team-v", "user_api_key_org_id": "org-v"}},
     {"litellm_metadata": {"user_api_key": "hash-victim", "user_api_key_team_id": "team-v",
-                          "user_api_key_org_id": "org-v", "user_api_key_auth": {"api_key": "hash-victim"}}},
+                          "user_api_key_org_id": "org-v",
+                          "user_api_key_auth": {"api_key": "hash-victim"}}},
 ]  # fmt: skip
 
 

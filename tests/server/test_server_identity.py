@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import openai
-import pytest
 from proxy_harness import CLIENT_KEYS, Proxy
 
 from semcache.testing import FakeOpenAIServer
