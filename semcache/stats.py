@@ -67,7 +67,9 @@ class CacheInfo:
     learned probability that the stored answer serves this question (hit when >= the saved
     threshold); None when no model ran (no scorer, or a cosine outside the scored band).
     ``serve_id``: names a semantic hit for ``cache.feedback`` (None for other answers, whose
-    feedback names the entry ``key``).
+    feedback names the entry ``key``). ``unreadable``: the question is in a script the
+    embedder cannot read (miss reason ``unreadable``), so it was only looked up exactly and
+    its answer is stored for exact repeats only.
     """
 
     tier: Tier
@@ -83,6 +85,7 @@ class CacheInfo:
     private_data: tuple[str, ...] = ()
     score: float | None = None
     serve_id: str | None = None
+    unreadable: bool = False
 
     @property
     def hit(self) -> bool:

@@ -37,6 +37,7 @@ class Delivery:
                 compression_saved_tokens=found.compression_saved_tokens,
                 compression_saved_usd=found.compression_saved_usd,
                 private_data=found.private_data,
+                unreadable=found.unreadable,
             )
         return CacheInfo(
             tier=found.tier,
@@ -50,6 +51,7 @@ class Delivery:
             private_data=found.private_data,
             score=found.score,
             serve_id=found.serve_id,
+            unreadable=found.unreadable,
         )
 
     def record(self, info: CacheInfo) -> None:
