@@ -102,7 +102,7 @@ E5_MULTILINGUAL = Readability(
             "KATAKANA",
             "HANGUL",
         }
-    ),  # fmt: skip
+    ),
     ("about 100 languages of XLM-R's training set",),
 )
 """multilingual-e5-small: the scripts of XLM-RoBERTa's ~100 training languages."""
