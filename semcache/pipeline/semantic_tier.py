@@ -93,8 +93,8 @@ class SemanticTier:
     ) -> None:
         """``readability``: what the embedder reads; a question outside it is never embedded
         nor matched (:meth:`reads`). ``scorer``: builds the calibrated decision (loading
-        any extra embedder it needs); called once, in a worker thread, when the tier is set up. ``vectors``: the
-        text -> vector LRU (None: embed every time)."""
+        any extra embedder it needs); called once, in a worker thread, when the tier is set
+        up. ``vectors``: the text -> vector LRU (None: embed every time)."""
         self._vectors = vectors
         self.readability = readability
         self._make_embedder = embedder
