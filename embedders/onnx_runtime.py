@@ -38,6 +38,7 @@ from semcache.errors import ConfigError, EmbedderError
 from ._buckets import plan_batches
 from ._common import Lazy, as_text_list, check_batch_size, import_optional
 from .base import l2_normalise
+from .readability import ANY, ENGLISH, Readability
 from .sentence_transformer import (
     DEFAULT_MODEL,
     SentenceTransformerEmbedder,
@@ -167,6 +168,11 @@ class OnnxEmbedder:
 
     def __repr__(self) -> str:
         return f"OnnxEmbedder({self.name!r})"
+
+    @property
+    def readability(self) -> Readability:
+        """English (Latin script) for all-MiniLM-L6-v2; undeclared (reads all) otherwise."""
+        return ENGLISH if self._model_ref == DEFAULT_MODEL else ANY
 
     @property
     def name(self) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from semcache.errors import ConfigError
 
 from .base import Embedder
+from .readability import ANY, E5_MULTILINGUAL, ENGLISH, USE_MULTILINGUAL, Readability
 
 _LITELLM_PREFIX = "litellm:"
 
@@ -101,6 +102,20 @@ _NAMED: dict[str, Callable[[_Options], Embedder]] = {
     "use-multilingual": _use,
     "e5-small-4bit": _e5,
 }
+
+
+_READS = {
+    "minilm": ENGLISH,
+    "sentence-transformers/all-MiniLM-L6-v2": ENGLISH,
+    "use-multilingual": USE_MULTILINGUAL,
+    "e5-small-4bit": E5_MULTILINGUAL,
+}
+
+
+def readability_for(name: str) -> Readability:
+    """What the embedder :func:`load_embedder` would build for ``name`` declares it reads,
+    without building it (the same constants the embedder classes return)."""
+    return _READS.get(name.strip(), ANY) if isinstance(name, str) else ANY
 
 
 def registered_names() -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from ._common import (
     resolve_device,
 )
 from .base import l2_normalise
+from .readability import ANY, ENGLISH, Readability
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -122,6 +123,11 @@ class SentenceTransformerEmbedder:
     @property
     def name(self) -> str:
         return self._name
+
+    @property
+    def readability(self) -> Readability:
+        """English (Latin script) for all-MiniLM-L6-v2; undeclared (reads all) otherwise."""
+        return ENGLISH if self._name == DEFAULT_MODEL else ANY
 
     @property
     def threads(self) -> int | None:

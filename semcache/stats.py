@@ -100,7 +100,9 @@ class CacheInfo:
     threshold); None when no model ran (no scorer, or a cosine outside the scored band).
     ``serve_id``: names a semantic hit for ``cache.feedback`` (None for other answers, whose
     feedback names the entry ``key``). ``miss_reason``: why a ``miss`` or ``bypass`` went
-    upstream (:class:`MissReason`; None on hits).
+    upstream (:class:`MissReason`; None on hits). ``unreadable``: the question is in a script
+    the embedder cannot read (miss reason ``unreadable``), so it was only looked up exactly
+    and its answer is stored for exact repeats only.
     """
 
     tier: Tier
@@ -117,6 +119,7 @@ class CacheInfo:
     score: float | None = None
     serve_id: str | None = None
     miss_reason: MissReason | None = None
+    unreadable: bool = False
 
     @property
     def hit(self) -> bool:

@@ -34,6 +34,7 @@ from semcache.pipeline.merge import MergeStage
 from semcache.pipeline.model_watch import ModelWatchStage
 from semcache.pipeline.prepare import Prepare
 from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage
+from semcache.pipeline.readability import ReadabilityStage
 from semcache.pipeline.semantic import SemanticStage
 from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
@@ -146,6 +147,7 @@ def assemble(
     tuning = tuning_loop(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),
+        *([] if tier is None else [ReadabilityStage(tier, stats)]),
         memory_stage,
         *([] if shared is None else [redis_read(shared, memory, failopen, writer, watch)]),
         ExactStoreStage(

@@ -17,6 +17,7 @@ from semcache.stats import Stats
 
 if TYPE_CHECKING:
     from semcache.embedders.base import Embedder
+    from semcache.embedders.readability import Readability
     from semcache.embedders.vector_cache import VectorCache
     from semcache.guard import HitVerifier
     from semcache.pipeline.backend import SemanticBackend
@@ -49,7 +50,16 @@ def semantic_tier(
         max_batch=s.semantic.batch_size,
         max_wait_ms=s.semantic.max_batch_wait_ms,
         vectors=vector_cache(s.semantic.vector_cache_entries),
+        readability=readability(s.semantic, embedder),
     )
+
+
+def readability(s: SemanticSettings, embedder: Embedder | None) -> Readability:
+    """What the injected embedder declares, else what ``semantic.embedder`` names declares."""
+    from semcache.embedders.readability import readability_of
+    from semcache.embedders.registry import readability_for
+
+    return readability_of(embedder) if embedder is not None else readability_for(s.embedder)
 
 
 def vector_cache(entries: int) -> VectorCache | None:

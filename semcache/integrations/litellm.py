@@ -13,8 +13,11 @@ compute semcache's key (model, parameters, scope) nor partition by tenant. ``Cac
 and stores in two separate calls with no failure signal in between, so a waiter on another
 caller's flight could wait for an answer that never comes.
 
-The tenant is ``metadata={"tenant": ...}``; without it, LiteLLM proxy's key / team / org
-identity (the scope LiteLLM's own semantic caches use) is the tenant, else the default one.
+Identity first: behind LiteLLM's proxy, the authenticated caller (key hash, team id, org id:
+the scope LiteLLM's own semantic caches use) always decides the tenant; a caller's
+``metadata={"tenant": ...}`` only narrows inside it (``<identity>/<claimed>``), so no request
+body can reach another key's, team's or org's entries. Without the proxy (plain SDK calls,
+where the application is the caller) ``metadata["tenant"]`` is the tenant, else the default.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from litellm import ModelResponse
 from litellm.caching.caching import Cache, CacheMode, LiteLLMCacheType
+from litellm.types.proxy.auth.user_api_key_auth import UserAPIKeyAuth
 from litellm.types.utils import is_litellm_owned_kwarg
 
 if TYPE_CHECKING:
@@ -65,21 +70,53 @@ def semcache_call(kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def tenant_of(kwargs: Mapping[str, Any]) -> str | None:
-    """``metadata["tenant"]``, else the LiteLLM proxy caller's identity, else None."""
+    """The tenant of one LiteLLM call: the authenticated identity, narrowed by a claimed
+    ``metadata["tenant"]`` (``<identity>/<claimed>``), else the claim alone, else None."""
+    sources = _metadata_sources(kwargs)
+    identity = authenticated_identity(sources)
+    claimed = next((s["tenant"] for s in sources if s.get("tenant") is not None), None)
+    if identity is None:
+        return None if claimed is None else str(claimed)
+    return identity if claimed is None else f"{identity}/{claimed}"
+
+
+def authenticated_identity(sources: list[Mapping[str, Any]]) -> str | None:
+    """``litellm:user_api_key=..;user_api_key_team_id=..;user_api_key_org_id=..`` or None.
+
+    LiteLLM's proxy strips every ``user_api_key_*`` field from the caller's metadata, then
+    writes the authenticated ones and its ``UserAPIKeyAuth`` object into the request's
+    metadata (``add_user_api_key_auth_to_request_metadata``). A body is JSON and cannot hold
+    that object, so the dict that holds it is the proxy's, and only it is read: identity
+    fields are never mixed across dicts (a forged ``litellm_metadata`` team id is ignored).
+    Without the object (no proxy: the application is the caller) the first dict holding
+    any identity field is used, read whole. Values are percent-escaped, so an identity
+    never contains ``/`` and ``<identity>/<claimed>`` cannot equal another identity's.
+    """
+    proxied = next(
+        (s for s in sources if isinstance(s.get("user_api_key_auth"), UserAPIKeyAuth)), None
+    )
+    if proxied is not None:
+        auth = proxied["user_api_key_auth"]
+        values = (proxied.get("user_api_key") or auth.api_key, auth.team_id, auth.org_id)
+        fields = [(n, v) for n, v in zip(PROXY_SCOPE_FIELDS, values, strict=True) if v is not None]
+        return _identity(fields) if fields else "litellm:anonymous"
+    for source in sources:
+        fields = [(n, source[n]) for n in PROXY_SCOPE_FIELDS if source.get(n) is not None]
+        if fields:
+            return _identity(fields)
+    return None
+
+
+def _identity(fields: list[tuple[str, Any]]) -> str:
+    return "litellm:" + ";".join(f"{name}={quote(str(value), safe='')}" for name, value in fields)
+
+
+def _metadata_sources(kwargs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     sources = [kwargs.get("metadata"), kwargs.get("litellm_metadata")]
     litellm_params = kwargs.get("litellm_params")
     if isinstance(litellm_params, Mapping):
         sources += [litellm_params.get("metadata"), litellm_params.get("litellm_metadata")]
-    metadata = [s for s in sources if isinstance(s, Mapping)]
-    for source in metadata:
-        if source.get("tenant") is not None:
-            return str(source["tenant"])
-    scope = []
-    for name in PROXY_SCOPE_FIELDS:
-        value = next((s[name] for s in metadata if s.get(name) is not None), None)
-        if value is not None:
-            scope.append(f"{name}={value}")
-    return "litellm:" + ";".join(scope) if scope else None
+    return [s for s in sources if isinstance(s, Mapping)]
 
 
 def as_model_response(result: Any) -> ModelResponse | None:

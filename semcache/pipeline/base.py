@@ -82,7 +82,8 @@ class Found:
     ``compression_saved_tokens`` / ``_usd``: input saved by compressing the upstream prompt.
     ``private_data``: kinds of private data found in the question (never the text).
     ``score``: the scorer's score of a semantic hit when one ran; ``serve_id``: the id the
-    tuning stage gave a semantic hit (feedback names it).
+    tuning stage gave a semantic hit (feedback names it). ``unreadable``: the question is in
+    a script the embedder cannot read, so it was exact-only (miss reason ``unreadable``).
     """
 
     answer: Answer
@@ -99,6 +100,7 @@ class Found:
     score: float | None = None
     serve_id: str | None = None
     miss_reason: MissReason | None = None
+    unreadable: bool = False
 
 
 Next = Callable[[Request], Awaitable[Found]]

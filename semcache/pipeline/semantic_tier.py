@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from semcache.embedders.base import Embedder
+from semcache.embedders.readability import ANY, Readability
 from semcache.errors import StoreError
 from semcache.guard import HitVerifier
 from semcache.stores.base import Entry, Match, VectorStore
@@ -88,11 +89,14 @@ class SemanticTier:
         max_batch: int = 64,
         max_wait_ms: float = 2.0,
         vectors: VectorCache | None = None,
+        readability: Readability = ANY,
     ) -> None:
-        """``scorer``: builds the calibrated decision (loading any extra embedder it needs);
-        called once, in a worker thread, when the tier is set up. ``vectors``: the
-        text -> vector LRU (None: embed every time)."""
+        """``readability``: what the embedder reads; a question outside it is never embedded
+        nor matched (:meth:`reads`). ``scorer``: builds the calibrated decision (loading
+        any extra embedder it needs); called once, in a worker thread, when the tier is set
+        up. ``vectors``: the text -> vector LRU (None: embed every time)."""
         self._vectors = vectors
+        self.readability = readability
         self._make_embedder = embedder
         self._make_scorer = scorer
         self._decision: ScoredDecision | None = None
@@ -106,6 +110,10 @@ class SemanticTier:
         self._store: VectorStore | None = None
         self._batcher: MicroBatcher | None = None
         self._lock = asyncio.Lock()
+
+    def reads(self, text: str) -> bool:
+        """Can the embedder read ``text``? Pure and cheap (no model needed)."""
+        return self.readability.reads(text)
 
     def threshold_for(self, namespace: str) -> float:
         """Cosine similarity a candidate needs in ``namespace`` (a hit when >=)."""

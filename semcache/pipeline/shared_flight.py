@@ -4,6 +4,11 @@ Sits right after the in-process coalescer, so only one request per key and repli
 local leader) takes part; see ``semcache.replicas.flights`` for the protocol. A follower's
 answer is tagged ``coalesced`` with the leader's tier as its origin, as in-process. Redis
 trouble never fails a call: a claim that cannot be made runs the request alone.
+
+A question the private-data gate flagged never takes part: a flight's stream holds the
+question's answer (and its chunks, live, before any answer scan could mask them) in Redis for
+other replicas, so such a request runs alone in its replica (counted ``shared_flight_private``;
+the in-process coalescer still merges its local repeats).
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ if TYPE_CHECKING:
 #: a dead Redis is noticed by each command's own timeout.
 _FOLLOW_TIMEOUT_S = 24 * 3600.0
 
+PRIVATE = "shared_flight_private"
+"""Counted when a flagged question runs alone instead of in a cross-replica flight."""
+
 
 class SharedFlightStage:
     def __init__(
@@ -50,6 +58,9 @@ class SharedFlightStage:
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if not request.decision.coalesce:
+            return await call_next(request)
+        if request.privacy is not None and request.privacy.private:
+            self._stats.count(PRIVATE)
             return await call_next(request)
         loop = asyncio.get_running_loop()
         deadline = None if self._max_wait_s is None else loop.time() + self._max_wait_s

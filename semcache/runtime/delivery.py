@@ -38,6 +38,7 @@ class Delivery:
                 compression_saved_usd=found.compression_saved_usd,
                 private_data=found.private_data,
                 miss_reason=found.miss_reason,
+                unreadable=found.unreadable,
             )
         return CacheInfo(
             tier=found.tier,
@@ -51,6 +52,7 @@ class Delivery:
             private_data=found.private_data,
             score=found.score,
             serve_id=found.serve_id,
+            unreadable=found.unreadable,
         )
 
     def record(self, info: CacheInfo) -> None:

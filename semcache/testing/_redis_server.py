@@ -137,6 +137,39 @@ class RedisServer:
                 self._process.stderr.close()
             self._process = None
 
+    def contents(self) -> list[bytes]:
+        """Every key name and every value it holds, read back (``SCAN`` + ``TYPE``): string
+        values, hash fields and values, list, set and sorted-set members, and each stream
+        entry's fields and values; for tests that check what reached Redis."""
+        import redis
+
+        client = redis.Redis.from_url(self.url)
+        found: list[bytes] = []
+        try:
+            for key in client.scan_iter(count=1000):
+                found.append(key)
+                kind = client.type(key)
+                if kind == b"string":
+                    found.append(client.get(key) or b"")
+                elif kind == b"hash":
+                    for field, value in client.hgetall(key).items():
+                        found += [field, value]
+                elif kind == b"list":
+                    found += client.lrange(key, 0, -1)
+                elif kind == b"set":
+                    found += client.smembers(key)
+                elif kind == b"zset":
+                    found += client.zrange(key, 0, -1)
+                elif kind == b"stream":
+                    for _, fields in client.xrange(key):
+                        for field, value in fields.items():
+                            found += [field, value]
+                elif kind != b"none":  # gone between SCAN and TYPE
+                    raise AssertionError(f"key {key!r} has a type this scan cannot read: {kind!r}")
+        finally:
+            client.close()
+        return found
+
     def stop(self) -> None:
         if self._process is not None:
             self._process.terminate()
