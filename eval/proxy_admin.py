@@ -55,7 +55,6 @@ def serve_threshold(url: str, admin_key: str | None, value: float, namespace: st
     after = served_threshold(url, admin_key, namespace)
     if after != value:
         raise ConfigError(
-            f"the proxy at {url} serves {after:.4f} after the change, not the certified "
-            f"{value:.4f}"
+            f"the proxy at {url} serves {after:.4f} after the change, not the certified {value:.4f}"
         )
     return before

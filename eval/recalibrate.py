@@ -42,7 +42,7 @@ from .calibrate import hits_needed, split_stats
 from .data import Columns, PairDataError, _label, _text, load_pairs
 from .frontier import Parts, split_parts
 from .ltt import WalkResult, fixed_sequence
-from .proxy_admin import served_threshold, serve_threshold
+from .proxy_admin import serve_threshold, served_threshold
 
 
 @dataclass(frozen=True, slots=True)
