@@ -12,9 +12,13 @@ imported before LiteLLM.
 
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# a library's logger: silent until the application configures logging (no "last resort"
+# stderr lines from semcache in someone else's program)
+logging.getLogger("semcache").addHandler(logging.NullHandler())
 
 from typing import TYPE_CHECKING, Any
 
