@@ -48,3 +48,24 @@ def test_the_semcache_logger_has_a_null_handler() -> None:
 
     handlers = logging.getLogger("semcache").handlers
     assert any(isinstance(h, logging.NullHandler) for h in handlers)
+
+
+def test_calibrate_says_how_many_pairs_a_tiny_file_needs(tmp_path, capsys) -> None:
+    from semcache.cli import main
+
+    pairs = tmp_path / "two.jsonl"
+    pairs.write_text(
+        '{"text_a": "a", "text_b": "b", "label": 1}\n{"text_a": "c", "text_b": "d", "label": 0}\n'
+    )
+    assert main(["calibrate", "--data", str(pairs), "--target", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert "too few" in err and "at least 177 pairs labeled 1" in err and "Traceback" not in err
+
+
+def test_a_bad_option_is_one_line(capsys) -> None:
+    from semcache.cli import main
+
+    for command in ("calibrate", "eval"):
+        assert main([command, "--foo"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"semcache {command}: error:")
