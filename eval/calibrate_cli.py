@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from semcache.cli import OneLineParser
 from semcache.config.settings import SemanticSettings
 from semcache.errors import ConfigError, SemcacheError
 
@@ -28,7 +29,7 @@ from .options import (
 
 def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
     cache = cache if cache is not None else SemanticSettings()
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="semcache calibrate",
         description="Certify, on one half of labeled pairs, the hit rule with the most recall "
         "whose false-hit rate is at most --target with --confidence (Learn-then-Test "

@@ -19,6 +19,7 @@ What it does (:mod:`semcache.eval.frontier` has the statistics):
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,6 +62,34 @@ LEARNED = "learned"
 PLUGIN = "plugin"
 
 
+#: Fewest pairs of each label the fitting, testing and held-out parts can be cut from.
+MIN_PER_LABEL = 10
+
+
+def _enough_pairs(labels: np.ndarray, args: argparse.Namespace, err: Console) -> None:
+    """Say, before any embedding, how many pairs the file needs: the test rejects only with
+    ``hits_needed`` hits (all correct) in the testing part, which gets about
+    ``(1 - fit_fraction) / 2`` of the pairs that should hit. Too few to certify at
+    ``--target``: a note (the frontier still reports the looser δs); too few of a label to
+    split at all: an error."""
+    from .calibrate import hits_needed
+
+    need = hits_needed(args.target, args.confidence)
+    share = (1.0 - args.fit_fraction) / 2.0
+    positives = int(labels.sum())
+    if positives * share < need:
+        wanted = math.ceil(need / share)
+        message = (
+            f"{len(labels)} labeled pairs ({positives} that should hit) are too few: certifying "
+            f"false-hit rate <= {args.target:g} at {args.confidence:.0%} confidence needs at "
+            f"least {need} hits, all correct, in the testing part, so at least {wanted} pairs "
+            "labeled 1 (more when some are wrong; see 'How many labeled pairs' in the README)"
+        )
+        if min(positives, len(labels) - positives) < MIN_PER_LABEL:
+            raise ConfigError(f"{message}; at least {MIN_PER_LABEL} of each label to start")
+        err.print(f"note: {message}", highlight=False)
+
+
 def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err: Console) -> int:
     embedder_names = list(dict.fromkeys(args.embedder))
     if args.namespace is not None and (
@@ -81,6 +110,7 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     plugin_args = None if args.plugin is None else _plugin_args(args)  # checked before any work
     pairs = load_pairs(args.data, columns=columns, limit=args.limit, seed=args.seed)
     labels = pairs.labels.astype(np.int64)
+    _enough_pairs(labels, args, err)
     verifier = resolve.resolve_verifier(args.verifier)
     sims: dict[str, np.ndarray] = {}
     for name in embedder_names:

@@ -19,6 +19,7 @@ import numpy as np
 from rich.console import Console
 from rich.markup import escape
 
+from semcache.cli import OneLineParser
 from semcache.config.settings import SemanticSettings
 from semcache.embedders.base import Embedder
 from semcache.errors import SemcacheError
@@ -47,7 +48,7 @@ __all__ = ["_calibrate_parser", "calibrate_main", "eval_main", "parse_thresholds
 
 def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
     cache = cache if cache is not None else SemanticSettings()
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="semcache eval",
         description="Sweep similarity thresholds over labeled pairs and report false-hit "
         "rate and recall per dataset x embedder x verifier.",

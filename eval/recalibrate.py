@@ -5,12 +5,12 @@ feedback and shadow verdicts) and exported near misses once labeled (``semcache 
 each row carrying the cache's own cosine ``similarity``, plus any ``--data`` file of pairs
 (embedded with the cache's embedder). The new threshold is certified with Learn-then-Test
 fixed-sequence testing (:mod:`semcache.eval.ltt`) at ``--target`` with ``--confidence``, on
-a sequence fixed in advance: from the current threshold down in steps of :data:`STEP`
-(:func:`loosen`). Starting at the current threshold, rather than planning a start on a
-fitting part as ``semcache calibrate --data`` does, uses every calibration pair for the test
-and never proposes a stricter threshold on thin evidence: if even the current one is not
-certified, nothing changes and the report says so (whether it serves too many wrong answers
-is what the live estimate and its alert answer).
+a sequence fixed in advance around the current threshold, strict to loose
+(:func:`walk_thresholds`): it tightens when only a stricter threshold is certified and
+loosens when a looser one is. Fixing the sequence from the current threshold alone, rather
+than planning a start on a fitting part as ``semcache calibrate --data`` does, uses every
+calibration pair for the test. The current threshold is the one the proxy serves
+(``--reload-url``; :mod:`semcache.eval.proxy_admin`), ``--current``, or this shell's settings.
 
 Recorded rows are first thinned (:func:`thin`) to an equal-probability sample of the
 traffic they came from: semantic hits and the misses within ``tuning.miss_margin`` (unless
@@ -19,8 +19,8 @@ held-out half of those pairs the share served (pairs at or over the threshold) a
 wrong-answer rate among them, at the current and the new threshold: for that traffic,
 not for requests far from any stored question (which neither threshold serves) nor exact
 repeats; the live estimate (``stats().tuning``) reports what is served.
-``--apply`` writes the threshold into ``--save`` (a ``.env`` file); ``--reload-url`` then
-asks a running proxy to serve with it (``POST /admin/reload``).
+``--apply`` serves the threshold on the proxy at ``--reload-url`` and reads it back (an error
+unless it serves the new value), and writes it into ``--save`` (a ``.env`` file) if given.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from .calibrate import hits_needed, split_stats
 from .data import Columns, PairDataError, _label, _text, load_pairs
 from .frontier import Parts, split_parts
 from .ltt import WalkResult, fixed_sequence
+from .proxy_admin import serve_threshold, served_threshold
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,23 +185,26 @@ def current_threshold(namespace: str | None) -> float:
     return semantic.threshold
 
 
-#: Cosine step of the test sequence below the current threshold.
+#: Cosine step of the test sequence.
 STEP = 0.0025
 
 
-def loosen(
+def walk_thresholds(
     data: LabeledScores, current: float, target: float, alpha: float, seed: int, max_change: float
 ) -> tuple[WalkResult, Parts]:
-    """Learn-then-Test from the current threshold down: the sequence (``current``,
-    ``current - STEP``, ... ``current - max_change``, less the leading thresholds with fewer
-    pairs at or over them than any test needs) depends on no label, so no fitting part is
-    needed; the walk runs on the calibration half and stops at the first threshold whose
-    false-hit rate could exceed ``target`` (p > ``alpha``). The other half is held out for
-    the report."""
+    """Learn-then-Test over a sequence fixed from the current threshold alone, strict to
+    loose: ``current + max_change`` down to ``current - max_change`` in steps of
+    :data:`STEP` (within [0, 1]), less the leading thresholds with fewer pairs at or over
+    them than any test needs. It depends on no label, so no fitting part is needed; the walk
+    runs on the calibration half and stops at the first threshold whose false-hit rate could
+    exceed ``target`` (p > ``alpha``): the result is stricter than ``current`` when the
+    current one is not certified but a stricter one is (tightening), looser when a looser
+    one is certified. The other half is held out for the report."""
     parts = split_parts(data.labels, seed)
     calibration = np.concatenate([parts.fit, parts.test])
     steps = round(max_change / STEP)
-    sequence = current - STEP * np.arange(steps + 1)
+    sequence = current + STEP * steps - STEP * np.arange(2 * steps + 1)
+    sequence = np.round(sequence[(sequence >= 0.0) & (sequence <= 1.0)], 6)
     # Skip the leading thresholds too strict to reject anything even with no false hit:
     # a choice made from the similarities alone (no label), so the test stays valid.
     need = hits_needed(target, 1.0 - alpha)
@@ -212,42 +216,64 @@ def loosen(
     return walk, parts
 
 
+def _admin_key(args: argparse.Namespace) -> str | None:
+    if args.admin_key_env is None:
+        raise ConfigError("--reload-url needs --admin-key-env NAME (the admin key's variable)")
+    return os.environ.get(args.admin_key_env)
+
+
+def _before(args: argparse.Namespace) -> tuple[float, str]:
+    """The threshold served now and where it was read: ``--current``, else the proxy at
+    ``--reload-url`` (the one source of truth), else this shell's settings."""
+    if args.current is not None:
+        return float(args.current), "--current"
+    if args.reload_url is not None:
+        value = served_threshold(args.reload_url, _admin_key(args), args.namespace)
+        return value, f"served by {args.reload_url}"
+    return current_threshold(args.namespace), "this shell's settings (give --reload-url)"
+
+
 def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) -> int:
-    if args.apply and args.save is None:
-        raise ConfigError("--apply writes the threshold into --save FILE: give --save")
+    if args.apply and args.save is None and args.reload_url is None:
+        raise ConfigError("--apply needs --reload-url URL (a running proxy) or --save FILE")
     data = gather(args, columns)
-    before = args.current if args.current is not None else current_threshold(args.namespace)
+    before, where = _before(args)
     alpha = 1.0 - args.confidence
-    walk, parts = loosen(data, before, args.target, alpha, args.seed, args.max_change)
+    walk, parts = walk_thresholds(data, before, args.target, alpha, args.seed, args.max_change)
     sources = ", ".join(f"{name} ({n})" for name, n in data.sources.items())
     thinned = "" if args.no_thin else " after thinning to an equal-probability sample"
     out.print(f"labeled pairs: {len(data.labels)}{thinned}, from {sources}", highlight=False)
+    out.print(f"current threshold {before:.4f} ({where})", highlight=False)
     if walk.threshold is None:
         counts = walk.stopped_counts or (0, 0)
         out.print(
-            f"no change: the current threshold {before:.4f} is not certified at false-hit "
-            f"rate <= {args.target:g} with {args.confidence:.0%} confidence on these pairs "
-            f"({counts[1]} false of {counts[0]} hits), so nothing is loosened. More labels "
-            "may certify it; the live estimate (stats().tuning, semcache_false_hit_rate_high) "
-            "says whether it serves too many wrong answers.",
+            f"no change: no threshold from {min(1.0, before + args.max_change):.4f} down is "
+            f"certified at false-hit rate <= {args.target:g} with {args.confidence:.0%} "
+            f"confidence on these pairs ({counts[1]} false of {counts[0]} hits at the "
+            "strictest one tested). More labels may certify one; the live estimate "
+            "(stats().tuning, semcache_false_hit_alert) says whether it serves too many "
+            "wrong answers.",
             highlight=False,
         )
         return 1
     report_change(data, parts.held_out, before, walk, args, out)
-    if walk.threshold >= before:
-        out.print(
-            "no change: nothing looser than the current threshold is certified", highlight=False
-        )
+    after = float(walk.threshold)
+    if after == before:
+        out.print("no change: the current threshold is the certified one", highlight=False)
         return 0
     if not args.apply:
-        out.print("not saved (--apply writes it)", highlight=False)
+        out.print("not applied (--apply --reload-url URL serves it)", highlight=False)
         return 0
-    persist.save_threshold(args.save, float(walk.threshold), args.namespace)
-    out.print(f"saved to {args.save}", highlight=False)
+    if args.save is not None:
+        persist.save_threshold(args.save, after, args.namespace)
+        out.print(f"saved to {args.save}", highlight=False)
     if args.reload_url is not None:
-        if args.admin_key_env is None:
-            raise ConfigError("--reload-url needs --admin-key-env NAME (the admin key's variable)")
-        reload_proxy(args.reload_url, os.environ.get(args.admin_key_env), out)
+        served_before = serve_threshold(args.reload_url, _admin_key(args), after, args.namespace)
+        out.print(
+            f"proxy at {args.reload_url} now serves {after:.4f} (was {served_before:.4f}); "
+            "a restart serves its configured threshold again: put the new value there too",
+            highlight=False,
+        )
     return 0
 
 
@@ -276,27 +302,3 @@ def report_change(
             f"[{stats.false_hit_rate_lo:.1%}, {stats.false_hit_rate_hi:.1%}]",
             highlight=False,
         )
-
-
-def reload_proxy(url: str, admin_key: str | None, out: Console) -> None:
-    """``POST {url}/admin/reload`` with the admin key; raises ConfigError when refused."""
-    import httpx
-
-    if admin_key is None:
-        raise ConfigError("--reload-url needs the admin key in --admin-key-env's variable")
-    try:
-        response = httpx.post(
-            url.rstrip("/") + "/admin/reload",
-            headers={"authorization": f"Bearer {admin_key}"},
-            timeout=30,
-        )
-    except httpx.HTTPError as exc:
-        raise ConfigError(f"reload at {url} failed: {exc}") from exc
-    if response.status_code != 200:
-        raise ConfigError(f"reload at {url} refused: HTTP {response.status_code} {response.text}")
-    body = response.json()
-    out.print(
-        f"proxy reloaded: threshold {body['threshold_before']:.4f} -> "
-        f"{body['threshold_after']:.4f}",
-        highlight=False,
-    )

@@ -12,6 +12,7 @@ imported before LiteLLM.
 
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -78,3 +79,8 @@ def __getattr__(name: str) -> Any:
 
         return SemanticCache
     raise AttributeError(f"module 'semcache' has no attribute {name!r}")
+
+
+# a library's logger: silent until the application configures logging (no "last resort"
+# stderr lines from semcache in someone else's program)
+logging.getLogger("semcache").addHandler(logging.NullHandler())

@@ -153,7 +153,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as exc:
             report_config_error(f"semcache {name}", exc, sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            # Ctrl-C: the shell's convention (128 + SIGINT), one line, no traceback
+            print(f"semcache {name}: interrupted", file=sys.stderr)
+            return 130
+
+
+def run() -> None:
+    """The console-script entry point: :func:`main`, and a Ctrl-C that lands outside it
+    (while the interpreter imports or exits) is still exit status 130 without a traceback."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        status = 130
+    raise SystemExit(status)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

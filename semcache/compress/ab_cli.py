@@ -23,6 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from semcache.cli import OneLineParser
 from semcache.errors import ConfigError, MissingDependency
 
 from .ab import ABRunner, PromptResult, Summary, load_prompts, result_row, summarise
@@ -30,7 +31,7 @@ from .settings import CompressionSettings, build_compressor
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="semcache compress-eval", description=__doc__.split("\n")[0])
+    p = OneLineParser(prog="semcache compress-eval", description=__doc__.split("\n")[0])
     p.add_argument("--data", required=True, type=Path, help="prompts, JSON lines")
     p.add_argument("--model", required=True, help="LiteLLM id of the model answering both")
     p.add_argument("--judge", help="LiteLLM id of a judge model (optional)")

@@ -64,10 +64,14 @@ __all__ = [
     "HealthSettings", "PolicySettings", "SemanticSettings", "StoreSettings",
 ]
 
-#: ``SEMCACHE_*`` variables semcache reads that are not deployment settings, so they are
-#: not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX models are kept
-#: (read by ``semcache.embedders.onnx_runtime``).
-OTHER_VARIABLES: frozenset[str] = frozenset({"SEMCACHE_ONNX_CACHE"})
+#: ``SEMCACHE_*`` variables semcache reads or documents that are not deployment settings,
+#: so they are not reported as unknown: ``SEMCACHE_ONNX_CACHE`` is where exported ONNX
+#: models are kept (``semcache.embedders.onnx_runtime``); ``SEMCACHE_ADMIN_KEY`` is the
+#: proxy's admin key as the README's ``semcache.toml`` and ``semcache calibrate
+#: --admin-key-env`` name it.
+#: A test scans README.md, docs/ and the code for ``SEMCACHE_*`` names and fails on one the
+#: check would call unknown.
+OTHER_VARIABLES: frozenset[str] = frozenset({"SEMCACHE_ONNX_CACHE", "SEMCACHE_ADMIN_KEY"})
 
 
 class CacheSettings(BaseSettings):

@@ -5,8 +5,11 @@ and an answer served to another tenant is "not found" (404), the same as an unkn
 a tenant can neither mark nor probe another's entries. The admin routes sit behind the
 admin key: ``GET /admin/misses`` (near-miss clusters and pairs to label, the rows in the
 format ``semcache calibrate`` reads), ``GET /admin/labels`` (recorded labeled pairs) and
-``POST /admin/reload`` (re-read the settings and serve with their thresholds from now on,
-e.g. after ``semcache calibrate --apply``).
+``POST /admin/reload`` (re-read the settings and serve with their thresholds from now on).
+``GET /admin/threshold`` is the one source of truth for the threshold served now (the
+default and the namespace overrides, after the config file, ``SEMCACHE_*`` and ``.env`` are
+layered and any live change); ``POST /admin/threshold`` serves a new one at once (what
+``semcache calibrate --labels ... --apply --reload-url`` does, then reads it back).
 """
 
 from __future__ import annotations
@@ -41,6 +44,32 @@ class FeedbackRequest(BaseModel):
 
     id: str = Field(min_length=1, max_length=200)
     correct: bool = Field(strict=True)
+
+
+class ThresholdRequest(BaseModel):
+    """``threshold``: cosine similarity, a hit when >=; ``namespace``: set only that
+    namespace's override (default: the default threshold)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float = Field(strict=True, ge=0.0, le=1.0)
+    namespace: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+def _served(proxy: Any) -> dict[str, Any]:
+    threshold, namespaces = proxy.cache.served_thresholds()
+    return {"object": "threshold", "threshold": threshold, "namespace_thresholds": namespaces}
+
+
+async def _threshold(request: Request) -> dict[str, Any]:
+    return _served(_require_admin(request))
+
+
+async def _set_threshold(request: Request) -> dict[str, Any]:
+    proxy = _require_admin(request)
+    body = await _body(request, ThresholdRequest)
+    change = proxy.cache.serve_threshold(body.threshold, body.namespace)
+    return {**_served(proxy), "changed": change.changed, **asdict(change)}
 
 
 async def _feedback(request: Request) -> dict[str, Any]:
@@ -110,3 +139,13 @@ async def labels(request: Request) -> Response:
 @router.post("/admin/reload")
 async def reload(request: Request) -> Response:
     return await _answer(request, _reload)
+
+
+@router.get("/admin/threshold")
+async def threshold(request: Request) -> Response:
+    return await _answer(request, _threshold)
+
+
+@router.post("/admin/threshold")
+async def set_threshold(request: Request) -> Response:
+    return await _answer(request, _set_threshold)

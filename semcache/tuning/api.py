@@ -122,6 +122,12 @@ class TuningAPI:
         tier = self._parts.backend.tier
         return None if tier is None else tier.threshold_for(namespace)
 
+    def served_thresholds(self) -> tuple[float | None, dict[str, float]]:
+        """The default threshold served now and the namespace overrides (None, {}: no
+        semantic tier): what ``GET /admin/threshold`` reports."""
+        tier = self._parts.backend.tier
+        return (None, {}) if tier is None else (tier.threshold, dict(tier.namespace_thresholds))
+
     def apply_thresholds(self, settings: CacheSettings) -> ThresholdChange:
         """Serve with ``settings``' semantic threshold and namespace overrides from now on
         (the proxy's admin reload); other settings need a restart."""
@@ -136,3 +142,22 @@ class TuningAPI:
         tier.namespace_thresholds = new_ns
         tier.threshold = new_default
         return change
+
+    def serve_threshold(self, threshold: float, namespace: str | None = None) -> ThresholdChange:
+        """Serve with ``threshold`` (cosine, a hit when >=) from now on, as the default or as
+        ``namespace``'s override: the proxy's ``POST /admin/threshold``, which
+        ``semcache calibrate --apply --reload-url`` calls. Not persisted: a restart serves
+        the configured threshold again."""
+        if isinstance(threshold, bool) or not 0.0 <= threshold <= 1.0:
+            raise InvalidRequest(f"threshold: expected a cosine in [0, 1], got {threshold!r}")
+        tier = self._parts.backend.tier
+        if tier is None:
+            raise InvalidRequest("threshold: this cache has no semantic tier")
+        before_ns = dict(tier.namespace_thresholds)
+        change = ThresholdChange(tier.threshold, tier.threshold, before_ns, before_ns)
+        if namespace is None:
+            tier.threshold = threshold
+            return ThresholdChange(change.threshold_before, threshold, before_ns, before_ns)
+        after_ns = {**before_ns, namespace: threshold}
+        tier.namespace_thresholds = after_ns
+        return ThresholdChange(tier.threshold, tier.threshold, before_ns, after_ns)

@@ -2,8 +2,9 @@
 
 Refreshed from ``cache.stats().tuning`` at each scrape. Series per namespace:
 ``semcache_false_hit_rate{namespace}`` (the weighted estimate), ``_low`` / ``_high`` (its 95%
-interval), ``semcache_false_hit_alert{namespace}`` (1 when the upper bound exceeds
-``semcache_false_hit_delta``), ``semcache_false_hit_verdicts{namespace}``. Namespaces are
+interval), ``semcache_false_hit_alert{namespace}`` (1 only when the lower bound exceeds
+``semcache_false_hit_delta``: evidence, never at 0 wrong),
+``semcache_false_hit_verdicts{namespace}``. Namespaces are
 named by clients, so only the ``MAX_NAMESPACES`` with the most verdicts are exported (label
 values stay bounded). Counters: ``semcache_feedback_total{verdict}``,
 ``semcache_shadow_verdicts_total{outcome}``, ``semcache_shadow_calls_total``,
@@ -49,7 +50,7 @@ class TuningCollector(Collector):
             yield family
         alert = GaugeMetricFamily(
             "semcache_false_hit_alert",
-            "1 when the false-hit rate's 95% upper bound exceeds the tolerated delta.",
+            "1 when the false-hit rate's 95% lower bound exceeds the tolerated delta (evidence).",
             labels=["namespace"],
         )
         for ns in sorted(names):

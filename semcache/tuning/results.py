@@ -48,5 +48,5 @@ class TuningStats:
 
     @property
     def alerts(self) -> tuple[str, ...]:
-        """Namespaces whose 95% upper bound exceeds ``delta``."""
+        """Namespaces whose 95% lower bound exceeds ``delta`` (evidence that it is exceeded)."""
         return tuple(ns for ns, e in self.estimates.items() if e.alert)

@@ -66,7 +66,7 @@ class TuningSettings(SettingsSection):
         gt=0.0,
         lt=1.0,
         description="Tolerated false-hit rate (wrong answers / semantic hits); the alert "
-        "fires when the estimate's 95% upper bound exceeds it.",
+        "fires when the estimate's 95% lower bound exceeds it (evidence, never at 0 wrong).",
     )
     window: int = Field(
         2000,

@@ -30,12 +30,18 @@ def test_inverse_probability_weights_undo_oversampling():
 def test_no_verdicts_is_the_whole_interval_and_no_alert_below_delta():
     est = weighted_rate([], delta=0.05)
     assert (est.low, est.high, est.verdicts) == (0.0, 1.0, 0)
-    assert est.alert  # nothing known: the upper bound (1.0) exceeds delta
+    assert not est.alert  # nothing known is no evidence that delta is exceeded
 
 
-def test_alert_fires_when_upper_bound_exceeds_delta():
+def test_alert_fires_only_when_the_lower_bound_exceeds_delta():
     assert not weighted_rate([(False, 1.0)] * 200, delta=0.05).alert
-    assert weighted_rate([(True, 1.0)] * 5 + [(False, 1.0)] * 95, delta=0.05).alert
+    # the case: 0 wrong of 71 verdicts (the upper bound, 5.1%, is over 5%)
+    none_wrong = weighted_rate([(False, 1.0)] * 71, delta=0.05)
+    assert none_wrong.high > 0.05 and not none_wrong.alert
+    # 5 of 100 is consistent with 5%: no alert; 15 of 100 is evidence (low ~ 9%)
+    assert not weighted_rate([(True, 1.0)] * 5 + [(False, 1.0)] * 95, delta=0.05).alert
+    clear = weighted_rate([(True, 1.0)] * 15 + [(False, 1.0)] * 85, delta=0.05)
+    assert clear.low > 0.05 and clear.alert
 
 
 def test_a_probability_outside_zero_one_is_refused():

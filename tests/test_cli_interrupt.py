@@ -1,0 +1,56 @@
+"""Ctrl-C in a ``semcache`` command is exit status 130 and one line, never a traceback
+(issue 24 item 9: calibrate, demo and serve printed tracebacks)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SHIPPED_PAIRS_PATH = Path(__file__).parents[1] / "semcache" / "data" / "pairs.jsonl"
+
+TOML = """
+[[model_list]]
+model_name = "gpt-4o-mini"
+litellm_params.model = "openai/gpt-4o-mini"
+litellm_params.api_key = "os.environ/OPENAI_API_KEY"
+litellm_params.api_base = "http://127.0.0.1:9"
+
+[cache.store]
+backend = "none"
+"""
+
+
+def _interrupt(argv: list[str], cwd: Path, after_s: float = 3.0) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OPENAI_API_KEY": "sk-x", "HF_HUB_OFFLINE": "1"}
+    code = f"from semcache.cli import main; raise SystemExit(main({argv!r}))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=cwd, env=env, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    time.sleep(after_s)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["calibrate", "--data", str(SHIPPED_PAIRS_PATH), "--target", "0.05"],
+        ["demo"],
+        ["serve", "--config", "semcache.toml", "--port", "0"],
+    ],
+    ids=["calibrate", "demo", "serve"],
+)
+def test_ctrl_c_is_exit_130_without_a_traceback(argv, tmp_path) -> None:
+    (tmp_path / "semcache.toml").write_text(TOML)
+    done = _interrupt(argv, tmp_path)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 130, (done.stdout, done.stderr)
