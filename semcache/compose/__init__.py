@@ -14,6 +14,10 @@ from semcache.compose.semantic import (
 )
 
 __all__ = [
-    "Assembly", "assemble", "build_verifier", "embedder_factory", "scorer_factory",
+    "Assembly",
+    "assemble",
+    "build_verifier",
+    "embedder_factory",
+    "scorer_factory",
     "store_factory",
 ]

@@ -8,7 +8,6 @@ coalescer, semantic, in-flight merge (and gathering window), write-behind, answe
 compression, then the upstream call.
 """
 
-
 from __future__ import annotations
 
 import time
@@ -203,7 +202,6 @@ def assemble(
         tuning=tuning,
         shared=shared,
     )
-
 
 
 def gather_window(c: CoalesceSettings) -> GatherWindow:

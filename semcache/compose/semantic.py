@@ -15,15 +15,12 @@ from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.stats import Stats
 
 if TYPE_CHECKING:
-
     from semcache.embedders.base import Embedder
     from semcache.embedders.vector_cache import VectorCache
     from semcache.guard import HitVerifier
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
     from semcache.stores.base import VectorStore
-
-
 
 
 def semantic_tier(

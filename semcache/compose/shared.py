@@ -19,10 +19,7 @@ from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 
 if TYPE_CHECKING:
-
     from semcache.replicas.tier import SharedTier
-
-
 
 
 def shared_tier(

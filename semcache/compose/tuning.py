@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from semcache.tuning.shadow import OnVerdict, ShadowFactory, ShadowVerifier
 
 
-
-
 def tuning_loop(
     s: CacheSettings,
     backend: SemanticBackend,

@@ -138,7 +138,7 @@ class WriteBehind:
         admin operations cannot purge, so nothing is touched then.
         """
         if purge.key is not None:  # one entry, withdrawn by feedback on another replica
-            return await self.withdraw(purge.key, _nothing_stored)
+            return await self.withdraw(purge.key, lambda: self.expire_stored(purge))
         started = self._backend.started
         if started is not None and not isinstance(started.store, StoreAdmin):
             name = type(started.store).__name__
@@ -167,6 +167,29 @@ class WriteBehind:
             self.fence.record(PurgeFilter(key=key))
             removed = self._memory.discard(key)
             return removed + await expire()
+
+    async def expire_stored(self, withdrawn: PurgeFilter) -> int:
+        """End the one entry ``withdrawn`` names (key, tenant, namespace, scope) in this
+        cache's store: re-written with ``expires_at = now``, so a persistent store keeps it
+        withdrawn across restarts. On a store every replica shares it is already ended by the
+        replica that withdrew it; doing it again is harmless. Returns 1 if it was live."""
+        tier = await self._backend.ready()
+        if tier is None or tier.store is None or tier.embedder is None:
+            return 0
+        if withdrawn.key is None or withdrawn.tenant is None or withdrawn.namespace is None:
+            return 0
+        now = self._clock()
+        entry = await tier.retrieve(
+            withdrawn.key,
+            tenant=withdrawn.tenant,
+            namespace=withdrawn.namespace,
+            scope=withdrawn.scope or EXACT_ONLY_SCOPE,
+            now=now,
+        )
+        if entry is None:
+            return 0
+        await tier.upsert(replace(entry, expires_at=now, vector=tier.exact_only_vector()))
+        return 1
 
     async def flush(self) -> None:
         """Wait until every write submitted so far has landed or failed."""
@@ -216,10 +239,3 @@ class WriteBehindStage:
             answer = found.stored if found.stored is not None else found.answer
             self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
         return found
-
-
-async def _nothing_stored() -> int:
-    """The store part of a withdrawal announced by another replica: that replica already
-    ended the entry in the store they share (a replica's own embedded store keeps its copy
-    until its TTL or a purge; see ``semcache.tuning.loop``)."""
-    return 0
