@@ -62,7 +62,11 @@ def test_more_than_one_worker_needs_a_shared_store(
 def test_workers_share_the_port_and_the_redis_tier_and_all_drain_on_sigterm(
     tmp_path: Path, upstream: FakeOpenAIServer, redis_url: str
 ) -> None:
-    path = serve_config(tmp_path, upstream, f'[cache.redis]\nurl = "{redis_url}"\n')
+    path = serve_config(
+        tmp_path,
+        upstream,
+        f'[cache.semantic]\nenabled = false\n[cache.redis]\nurl = "{redis_url}"\n',
+    )
     port = _free_port()
     code = "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
     process = subprocess.Popen(
