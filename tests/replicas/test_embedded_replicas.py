@@ -62,3 +62,4 @@ def test_a_wrong_verdict_reaches_every_replicas_own_store(two_replicas, verdict_
             cache.flush()
     assert withdrawn not in {answer for answer, _ in later}, later
     assert later[0][1] == "miss"  # b's own store no longer had it
+    assert upstream.call_count >= 2  # the withdrawn question was answered afresh
