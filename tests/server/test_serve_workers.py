@@ -58,7 +58,7 @@ def test_more_than_one_worker_needs_a_shared_store(
     assert named in err[0]
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(400)
 def test_workers_share_the_port_and_the_redis_tier_and_all_drain_on_sigterm(
     tmp_path: Path, upstream: FakeOpenAIServer, redis_url: str
 ) -> None:
@@ -79,7 +79,7 @@ def test_workers_share_the_port_and_the_redis_tier_and_all_drain_on_sigterm(
     base = f"http://127.0.0.1:{port}"
     try:
         ready: set[str] = set()
-        deadline = time.monotonic() + 150  # two workers import LiteLLM at once
+        deadline = time.monotonic() + 280  # 2 min measured at load average 16 on 2 cores
         while len(ready) < 2:  # a fresh connection each time: the kernel picks the worker
             assert time.monotonic() < deadline and process.poll() is None, ready
             try:
