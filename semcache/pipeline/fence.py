@@ -27,6 +27,9 @@ class PurgeFilter:
     namespace: str | None = None
     model: str | None = None
     key: str | None = None
+    #: With ``key``: the scope the entry was stored under, so a replica can find it in its
+    #: own store (not a filter: ``covers`` ignores it).
+    scope: str | None = None
 
     def covers(self, entry: Entry) -> bool:
         return (

@@ -243,7 +243,7 @@ class WriteBehind:
         admin operations cannot purge, so nothing is touched then.
         """
         if purge.key is not None:  # one entry, withdrawn by feedback on another replica
-            return await self.withdraw(purge.key, _nothing_stored)
+            return await self.withdraw(purge.key, lambda: self.expire_stored(purge))
         started = self._backend.started
         if started is not None and not isinstance(started.store, StoreAdmin):
             name = type(started.store).__name__
@@ -272,6 +272,29 @@ class WriteBehind:
             self.fence.record(PurgeFilter(key=key))
             removed = self._memory.discard(key)
             return removed + await expire()
+
+    async def expire_stored(self, withdrawn: PurgeFilter) -> int:
+        """End the one entry ``withdrawn`` names (key, tenant, namespace, scope) in this
+        cache's store: re-written with ``expires_at = now``, so a persistent store keeps it
+        withdrawn across restarts. On a store every replica shares it is already ended by the
+        replica that withdrew it; doing it again is harmless. Returns 1 if it was live."""
+        tier = await self._backend.ready()
+        if tier is None or tier.store is None or tier.embedder is None:
+            return 0
+        if withdrawn.key is None or withdrawn.tenant is None or withdrawn.namespace is None:
+            return 0
+        now = self._clock()
+        entry = await tier.retrieve(
+            withdrawn.key,
+            tenant=withdrawn.tenant,
+            namespace=withdrawn.namespace,
+            scope=withdrawn.scope or EXACT_ONLY_SCOPE,
+            now=now,
+        )
+        if entry is None:
+            return 0
+        await tier.upsert(replace(entry, expires_at=now, vector=tier.exact_only_vector()))
+        return 1
 
     async def flush(self) -> FlushReport:
         """Wait until every write submitted so far has landed or failed; report what happened
@@ -351,10 +374,3 @@ def _retrieved(future: asyncio.Future[str]) -> None:
 def _settle(future: asyncio.Future[str], outcome: str) -> None:
     if not future.done():  # its writer may have timed out meanwhile
         future.set_result(outcome)
-
-
-async def _nothing_stored() -> int:
-    """The store part of a withdrawal announced by another replica: that replica already
-    ended the entry in the store they share (a replica's own embedded store keeps its copy
-    until its TTL or a purge; see ``semcache.tuning.loop``)."""
-    return 0

@@ -75,6 +75,7 @@ class PurgeBroadcast:
                 "namespace": purge.namespace,
                 "model": purge.model,
                 "key": purge.key,
+                "scope": purge.scope,
             }
         )
         loop = asyncio.get_running_loop()
@@ -126,7 +127,8 @@ class PurgeBroadcast:
                         continue
                     if data.get("origin") != self.replica_id:
                         fields = (data.get("tenant"), data.get("namespace"), data.get("model"))
-                        await self._on_purge(PurgeFilter(*fields, key=data.get("key")))
+                        scope = data.get("scope")
+                        await self._on_purge(PurgeFilter(*fields, key=data.get("key"), scope=scope))
                     await self._client.rpush(data["ack"], b"1")
                     await self._client.pexpire(data["ack"], 60_000)
             finally:

@@ -43,12 +43,16 @@ class SharedTier:
             log.warning("semcache purge: %d replica(s) did not confirm in time", missing)
         return removed
 
-    async def withdraw(self, key: str, *, tenant: str, namespace: str, model: str) -> int:
-        """Withdraw one entry for every replica (a "wrong" feedback verdict): remove its
-        Redis copy, then tell the others to drop their in-process copies. Redis errors are
-        raised (the caller asked for this)."""
-        removed = await self.exact.withdraw(key, tenant=tenant, namespace=namespace, model=model)
-        purge = PurgeFilter(tenant, namespace, model, key=key)
+    async def withdraw(self, purge: PurgeFilter) -> int:
+        """Withdraw one entry (``purge.key`` in its partition and scope) for every replica (a
+        "wrong" feedback verdict): remove its Redis copy, then tell the others to drop their
+        in-process copies and end it in their own stores. Redis errors are raised (the
+        caller asked for this)."""
+        if purge.key is None or purge.tenant is None or purge.namespace is None:
+            raise ValueError("withdraw: key, tenant and namespace are required")
+        removed = await self.exact.withdraw(
+            purge.key, tenant=purge.tenant, namespace=purge.namespace, model=purge.model or ""
+        )
         missing = await self.broadcast.publish(purge, ack_timeout_s=self.ack_timeout_s)
         if missing:
             log.warning("semcache feedback: %d replica(s) did not confirm in time", missing)

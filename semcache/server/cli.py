@@ -19,6 +19,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--port", type=int, default=8080, help="TCP port (default: %(default)s).")
     parser.add_argument("--config", required=True, help="Proxy config file (.toml, .yaml or .yml).")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="Processes sharing the port, each with its own cache; more than 1 needs "
+        'store.backend = "redis" and redis.url (default: %(default)s).',
+    )
     return parser
 
 
@@ -26,14 +33,17 @@ def serve_main(argv: list[str]) -> int:
     """Entry point of ``semcache serve``; returns the process exit status.
 
     SIGINT/SIGTERM stop accepting connections; in-flight requests get
-    ``server.graceful_shutdown_s`` seconds to finish, then the cache is closed.
+    ``server.graceful_shutdown_s`` seconds to finish, then the cache is closed. With
+    ``--workers N`` every worker does so (see :mod:`semcache.server.workers`).
     """
     args = _parser().parse_args(argv)
     from semcache.server.access_log import configure_json_logging
     from semcache.server.config import load_config
+    from semcache.server.workers import check_workers, run_workers
 
     try:
         config = load_config(args.config)
+        check_workers(config, args.workers)
         # the app imports LiteLLM (seconds): a bad config is reported before that
         from semcache.server.app import create_app
 
@@ -50,6 +60,9 @@ def serve_main(argv: list[str]) -> int:
         sys.stderr.write('semcache serve: the proxy needs uvicorn: pip install "semcache[proxy]"\n')
         return 2
 
+    if args.workers > 1:  # the app above only checked the config: each worker builds its own
+        run_workers(config, args.config, host=args.host, port=args.port, workers=args.workers)
+        return 0
     litellm.suppress_debug_info = True  # its "Give Feedback" banner is not a log line
     configure_json_logging()
     server = uvicorn.Server(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -40,7 +41,11 @@ async def readyz(request: Request) -> Response:
     if getattr(state, "last_ready", None) != health.ready:
         state.last_ready = health.ready
         _log.info("readyz: %s (%s)", "ready" if health.ready else "not ready", health.status)
-    return JSONResponse(health.as_dict(), status_code=200 if health.ready else 503)
+    return JSONResponse(
+        health.as_dict(),
+        status_code=200 if health.ready else 503,
+        headers={"x-semcache-worker": str(os.getpid())},  # which of `serve --workers N` answered
+    )
 
 
 @router.api_route("/metrics", methods=READ_METHODS)

@@ -5,10 +5,10 @@ a "wrong" verdict withdraws the entry that served the answer at once: it is fenc
 pending writes, dropped from the memory tier and ended in the store (re-written with
 ``expires_at = now``, so a persistent store keeps it withdrawn across restarts, and the
 janitor deletes it later). With a shared Redis tier the withdrawal reaches every replica:
-the Redis copy is removed and the others drop their in-process copies (as a purge does); a
-replica's own embedded store keeps its copy until its TTL or a purge (share one Qdrant
-server between replicas to withdraw it there too). The entry's own question then misses
-and is answered afresh.
+the Redis copy is removed and every other replica connected to the purge channel drops its
+in-process copy and ends the entry in its own store too (as this replica does); a replica
+cut off from Redis meanwhile drops its memory tier when it reconnects (see
+``semcache.replicas.purges``). The entry's own question then misses and is answered afresh.
 A verdict on a semantic hit also records a labeled pair (query, served question,
 similarity, score); both verdicts are counted. Feedback names an answer by its serve id
 (``CacheInfo.serve_id``) or its entry key, and only the tenant it was served to may give it.
@@ -17,12 +17,12 @@ similarity, score); both verdicts are counted. Feedback names an answer by its s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from semcache.core.memory import MemoryTier
 from semcache.errors import UnknownServe
 from semcache.pipeline.backend import SemanticBackend
+from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
 from semcache.pipeline.write_behind import WriteBehind
 from semcache.stats import Stats
@@ -121,25 +121,18 @@ class TuningLoop:
         return FeedbackResult(served, correct, withdrawn, labeled)
 
     async def _withdraw(self, served: Served) -> bool:
-        async def expire() -> int:
-            tier = await self._backend.ready()
-            if tier is None or tier.store is None or tier.embedder is None:
-                return 0
-            now = self._clock()
-            scope = served.scope or EXACT_ONLY_SCOPE
-            entry = await tier.retrieve(
-                served.key, tenant=served.tenant, namespace=served.namespace, scope=scope, now=now
-            )
-            if entry is None:
-                return 0
-            await tier.upsert(replace(entry, expires_at=now, vector=tier.exact_only_vector()))
-            return 1
-
-        removed = await self._writer.withdraw(served.key, expire)
+        withdrawn = PurgeFilter(
+            served.tenant,
+            served.namespace,
+            served.model,
+            key=served.key,
+            scope=served.scope or EXACT_ONLY_SCOPE,
+        )
+        removed = await self._writer.withdraw(
+            served.key, lambda: self._writer.expire_stored(withdrawn)
+        )
         if self._shared is not None:  # raises on a Redis error: the caller must know
-            removed += await self._shared.withdraw(
-                served.key, tenant=served.tenant, namespace=served.namespace, model=served.model
-            )
+            removed += await self._shared.withdraw(withdrawn)
         self._stats.count("feedback_withdrawn", 1 if removed else 0)
         return removed > 0
 

@@ -1,0 +1,137 @@
+"""``semcache serve --workers 2`` vs 1 worker: exact-hit throughput, 50 clients, one machine.
+
+    python benchmarks/bench_workers.py [--clients 50] [--seconds 10] [--workers 1 2]
+
+Starts a Redis 8 (``semcache.testing.RedisServer``) and a loopback fake upstream, then for
+each worker count a ``semcache serve --workers N`` (store "none", semantic tier off, the
+Redis exact tier shared), stores one answer, and runs ``--clients`` concurrent HTTP clients
+(httpx, one asyncio loop, keep-alive connections) asking that question for ``--seconds``.
+Every answer must be an exact hit. Prints requests/s per N, the ratio to N = 1 measured in
+the same run, and the load average: the client shares the cores with the workers, and the
+machine may be shared with other jobs, so the figure is noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import httpx
+import redis as redis_client
+
+from semcache.testing import FakeOpenAIServer, RedisServer
+
+QUESTION = {"role": "user", "content": "How many legs does a spider have?"}
+CONFIG = """
+[[model_list]]
+model_name = "fast"
+litellm_params.model = "openai/gpt-4o-mini"
+litellm_params.api_base = "{api_base}"
+litellm_params.api_key = "os.environ/UPSTREAM_KEY"
+[[clients]]
+key = "key-a"
+tenant = "team-a"
+[cache.store]
+backend = "none"
+[cache.semantic]
+enabled = false
+[cache.redis]
+url = "{redis_url}"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(config: Path, workers: int, port: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "semcache", "serve", "--workers", str(workers)]
+    command += ["--port", str(port), "--config", str(config)]
+    env = {**os.environ, "UPSTREAM_KEY": "sk-bench"}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    seen: set[str] = set()
+    deadline = time.monotonic() + 300
+    while len(seen) < workers:
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise RuntimeError(f"serve --workers {workers} did not become ready")
+        try:
+            r = httpx.get(f"http://127.0.0.1:{port}/readyz", headers={"connection": "close"})
+            if r.status_code == 200:
+                seen.add(r.headers["x-semcache-worker"])
+        except httpx.TransportError:
+            time.sleep(0.3)
+    return process
+
+
+async def load(port: int, clients: int, seconds: float) -> tuple[int, int]:
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    body = {"model": "fast", "messages": [QUESTION]}
+    headers = {"authorization": "Bearer key-a"}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
+        first = await http.post(url, json=body, headers=headers)  # the miss that stores it
+        assert first.status_code == 200, first.text
+        done = 0
+        not_exact = 0
+        stop = time.monotonic() + seconds
+
+        async def client() -> None:
+            nonlocal done, not_exact
+            while time.monotonic() < stop:
+                r = await http.post(url, json=body, headers=headers)
+                done += 1
+                not_exact += r.headers.get("x-semcache-tier") != "exact"
+
+        await asyncio.gather(*(client() for _ in range(clients)))
+    return done, not_exact
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    rates: dict[int, float] = {}
+    with RedisServer() as redis, FakeOpenAIServer() as upstream, tempfile.TemporaryDirectory() as d:
+        config = Path(d) / "proxy.toml"
+        config.write_text(CONFIG.format(api_base=upstream.api_base, redis_url=redis.url))
+        for workers in args.workers:
+            flush = redis_client.Redis.from_url(redis.url)
+            flush.flushall()  # each N stores its own first answer
+            flush.close()
+            port = free_port()
+            process = start(config, workers, port)
+            try:
+                before = os.getloadavg()
+                done, not_exact = asyncio.run(load(port, args.clients, args.seconds))
+            finally:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=60)
+            rates[workers] = done / args.seconds
+            print(
+                f"workers={workers}: {rates[workers]:.0f} req/s ({done} in {args.seconds:.0f} s, "
+                f"{not_exact} not exact hits), load average before "
+                f"{before[0]:.2f} after {os.getloadavg()[0]:.2f}"
+            )
+    base = rates[args.workers[0]]
+    for workers, rate in rates.items():
+        print(f"ratio workers={workers} / workers={args.workers[0]}: {rate / base:.2f}x")
+    print(f"load average now (1, 5, 15 min): {os.getloadavg()}; {os.cpu_count()} cores, shared")
+
+
+if __name__ == "__main__":
+    main()
