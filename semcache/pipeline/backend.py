@@ -23,6 +23,7 @@ from collections.abc import Callable
 from semcache.errors import StoreLockedError
 from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.failopen import FailOpen
+from semcache.runtime.loop import interpreter_exiting
 from semcache.stats import Stats
 
 _log = logging.getLogger(__name__)
@@ -109,7 +110,8 @@ class SemanticBackend:
         )
         if store is None:
             self._failed_at = self._monotonic()
-            _log.warning("semantic tier warm-up failed; retrying in %.0f s", self._retry_s)
+            log = _log.debug if interpreter_exiting() else _log.warning  # quiet at exit
+            log("semantic tier warm-up failed; retrying in %.0f s", self._retry_s)
             return None
         self._failed_at = None
         _log.info("semantic tier warm in %.2f s", self._monotonic() - started)

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from semcache.runtime.loop import interpreter_exiting
 from semcache.stats import Stats
 
 T = TypeVar("T")
@@ -96,7 +97,11 @@ class FailOpen:
         self._stats.error(kind)
         reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
         self._failure[kind] = (self._monotonic(), reason)
-        self._warn(kind, f"semcache {kind} failed ({reason}); serving as a cache miss")
+        message = f"semcache {kind} failed ({reason}); serving as a cache miss"
+        if interpreter_exiting():  # an unclosed cache's last work, refused by the exit
+            log.debug(message)  # still counted; a warning here would only alarm
+            return
+        self._warn(kind, message)
 
     def shed(self, kind: str) -> None:
         """Count work of ``kind`` skipped by admission control (the request goes on without it)."""

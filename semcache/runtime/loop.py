@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import sys
 import threading
 import weakref
 from collections import deque
@@ -212,4 +213,17 @@ def end_shared_tasks(timeout_s: float = EXIT_TIMEOUT_S) -> None:
         shared.end_tasks(timeout_s)
 
 
+_exiting = threading.Event()
+
+
+def interpreter_exiting() -> bool:
+    """True once the interpreter has begun to exit: its thread pools refuse new work from
+    then on, so what an unclosed cache still had pending fails (and is counted) without
+    being a degradation worth a warning."""
+    return _exiting.is_set() or sys.is_finalizing()
+
+
+# Python's thread pools shut down in these hooks, which run before ``atexit`` ones.
+threading._register_atexit(_exiting.set)  # type: ignore[attr-defined]
+atexit.register(_exiting.set)
 atexit.register(end_shared_tasks)
