@@ -23,6 +23,8 @@ from typing import Literal, cast
 
 import numpy as np
 
+from semcache.core.intervals import wilson_bounds
+
 BoundMethod = Literal["clopper-pearson", "wilson"]
 
 
@@ -38,13 +40,8 @@ def _check_confidence(confidence: float) -> None:
 
 def _wilson(k: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = k / n
-        denominator = 1.0 + z * z / n
-        centre = (p + z * z / (2.0 * n)) / denominator
-        half = z * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denominator
-    lower = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
-    upper = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
-    return lower, upper
+        rate = np.where(n > 0, k / n, 0.0)
+    return wilson_bounds(rate, n, z)
 
 
 def wilson_interval(

@@ -18,11 +18,12 @@ not a sample with known probabilities.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from semcache.core.intervals import wilson_bounds
 
 #: Normal quantile of a two-sided 95% interval.
 Z95 = 1.959963984540054
@@ -55,15 +56,8 @@ class Estimate:
 
 def wilson(rate: float, n: float, z: float = Z95) -> tuple[float, float]:
     """Wilson's score interval for a proportion ``rate`` observed on ``n`` (may be fractional)."""
-    if n <= 0:
-        return 0.0, 1.0
-    z2 = z * z
-    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    # at rate 0 (or 1) the bound is exactly 0 (or 1); rounding must not lift it off
-    low = 0.0 if rate <= 0.0 else max(0.0, centre - half)
-    high = 1.0 if rate >= 1.0 else min(1.0, centre + half)
-    return low, high
+    low, high = wilson_bounds(rate, n, z)
+    return float(low), float(high)
 
 
 def weighted_rate(verdicts: Iterable[tuple[bool, float]], delta: float, z: float = Z95) -> Estimate:

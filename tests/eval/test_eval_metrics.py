@@ -116,3 +116,13 @@ def test_no_hits_no_headline():
     assert len(curve.thresholds) == 0
     assert best_f1(curve) is None
     assert recall_at_false_hit_rate(curve, 0.05) is None
+
+
+def test_one_wilson_interval_for_eval_and_the_tuning_loop():
+    from semcache.tuning.estimate import wilson
+
+    low, high = wilson_interval(np.array([0, 3, 10]), np.array([10, 10, 10]))
+    for k, lo, hi in zip((0, 3, 10), low, high, strict=True):
+        assert wilson(k / 10, 10) == pytest.approx((float(lo), float(hi)), rel=1e-12)
+    assert low[0] == 0.0 and high[2] == 1.0 and 0.0 < low[1] < 0.3 < high[1] < 1.0
+    assert wilson(0.5, 0) == (0.0, 1.0)
