@@ -56,7 +56,7 @@ def locked_message(directory: Path, holder: str) -> str:
     return (
         f"store.path {directory} is held by another process (pid {holder}): the embedded "
         "store serves one process per directory. Give each process its own store.path "
-        "(SEMCACHE_STORE__PATH), or share one cache between processes or hosts with a Qdrant "
-        'server: store.backend = "qdrant" (SEMCACHE_STORE__BACKEND=qdrant '
-        "SEMCACHE_STORE__URL=http://host:6333)."
+        "(SEMCACHE_STORE__PATH), or share one cache between processes or hosts: "
+        'store.backend = "redis" with redis.url (Redis 8; SEMCACHE_STORE__BACKEND=redis '
+        'SEMCACHE_REDIS__URL=redis://host:6379/0), or store.backend = "qdrant" with store.url.'
     )

@@ -52,6 +52,7 @@ def test_a_second_process_gets_one_clear_error_at_ready(tmp_path: Path) -> None:
     assert f"store.path {tmp_path}" in message
     assert f"pid {holder.pid}" in message
     assert "own store.path" in message and 'store.backend = "qdrant"' in message
+    assert 'store.backend = "redis"' in message
 
     with _cache(tmp_path) as cache:  # the holder is gone: the same path opens
         assert cache.ready() is True
