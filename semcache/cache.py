@@ -21,6 +21,7 @@ from semcache.compose import assemble
 from semcache.config.settings import CacheSettings
 from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder
+from semcache.errors import ConfigError
 from semcache.guard import HitVerifier
 from semcache.pipeline.base import Request
 from semcache.runtime import operations as ops
@@ -59,6 +60,10 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         upstream: Upstream | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        if isinstance(store, dict):  # settings, not a store: SemanticCache(store={"path": ...})
+            raise ConfigError(
+                "store: expects a VectorStore; store settings go into CacheSettings(store={...})"
+            )
         self._parts = assemble(
             settings if settings is not None else CacheSettings(),
             embedder=embedder,

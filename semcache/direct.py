@@ -81,7 +81,7 @@ def json_object(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
         text = json.dumps(dict(metadata), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidRequest("metadata", f"not JSON-serialisable: {exc}") from None
-    plain = json.loads(text)
+    plain: dict[str, Any] = json.loads(text)
     if any(not isinstance(key, str) for key in metadata):
         raise InvalidRequestType("metadata", "keys must be strings")
     return plain

@@ -73,11 +73,11 @@ def test_bad_environment_value_stops_every_command_before_it_runs(monkeypatch, c
 
 
 def test_bad_dotenv_value_is_named_with_its_file(tmp_path, capsys):
-    (tmp_path / ".env").write_text("SEMCACHE_STORE__BACKEND=redis\n")
+    (tmp_path / ".env").write_text("SEMCACHE_STORE__BACKEND=valkey\n")
     assert cli.main(["demo"]) == 2
     assert capsys.readouterr().err == (
-        "semcache demo: key `SEMCACHE_STORE__BACKEND`='redis' in .env file '.env': "
-        "expected 'edge', 'qdrant' or 'none'\n"
+        "semcache demo: key `SEMCACHE_STORE__BACKEND`='valkey' in .env file '.env': "
+        "expected 'edge', 'qdrant', 'redis' or 'none'\n"
     )
 
 
@@ -116,13 +116,13 @@ def test_serve_reports_bad_environment_values_one_line_each(tmp_path, monkeypatc
         '[[model_list]]\nmodel_name = "m"\nlitellm_params.model = "openai/m"\n'
         '[[clients]]\nkey = "k"\ntenant = "t"\n[cache.semantic]\ntreshold = 0.9\n'
     )
-    monkeypatch.setenv("SEMCACHE_STORE__BACKEND", "redis")
+    monkeypatch.setenv("SEMCACHE_STORE__BACKEND", "valkey")
     assert serve_main(["--config", str(config)]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "semcache serve: invalid proxy config: unknown setting `cache.semantic.treshold`; "
         "did you mean `cache.semantic.threshold`?",
         "semcache serve: invalid proxy config: environment variable `SEMCACHE_STORE__BACKEND`="
-        "'redis': expected 'edge', 'qdrant' or 'none'",
+        "'valkey': expected 'edge', 'qdrant', 'redis' or 'none'",
     ]
 
 

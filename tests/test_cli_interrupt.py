@@ -21,6 +21,10 @@ litellm_params.model = "openai/gpt-4o-mini"
 litellm_params.api_key = "os.environ/OPENAI_API_KEY"
 litellm_params.api_base = "http://127.0.0.1:9"
 
+[[clients]]
+key = "sk-test"
+tenant = "t"
+
 [cache.store]
 backend = "none"
 """

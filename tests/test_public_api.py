@@ -78,7 +78,7 @@ def test_settings_read_dotenv(tmp_path, monkeypatch):
     ("env", "value"),
     [
         ("SEMCACHE_SEMANTIC__THRESHOLD", "1.5"),
-        ("SEMCACHE_STORE__BACKEND", "redis"),
+        ("SEMCACHE_STORE__BACKEND", "valkey"),
         ("SEMCACHE_EXACT__MAX_ENTRIES", "-1"),
         ("SEMCACHE_POLICY__MAX_SHARED_TEMPERATURE", "-0.1"),
     ],

@@ -128,7 +128,7 @@ def test_every_section_refuses_unknown_nested_keys(section):
 
 
 def test_every_problem_is_listed_at_once(monkeypatch):
-    monkeypatch.setenv("SEMCACHE_STORE__BACKEND", "redis")
+    monkeypatch.setenv("SEMCACHE_STORE__BACKEND", "valkey")
     with pytest.raises(SettingsError) as info:
         CacheSettings(store_path="x", semantic={"threshold": 3})
     lines = str(info.value).splitlines()
@@ -143,7 +143,7 @@ def test_every_problem_is_listed_at_once(monkeypatch):
     [
         ("SEMCACHE_SEMANTIC__THRESHOLD", "1.5", "expected a number <= 1"),
         ("SEMCACHE_SEMANTIC__THRESHOLD", "abc", "expected a valid number"),
-        ("SEMCACHE_STORE__BACKEND", "redis", "expected 'edge', 'qdrant' or 'none'"),
+        ("SEMCACHE_STORE__BACKEND", "valkey", "expected 'edge', 'qdrant', 'redis' or 'none'"),
         ("SEMCACHE_EXACT__MAX_ENTRIES", "-1", "expected a number >= 0"),
         ("SEMCACHE_COALESCE__ENABLED", "maybe", "expected a valid boolean"),
         ("SEMCACHE_SEMANTIC__NAMESPACE_THRESHOLDS", "faq=0.9", "expected a JSON object"),
@@ -223,12 +223,13 @@ def test_other_tools_variables_are_not_settings_problems(monkeypatch):
     monkeypatch.setenv("OTHER_TOOL_THRESHOLD", "7")
     for name in OTHER_VARIABLES:
         monkeypatch.setenv(name, "/somewhere")
-    monkeypatch.setenv("SEMCACHE_ADMIN_KEY", "secret")
-    _, warned = _construct(_other_variables={"SEMCACHE_ADMIN_KEY"})
+    monkeypatch.setenv("SEMCACHE_ADMIN_KEY", "secret")  # documented, in OTHER_VARIABLES
+    monkeypatch.setenv("SEMCACHE_PROXY_SECRET", "secret")
+    _, warned = _construct(_other_variables={"SEMCACHE_PROXY_SECRET"})
     assert warned == []
     _, warned = _construct()
     assert len(warned) == 1 and warned[0].startswith(
-        "unknown environment variable `SEMCACHE_ADMIN_KEY`; "
+        "unknown environment variable `SEMCACHE_PROXY_SECRET`; "
     )
 
 

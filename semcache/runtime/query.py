@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from semcache.pipeline.base import Request
     from semcache.pipeline.semantic_tier import SemanticTier
     from semcache.runtime.delivery import Delivery
-    from semcache.stores.base import Entry
+    from semcache.stores.base import Entry, Match
 
 Filters = tuple[tuple[str, tuple[str | int, ...]], ...]
 
@@ -89,8 +89,9 @@ async def query(
         assert keys.prompt is not None and keys.scope is not None
         where = Where(request.tenant, namespace, keys.scope, _embedder(tier), now, filters)
         vector = await tier.embed(keys.prompt)
+        nothing: list[Match] = []
         matches = await parts.failopen.call(
-            "semantic_lookup", lambda: tier.nearest_k(vector, where, k + 1), []
+            "semantic_lookup", lambda: tier.nearest_k(vector, where, k + 1), nothing
         )
         for match in matches:
             entry = match.entry

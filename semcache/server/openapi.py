@@ -192,7 +192,7 @@ FEEDBACK_REQUEST: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-_CLIENT = [{"bearer": []}]
+_CLIENT: list[dict[str, list[str]]] = [{"bearer": []}]
 _HEADER = {"in": "header", "required": False}
 _CONTROLS = [
     {**_HEADER, "name": "x-semcache-no-cache", "schema": {"type": "boolean"}},

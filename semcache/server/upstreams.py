@@ -124,10 +124,11 @@ class UpstreamTable:
 
 def _is_openai(model: str) -> bool:
     import litellm  # lazy: imported with the cache anyway
+    from litellm.exceptions import BadRequestError
 
     try:
-        return litellm.get_llm_provider(model)[1] == "openai"
-    except litellm.BadRequestError:  # a model name LiteLLM cannot place
+        return bool(litellm.get_llm_provider(model)[1] == "openai")
+    except BadRequestError:  # a model name LiteLLM cannot place
         return False
 
 
@@ -137,7 +138,7 @@ def _no_retry_client_class() -> type:
     class NoRetryClient(openai.AsyncOpenAI):
         """An OpenAI client whose ``max_retries`` stays 0 whatever LiteLLM assigns."""
 
-        @property  # type: ignore[override]
+        @property
         def max_retries(self) -> int:
             return 0
 

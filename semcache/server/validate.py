@@ -89,7 +89,9 @@ def validate_chat_params(params: Mapping[str, Any]) -> None:
     check_types(params, CHAT_TYPES)
 
 
-def check_types(params: Mapping[str, Any], types: Mapping[str, Callable[[str, Any], None]]) -> None:
+def check_types(
+    params: Mapping[str, Any], types: Mapping[str, Callable[[str, Any], object]]
+) -> None:
     """Run each present field's type check (``None`` is OpenAI's "unset")."""
     for name, check in types.items():
         value = params.get(name)
@@ -287,7 +289,7 @@ def _tools(value: Any) -> None:
 
 
 #: Type checks of the chat fields not covered by the ranges and message checks above.
-CHAT_TYPES: dict[str, Callable[[str, Any], None]] = {
+CHAT_TYPES: dict[str, Callable[[str, Any], object]] = {
     "metadata": _metadata,
     "response_format": _response_format,
     "audio": _object,
@@ -307,7 +309,7 @@ CHAT_TYPES: dict[str, Callable[[str, Any], None]] = {
 }
 
 #: Type checks of OpenAI's embeddings request body.
-EMBEDDING_TYPES: dict[str, Callable[[str, Any], None]] = {
+EMBEDDING_TYPES: dict[str, Callable[[str, Any], object]] = {
     "input": _embedding_input,
     "dimensions": _positive_integer,
     "encoding_format": _encoding_format,

@@ -143,7 +143,7 @@ class RedisServer:
         entry's fields and values; for tests that check what reached Redis."""
         import redis
 
-        client = redis.Redis.from_url(self.url)
+        client: Any = redis.Redis.from_url(self.url)
         found: list[bytes] = []
         try:
             for key in client.scan_iter(count=1000):

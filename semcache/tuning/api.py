@@ -149,10 +149,10 @@ class TuningAPI:
         ``semcache calibrate --apply --reload-url`` calls. Not persisted: a restart serves
         the configured threshold again."""
         if isinstance(threshold, bool) or not 0.0 <= threshold <= 1.0:
-            raise InvalidRequest(f"threshold: expected a cosine in [0, 1], got {threshold!r}")
+            raise InvalidRequest("threshold", f"expected a cosine in [0, 1], got {threshold!r}")
         tier = self._parts.backend.tier
         if tier is None:
-            raise InvalidRequest("threshold: this cache has no semantic tier")
+            raise InvalidRequest("threshold", "this cache has no semantic tier")
         before_ns = dict(tier.namespace_thresholds)
         change = ThresholdChange(tier.threshold, tier.threshold, before_ns, before_ns)
         if namespace is None:

@@ -296,13 +296,13 @@ def test_cache_table_wins_over_environment_which_fills_the_rest(no_semcache_env)
 
 
 def test_bad_environment_value_is_a_config_error_naming_the_variable(no_semcache_env) -> None:
-    no_semcache_env.setenv("SEMCACHE_STORE__BACKEND", "redis")
+    no_semcache_env.setenv("SEMCACHE_STORE__BACKEND", "valkey")
     with pytest.raises(ConfigError) as caught:
         parse_config(_minimal())
     assert str(caught.value) == (
         "invalid proxy config:\n"
-        "  environment variable `SEMCACHE_STORE__BACKEND`='redis': "
-        "expected 'edge', 'qdrant' or 'none'"
+        "  environment variable `SEMCACHE_STORE__BACKEND`='valkey': "
+        "expected 'edge', 'qdrant', 'redis' or 'none'"
     )
 
 
