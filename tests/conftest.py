@@ -33,6 +33,19 @@ import pytest  # noqa: E402
 from semcache.testing import FakeOpenAIServer  # noqa: E402
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the mypy gate in the background when it is selected (see tests/test_types.py)."""
+    import tempfile
+    from pathlib import Path
+
+    from test_types import TEST_ID, mypy_installed, start_mypy
+
+    if mypy_installed() and any(item.nodeid == TEST_ID for item in session.items):
+        workdir = Path(tempfile.mkdtemp(prefix="semcache-mypy-"))
+        session.config._semcache_mypy_dir = workdir  # type: ignore[attr-defined]
+        session.config._semcache_mypy = start_mypy(workdir)  # type: ignore[attr-defined]
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """End what is still pending on semcache's loop before pytest's final collections.
 
@@ -40,9 +53,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     before any ``atexit`` hook; a LiteLLM logging-worker task left behind on semcache's loop
     would be destroyed there, pending, and print "Task was destroyed but it is pending!".
     """
+    import shutil
+
     from semcache.runtime.loop import end_shared_tasks
 
     end_shared_tasks()
+    proc = getattr(config, "_semcache_mypy", None)
+    if proc is not None and proc.poll() is None:  # the run stopped before the gate's test
+        proc.kill()
+        proc.wait()
+    workdir = getattr(config, "_semcache_mypy_dir", None)
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture
