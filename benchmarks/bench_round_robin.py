@@ -13,8 +13,8 @@ stream, the same default embedder (all-MiniLM-L6-v2) and threshold:
 
 The fake upstream answers after ``--upstream-s`` (an LLM call takes about that long): the
 shed budget is a fraction of the upstream latency it saves (docs/overload.md), so an instant
-upstream would make every slow embedding a shed lookup. Prints, per deployment, the share of second questions answered from the cache (semantic and
-exact tier separately), the difference to one process in points, and the load average. With
+upstream would make every slow embedding a shed lookup. Prints, per deployment, the share
+of second questions answered from the cache (semantic and exact tier separately), the difference to one process in points, and the load average. With
 each process keeping its own store, a paraphrase hits only when its first question went to the
 same process (about 1 in N), which is what the shared store removes.
 """
@@ -150,7 +150,8 @@ def main() -> None:
     args = parser.parse_args()
     firsts, seconds = stream()
     results: dict[str, Counter[str]] = {}
-    with RedisServer() as redis, FakeOpenAIServer(delay_s=args.upstream_s) as upstream, tempfile.TemporaryDirectory() as d:
+    upstream_server = FakeOpenAIServer(delay_s=args.upstream_s)
+    with RedisServer() as redis, upstream_server as upstream, tempfile.TemporaryDirectory() as d:
         root = Path(d)
 
         def config(name: str, store: str, shared: bool) -> Path:
