@@ -14,8 +14,9 @@ stream, the same default embedder (all-MiniLM-L6-v2) and threshold:
 The fake upstream answers after ``--upstream-s`` (an LLM call takes about that long): the
 shed budget is a fraction of the upstream latency it saves (docs/overload.md), so an instant
 upstream would make every slow embedding a shed lookup. Prints, per deployment, the share
-of second questions answered from the cache (semantic and exact tier separately), the difference to one process in points, and the load average. With
-each process keeping its own store, a paraphrase hits only when its first question went to the
+of second questions answered from the cache (semantic and exact tier separately), the
+difference to one process in points, the misses by reason and the load average. With each
+process keeping its own store, a paraphrase hits only when its first question went to the
 same process (about 1 in N), which is what the shared store removes.
 """
 
