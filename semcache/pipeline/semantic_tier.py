@@ -155,10 +155,11 @@ class SemanticTier:
                 self._store = store
         return self._store
 
-    def backlog(self) -> tuple[int, float | None] | None:
-        """The micro-batcher's foreground queue and per-text cost (None before setup)."""
+    def backlog(self, ahead: int = 0) -> float | None:
+        """Seconds a lookup entering now would wait for its vector at the micro-batcher, with
+        at least ``ahead`` lookups before it (None before setup or the first batch)."""
         batcher = self._batcher
-        return batcher.backlog() if batcher is not None else None
+        return batcher.expected_wait_s(ahead) if batcher is not None else None
 
     async def embed(self, text: str, *, background: bool = False) -> np.ndarray:
         """``text``'s vector: from the LRU when this embedder embedded it recently (a lookup
@@ -204,11 +205,22 @@ class SemanticTier:
         return await asyncio.to_thread(store.nearest_k, vector, where, k)
 
     async def search(
-        self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
+        self,
+        prompt: str,
+        *,
+        tenant: str,
+        namespace: str,
+        scope: str,
+        now: float,
+        embedded: Callable[[], None] | None = None,
     ) -> Search:
-        """Embed ``prompt`` and find the nearest live entry in its partition (not judged)."""
+        """Embed ``prompt`` and find the nearest live entry in its partition (not judged).
+        ``embedded`` is called once the vector is ready (admission control stops counting
+        the lookup as embedder work)."""
         store = await self.setup()
         vector = await self.embed(prompt)
+        if embedded is not None:
+            embedded()
         # The store returns the nearest regardless of the threshold, so misses report how
         # close they came.
         where = self._where(tenant, namespace, scope, now)

@@ -32,11 +32,17 @@ Contract of :class:`Admission`:
   may wait a ``fraction`` of the upstream p50 the cache observes (never less than the
   floor, ``wait_budget_s``). Shedding a lookup to save 20 ms of embedding costs a second of
   upstream call and its price (issue 24: 1 semantic hit in 2,714 requests under load).
-- ``backlog`` (optional): the embedder's own queue, ``() -> (texts queued, seconds per
-  text)`` (``MicroBatcher.backlog``). With it the expected wait is the embedder's foreground
-  queue (or this gate's in-flight count, when larger: admitted lookups reach the queue a
-  moment later) times the embedder's measured per-text cost; store writes queue behind
-  lookups there, so they do not count. Before the first batch nothing is known: admitted.
+- ``backlog`` (optional): the embedder's own queue, ``(ahead) -> seconds or None``
+  (``MicroBatcher.expected_wait_s``): how long a lookup entering now would wait for its
+  vector, given at least ``ahead`` lookups before it. ``ahead`` is this gate's tickets that
+  have not reached the embedder yet or are still being embedded (``Ticket.embedded()``
+  marks the end of that part): a burst admitted in one instant reaches the queue a moment
+  later, and must count. Tickets past the embedder (searching the store, judging) cost the
+  embedder nothing and do not count: counting every admitted lookup as embedder work made
+  50 concurrent store searches look like 50 queued texts and shed hits (issue 24). Store
+  writes do not count either: they queue behind lookups. With no ticket ahead a lookup is
+  always admitted, whatever the estimate (it waits for at most the batch running now, so
+  one sequential client is never shed); before the first batch nothing is known: admitted.
 
 Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
 """
@@ -57,14 +63,22 @@ ALPHA = 0.1
 class Ticket:
     """Admission of one piece of work; ``leave()`` it when the work ends (idempotent)."""
 
-    __slots__ = ("_gate", "_left")
+    __slots__ = ("_embedded", "_gate", "_left")
 
     def __init__(self, gate: Admission) -> None:
         self._gate = gate
         self._left = False
+        self._embedded = False
+
+    def embedded(self) -> None:
+        """The work is past the embedder (its vector is ready); idempotent."""
+        if not self._embedded:
+            self._embedded = True
+            self._gate._ahead -= 1
 
     def leave(self) -> None:
         if not self._left:
+            self.embedded()
             self._left = True
             self._gate._leave()
 
@@ -80,7 +94,7 @@ class Admission:
         lag: LoopLag | None = None,
         max_lag_s: float = 0.01,
         budget: WaitBudget | None = None,
-        backlog: Callable[[], tuple[int, float | None] | None] | None = None,
+        backlog: Callable[[int], float | None] | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._budget = budget
@@ -91,6 +105,7 @@ class Admission:
         self.max_in_flight = max_in_flight
         self._clock = clock
         self._in_flight = 0
+        self._ahead = 0  # tickets not yet past the embedder
         self._cost_s = 0.0
         self._busy_since = 0.0  # start of the current busy stretch's unaccounted time
         self._completed = 0
@@ -108,10 +123,8 @@ class Admission:
 
     def expected_wait_s(self) -> float:
         """Seconds a piece of work entering now is expected to wait before it starts."""
-        backlog = self._backlog() if self._backlog is not None else None
-        if backlog is not None:
-            queued, cost_s = backlog  # admitted lookups reach the queue a moment later
-            return max(queued, self._in_flight) * cost_s if cost_s is not None else 0.0
+        if self._backlog is not None:
+            return self._backlog(self._ahead) or 0.0  # None: no batch yet, nothing known
         return self._in_flight * self._cost_s
 
     def budget_s(self) -> float:
@@ -134,14 +147,23 @@ class Admission:
         runs only when the queue is short and never piles up behind a busy embedder.
         """
         full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
-        cold = self._completed == 0 and not background and self._backlog is None
-        queued = self._in_flight > 0 and (full or cold or self.expected_wait_s() > self.budget_s())
+        if self._backlog is not None:
+            # the embedder's queue decides; with no lookup of ours ahead, one is always
+            # admitted (it waits for at most the batch running now: a sequential client,
+            # however slow its embedder, is never shed)
+            queued = full or (self._ahead > 0 and self.expected_wait_s() > self.budget_s())
+        else:
+            cold = self._completed == 0 and not background
+            queued = self._in_flight > 0 and (
+                full or cold or self.expected_wait_s() > self.budget_s()
+            )
         if queued or self._late():
             self.shed += 1
             return None
         if self._in_flight == 0:
             self._busy_since = self._clock()
         self._in_flight += 1
+        self._ahead += 1
         self.admitted += 1
         return Ticket(self)
 
