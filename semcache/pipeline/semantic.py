@@ -73,7 +73,7 @@ class SemanticStage:
             self._failopen.shed("semantic_lookup")
             return await call_next(replace(request, miss_reason=MissReason.SHED))
         try:
-            lookup = await self._lookup(tier, request, prompt, scope, ticket.embedded)
+            lookup = await self._lookup(tier, request, prompt, scope, ticket.queued)
         finally:
             ticket.leave()
         if lookup is _LATE:
@@ -108,7 +108,7 @@ class SemanticStage:
         request: Request,
         prompt: str,
         scope: str,
-        embedded: Callable[[], None],
+        queued: Callable[[], None],
     ) -> Lookup | object:
         """Search (kind ``semantic_lookup``), then judge the best candidate (kind
         ``semantic_judge``: a failing scorer or extra embedder). A failed judgement is a
@@ -120,7 +120,7 @@ class SemanticStage:
             lambda: self._bounded(
                 tier.search(
                     prompt, tenant=request.tenant, namespace=namespace, scope=scope,
-                    now=self._clock(), embedded=embedded,
+                    now=self._clock(), queued=queued,
                 )
             ),
             None,

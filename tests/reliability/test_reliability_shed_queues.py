@@ -16,7 +16,7 @@ import pytest
 from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.embedders import MicroBatcher
 from semcache.embedders.batch_cost import BatchCost
-from semcache.runtime.admission import Admission
+from semcache.runtime.admission import Admission, WaitBudget
 from semcache.runtime.health import Status
 from semcache.stats import MissReason, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
@@ -53,32 +53,42 @@ def test_fifty_queued_lookups_are_one_batch_not_fifty():
         assert batcher.expected_wait_s(50) is None  # no batch yet: nothing is known
         for texts, seconds in MINILM:
             batcher.cost.observe(texts, seconds)
-        assert batcher.expected_wait_s(0) == pytest.approx(0.002 + batcher.cost.seconds(1))
-        assert 0.17 < batcher.expected_wait_s(50) < 0.23  # one batch of 51 texts
+        assert batcher.expected_wait_s(0) == 0.0  # idle: its own embedding is no queue
+        # one batch of 51 texts less its own one-text batch: about 180 ms, not 475
+        assert 0.16 < batcher.expected_wait_s(50) < 0.22
         # past the load batch (4 x 64 = 256) the queue takes two batches: two fixed costs
         fixed, _ = batcher.cost.line()
         two = batcher.expected_wait_s(300)
-        assert two == pytest.approx(batcher.cost.seconds(256) + batcher.cost.seconds(45))
-        assert two == pytest.approx(fixed * 2 + batcher.cost.line()[1] * 301)
+        one = batcher.cost.seconds(1)
+        assert two == pytest.approx(batcher.cost.seconds(256) + batcher.cost.seconds(45) - one)
+        assert two == pytest.approx(fixed * 2 + batcher.cost.line()[1] * 301 - one)
         gate = Admission(wait_budget_s=0.25, backlog=batcher.expected_wait_s)
-        tickets = [gate.enter() for _ in range(51)]
+        tickets = [gate.enter() for _ in range(51)]  # a burst: admitted, not yet queued
         assert all(t is not None for t in tickets) and gate.shed == 0
         assert gate.enter() is not None  # still well inside 250 ms
+        assert [gate.enter() is not None for _ in range(30)].count(False) > 0  # not forever
     finally:
         batcher.close()
 
 
 # -- what counts as queued ----------------------------------------------------------------
-def test_lookups_past_the_embedder_do_not_count_as_its_queue():
-    gate = Admission(wait_budget_s=0.02, backlog=lambda ahead: 0.01 * ahead)
-    tickets = [gate.enter() for _ in range(3)]  # 0, 10, 20 ms ahead: admitted
+def test_only_lookups_not_yet_queued_count_besides_the_embedders_own_queue():
+    queue = [0]  # texts the embedder itself has queued or running
+
+    def backlog(unqueued: int) -> float:
+        return 0.01 * (queue[0] + unqueued)
+
+    gate = Admission(wait_budget_s=0.02, backlog=backlog)
+    tickets = [gate.enter() for _ in range(3)]  # 0, 10, 20 ms: admitted
     assert all(t is not None for t in tickets)
     assert gate.enter() is None  # a burst admitted in one instant counts before it is queued
     for ticket in tickets:
-        ticket.embedded()  # their vectors are ready: searching the store costs no embedding
-        ticket.embedded()  # idempotent
-    assert [gate.enter() is not None for _ in range(4)] == [True, True, True, False]
-    assert gate.in_flight == 6 and gate.shed == 2
+        ticket.queued()  # handed over: from now on the embedder's own count says
+        ticket.queued()  # idempotent
+    assert gate.enter() is not None  # the embedder finished them (queue 0): not a queue
+    queue[0] = 3  # ... or it still has them: they count, once
+    assert gate.enter() is None
+    assert gate.in_flight == 4 and gate.shed == 2
 
 
 class BlockingSearchStore(InMemoryStore):
@@ -98,7 +108,8 @@ class BlockingSearchStore(InMemoryStore):
 async def test_a_lookup_searching_the_store_is_not_embedder_queue():
     """Lookups waiting on a store search are past the embedder: they must not make the next
     lookup look queued (before: every admitted lookup counted, so 3 searches x 20 ms a text
-    exceeded a 50 ms budget and the fourth lookup was shed)."""
+    exceeded a 50 ms budget and the fourth lookup was shed; counting a ticket until it is
+    handed to the embedder, not just admitted, sheds the same way)."""
     store = BlockingSearchStore()
     embedder = FakeEmbedder(call_latency_s=0.02)
     settings = CacheSettings(
@@ -227,3 +238,28 @@ async def test_while_lookups_arrive_a_batch_takes_few_writes():
         assert sum(writes) == 20 and max(writes) <= room, writes
     finally:
         busy.close()
+
+
+# -- the budget before the first upstream answer ---------------------------------------------
+def test_before_the_first_answer_a_call_out_bounds_the_upstream_latency():
+    """With the floor alone, the first second against a 1 s upstream priced a lookup's wait
+    at 20 ms and shed the lookups of every first question."""
+    now = [0.0]
+    budget = WaitBudget(fraction=0.1, clock=lambda: now[0])
+    assert budget.seconds(floor_s=0.02) == 0.02  # nothing out, nothing answered: the floor
+    budget.begin()
+    now[0] = 0.1
+    assert budget.seconds(floor_s=0.02) == 0.02  # 10% of 0.1 s is below the floor
+    budget.begin()  # a second call does not move the oldest start
+    now[0] = 0.8
+    assert budget.seconds(floor_s=0.02) == pytest.approx(0.08)
+    budget.abandon()  # it failed: its age says nothing
+    assert budget.seconds(floor_s=0.02) == 0.02
+    budget.begin()
+    now[0] = 100.0
+    assert budget.seconds(floor_s=0.02) == pytest.approx(1.0)  # capped at 10 s of latency
+    budget.observe(1.0)  # answered: the observed p50 decides from now on
+    assert budget.seconds(floor_s=0.02) == pytest.approx(0.1)
+    budget.begin()
+    now[0] = 200.0
+    assert budget.seconds(floor_s=0.02) == pytest.approx(0.1)
