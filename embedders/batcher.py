@@ -22,7 +22,9 @@ Contract of :class:`MicroBatcher`:
 - ``background`` texts (store writes: nobody waits on them) go into batches only after
   every waiting foreground text (lookups), so a write backlog delays a lookup by at most the
   one batch already running (batches grow past ``max_batch`` only for foreground texts).
-  While lookups are arriving (one within the last second) a batch takes only as many
+  While lookups are arriving (one submitted, or priced by ``expected_wait_s``, within the
+  last two seconds: a lookup that admission control sheds is still a lookup about, and the
+  write of its answer must not then block the next ones) a batch takes only as many
   background texts as the cost line says fit in ``max_background_ms``, at least one: a
   full batch of 64 writes ran 1.3 s on a busy 2-core machine, and every lookup arriving
   meanwhile was shed (issue 24). With no lookup about, writes go in full batches (a bulk
@@ -138,6 +140,7 @@ class MicroBatcher:
         ``unqueued``: foreground texts about to be submitted, counted as queued before this
         one. Background texts do not count: they go after every foreground text.
         """
+        self._lookup_about()
         cost = self.cost
         if not cost.known:
             return None
@@ -154,6 +157,10 @@ class MicroBatcher:
             wait += cost.seconds(size)
             texts -= size
         return max(0.0, wait - cost.seconds(1))  # its own embedding is no queue
+
+    def _lookup_about(self) -> None:
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to note
+            self._last_foreground = asyncio.get_running_loop().time()
 
     def _foreground_queued(self) -> int:
         return sum(len(queue.items) for queue in list(self._queues.values()))
@@ -286,7 +293,7 @@ class MicroBatcher:
     def background_room(self, now: float) -> int:
         """Background texts one batch may take at loop time ``now`` (see the contract)."""
         fixed, per_text = self.cost.line()
-        if now - self._last_foreground > 1.0 or per_text <= 0.0:
+        if now - self._last_foreground > 2.0 or per_text <= 0.0:
             return self._max_batch
         fits = int((self._max_background_s - fixed) / per_text)
         return max(1, min(self._max_batch, fits))

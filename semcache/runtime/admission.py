@@ -153,7 +153,8 @@ class Admission:
             # the embedder's queue decides; with no lookup of ours in flight, one is always
             # admitted (it waits for at most the batch running now: a sequential client,
             # however slow its embedder, is never shed)
-            queued = full or (self._in_flight > 0 and self.expected_wait_s() > self.budget_s())
+            wait = self.expected_wait_s()  # asked every time: the embedder learns a lookup came
+            queued = full or (self._in_flight > 0 and wait > self.budget_s())
         else:
             cold = self._completed == 0 and not background
             queued = self._in_flight > 0 and (

@@ -263,3 +263,20 @@ def test_before_the_first_answer_a_call_out_bounds_the_upstream_latency():
     budget.begin()
     now[0] = 200.0
     assert budget.seconds(floor_s=0.02) == pytest.approx(0.1)
+
+
+async def test_a_shed_lookup_still_keeps_write_batches_small():
+    """A shed lookup never reaches the batcher; before, the writes of shed lookups' answers
+    went in full batches after a second of shedding, and blocked the lookups after them."""
+    embedder = FakeEmbedder(call_latency_s=0.006, text_latency_s=0.0036)
+    batcher = MicroBatcher(embedder, max_batch=64, max_wait_ms=0, max_background_ms=20)
+    try:
+        for texts, seconds in MINILM:
+            batcher.cost.observe(texts, seconds)
+        batcher.expected_wait_s(0)  # admission control priced a lookup (then shed it)
+        room = batcher.background_room(asyncio.get_running_loop().time())
+        assert room <= 4
+        await asyncio.gather(*(batcher.embed_one(f"w {i}", background=True) for i in range(12)))
+        assert max(embedder.batches) <= room, embedder.batches
+    finally:
+        batcher.close()
