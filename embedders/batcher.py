@@ -1,7 +1,9 @@
 """Micro-batching: concurrent single-text lookups share one embedder call.
 
-Embedding 64 texts in one call costs little more than embedding one, so under load the
-cache gathers the questions that arrive within a few milliseconds into one batch.
+Each embedder call has a fixed cost (tokenizer, the call into the runtime, waking the worker
+thread) besides its per-text cost (on a GPU nearly all of it is fixed; on one CPU thread
+MiniLM measured 9.5 ms for 1 text, 236 ms for 64), so under load the cache gathers the
+questions that arrive within a few milliseconds into one batch and pays the fixed part once.
 
 Contract of :class:`MicroBatcher`:
 
@@ -20,9 +22,22 @@ Contract of :class:`MicroBatcher`:
 - ``background`` texts (store writes: nobody waits on them) go into batches only after
   every waiting foreground text (lookups), so a write backlog delays a lookup by at most the
   one batch already running (batches grow past ``max_batch`` only for foreground texts).
-- ``backlog()`` says how much queued work there is: foreground texts queued or being
-  embedded, and the observed seconds per text (an exponentially weighted average over
-  batches), which admission control multiplies into an expected wait.
+  While lookups are arriving (one submitted, or priced by ``expected_wait_s``, within the
+  last two seconds: a lookup that admission control sheds is still a lookup about, and the
+  write of its answer must not then block the next ones) a batch takes only as many
+  background texts as the cost line says fit in ``max_background_ms``, at least one: a
+  full batch of 64 writes ran 1.3 s on a busy 2-core machine, and every lookup arriving
+  meanwhile was shed (issue 24). With no lookup about, writes go in full batches (a bulk
+  import runs at full speed).
+- ``expected_wait_s(unqueued)`` says how long a foreground text submitted now would wait
+  for its vector because of queued work: what is left of the running batch, then the
+  batches that take the texts queued before it (plus ``unqueued`` more: admission
+  control's lookups admitted but not submitted yet) and itself, less what its own
+  one-text batch would take on an idle batcher; each batch is priced by a
+  :class:`BatchCost` line fitted to recent batches (fixed seconds per batch + seconds per
+  text, wall-clock in the worker thread, so a late event loop does not count as embedder
+  work). ``backlog()`` gives the raw figures (texts queued or being embedded, recent
+  seconds per text).
 """
 
 from __future__ import annotations
@@ -30,8 +45,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -41,9 +57,7 @@ from semcache.errors import ConfigError, EmbedderError
 
 from ._common import as_text_list
 from .base import Embedder
-
-#: Weight of the newest batch in the per-text cost average.
-COST_WEIGHT = 0.2
+from .batch_cost import BatchCost
 
 
 @dataclass(slots=True)
@@ -83,6 +97,7 @@ class MicroBatcher:
         max_wait_ms: float = 2.0,
         executor: Executor | None = None,
         max_load_batch: int | None = None,
+        max_background_ms: float = 20.0,
     ) -> None:
         if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
             raise ConfigError(f"max_batch must be an int >= 1, got {max_batch!r}")
@@ -92,8 +107,12 @@ class MicroBatcher:
         self._max_batch = max_batch
         self._max_load_batch = max(max_batch, max_load_batch or 4 * max_batch)
         self._running = 0  # texts in the batch being embedded now
-        self._item_cost_s: float | None = None
+        self._running_since = 0.0  # loop time the running batch started
+        self._loop_time: asyncio.AbstractEventLoop | None = None  # the loop that runs it
+        self.cost = BatchCost()
         self._max_wait_s = max_wait_ms / 1000.0
+        self._max_background_s = max_background_ms / 1000.0
+        self._last_foreground = -float("inf")  # loop time a lookup was last submitted
         self._owns_executor = executor is None
         self._executor = executor or ThreadPoolExecutor(1, thread_name_prefix="semcache-embed")
         self._queues: dict[asyncio.AbstractEventLoop, _LoopQueue] = {}
@@ -111,13 +130,54 @@ class MicroBatcher:
     def backlog(self) -> tuple[int, float | None]:
         """(texts queued or being embedded, observed seconds per text or None before the
         first batch). Read from any thread; approximate while batches come and go."""
-        queued = sum(len(queue.items) for queue in list(self._queues.values()))
-        return queued + self._running, self._item_cost_s
+        return self._foreground_queued() + self._running, self.cost.per_text_s()
 
-    async def embed_one(self, text: str, *, background: bool = False) -> np.ndarray:
+    def expected_wait_s(self, unqueued: int = 0) -> float | None:
+        """Seconds a foreground text submitted now would wait for its vector beyond what it
+        takes on an idle batcher (its own one-text batch): queued work, 0 when idle. None
+        before the first batch: nothing is known yet.
+
+        ``unqueued``: foreground texts about to be submitted, counted as queued before this
+        one. Background texts do not count: they go after every foreground text.
+        """
+        self._lookup_about()
+        cost = self.cost
+        if not cost.known:
+            return None
+        running = self._running
+        queued = self._foreground_queued() + max(0, unqueued)
+        wait = 0.0
+        if running:
+            loop = self._loop_time
+            elapsed = loop.time() - self._running_since if loop is not None else 0.0
+            wait = max(0.0, cost.seconds(running) - elapsed)
+        texts = queued + 1  # the batches that take the queue, then this text
+        while texts > 0:
+            size = min(texts, self._max_load_batch if texts > self._max_batch else self._max_batch)
+            wait += cost.seconds(size)
+            texts -= size
+        return max(0.0, wait - cost.seconds(1))  # its own embedding is no queue
+
+    def _lookup_about(self) -> None:
+        with contextlib.suppress(RuntimeError):  # no running loop: nothing to note
+            self._last_foreground = asyncio.get_running_loop().time()
+
+    def _foreground_queued(self) -> int:
+        return sum(len(queue.items) for queue in list(self._queues.values()))
+
+    async def embed_one(
+        self,
+        text: str,
+        *,
+        background: bool = False,
+        queued: Callable[[], None] | None = None,
+    ) -> np.ndarray:
         """The vector of one text, shape (dim,), batched with whatever else is waiting
-        (``background``: after every foreground text)."""
+        (``background``: after every foreground text). ``queued`` is called once the text
+        is in the queue (admission control then counts it as the batcher's own)."""
         (future,) = self._submit(as_text_list([text]), background=background)
+        if queued is not None:
+            queued()
         return await future
 
     async def embed_many(self, texts: Sequence[str]) -> np.ndarray:
@@ -165,6 +225,8 @@ class MicroBatcher:
             future: asyncio.Future[np.ndarray] = loop.create_future()
             (queue.later if background else queue.items).append(_Waiting(text, future, now))
             futures.append(future)
+        if not background:
+            self._last_foreground = now
         if len(queue) >= self._max_batch:
             queue.full.set()
         if queue.worker is None:
@@ -190,7 +252,7 @@ class MicroBatcher:
         try:
             while len(queue):
                 await self._wait_to_fill(loop, queue)
-                batch = self._take_batch(queue)
+                batch = self._take_batch(queue, loop.time())
                 if batch:
                     await self._run(loop, batch)
         finally:
@@ -212,19 +274,34 @@ class MicroBatcher:
                 async with asyncio.timeout(remaining):
                     await queue.full.wait()
 
-    def _take_batch(self, queue: _LoopQueue) -> list[_Waiting]:
+    def _take_batch(self, queue: _LoopQueue, now: float) -> list[_Waiting]:
         batch: list[_Waiting] = []
         busy = len(queue.items) > self._max_batch
         limit = self._max_load_batch if busy else self._max_batch
-        while len(queue) and len(batch) < limit:
-            waiting = (queue.items or queue.later).popleft()
+        while queue.items and len(batch) < limit:
+            waiting = queue.items.popleft()
             if not waiting.future.done():  # skip callers cancelled while queued
                 batch.append(waiting)
+        room = min(limit - len(batch), self.background_room(now))
+        while queue.later and room > 0:
+            waiting = queue.later.popleft()
+            if not waiting.future.done():
+                batch.append(waiting)
+                room -= 1
         return batch
+
+    def background_room(self, now: float) -> int:
+        """Background texts one batch may take at loop time ``now`` (see the contract)."""
+        fixed, per_text = self.cost.line()
+        if now - self._last_foreground > 2.0 or per_text <= 0.0:
+            return self._max_batch
+        fits = int((self._max_background_s - fixed) / per_text)
+        return max(1, min(self._max_batch, fits))
 
     async def _run(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting]) -> None:
         texts = [waiting.text for waiting in batch]
         started = loop.time()
+        self._loop_time, self._running_since = loop, started
         self._running = len(texts)
         try:
             job = loop.run_in_executor(self._executor, _embed_checked, self._embedder, texts)
@@ -239,22 +316,20 @@ class MicroBatcher:
             raise
         finally:
             self._running = 0
-        self._observe((loop.time() - started) / len(texts))
         if job.cancelled():
             error: BaseException | None = EmbedderError("the embedding batch was cancelled")
         else:
             error = job.exception()
+        if error is None:
+            vectors, seconds = job.result()
+            self.cost.observe(len(texts), seconds)
         for row, waiting in enumerate(batch):
             if waiting.future.done():
                 continue
             if error is not None:
                 waiting.future.set_exception(error)
             else:
-                waiting.future.set_result(job.result()[row].copy())
-
-    def _observe(self, per_text_s: float) -> None:
-        cost = self._item_cost_s
-        self._item_cost_s = per_text_s if cost is None else cost + COST_WEIGHT * (per_text_s - cost)
+                waiting.future.set_result(vectors[row].copy())
 
     def _fail_queued(self, queue: _LoopQueue) -> None:
         while len(queue):
@@ -264,12 +339,17 @@ class MicroBatcher:
 
 
 # -- in the worker thread ----------------------------------------------------------------
-def _embed_checked(embedder: Embedder, texts: list[str]) -> np.ndarray:
+def _embed_checked(embedder: Embedder, texts: list[str]) -> tuple[np.ndarray, float]:
+    """The vectors, and the seconds the embedder took, timed in this thread: the event loop
+    noticing the result late is not embedder work (a busy loop made every batch look slow
+    and shed lookups a shed would not have made any faster)."""
+    started = time.perf_counter()
     vectors = embedder.embed(texts)
+    seconds = time.perf_counter() - started
     if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or len(vectors) != len(texts):
         shape = getattr(vectors, "shape", type(vectors).__name__)
         raise EmbedderError(f"{embedder.name} returned {shape} for {len(texts)} texts")
-    return vectors
+    return vectors, seconds
 
 
 def _dim_of(embedder: Embedder) -> int:

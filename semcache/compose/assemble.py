@@ -76,7 +76,6 @@ class Assembly:
     writer: WriteBehind
     failopen: FailOpen
     embed_gate: Admission
-    store_gate: Admission
     lag: LoopLag | None
     health_window_s: float
     stats: Stats
@@ -122,7 +121,6 @@ def assemble(
         budget=budget,
         backlog=tier.backlog if tier is not None else None,
     )
-    store_gate = Admission(wait_budget_s=wait_s, lag=lag, max_lag_s=max_lag_s, budget=budget)
     writer = WriteBehind(
         backend,
         memory,
@@ -150,9 +148,7 @@ def assemble(
         *([] if tier is None else [ReadabilityStage(tier, stats)]),
         memory_stage,
         *([] if shared is None else [redis_read(shared, memory, failopen, writer, watch)]),
-        ExactStoreStage(
-            backend, memory, failopen, writer.fence, clock, admission=store_gate, fresh=watch.fresh
-        ),
+        ExactStoreStage(backend, memory, failopen, writer.fence, clock, fresh=watch.fresh),
         CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
         *shared_flight(shared, failopen, stats, s.coalesce, watch),
         *([] if shared is None else [redis_write(shared, failopen, stats, watch)]),
@@ -202,7 +198,6 @@ def assemble(
         writer=writer,
         failopen=failopen,
         embed_gate=embed_gate,
-        store_gate=store_gate,
         lag=lag,
         health_window_s=s.health.window_s,
         stats=stats,

@@ -73,7 +73,7 @@ class SemanticStage:
             self._failopen.shed("semantic_lookup")
             return await call_next(replace(request, miss_reason=MissReason.SHED))
         try:
-            lookup = await self._lookup(tier, request, prompt, scope)
+            lookup = await self._lookup(tier, request, prompt, scope, ticket.queued)
         finally:
             ticket.leave()
         if lookup is _LATE:
@@ -103,7 +103,12 @@ class SemanticStage:
         )
 
     async def _lookup(
-        self, tier: SemanticTier, request: Request, prompt: str, scope: str
+        self,
+        tier: SemanticTier,
+        request: Request,
+        prompt: str,
+        scope: str,
+        queued: Callable[[], None],
     ) -> Lookup | object:
         """Search (kind ``semantic_lookup``), then judge the best candidate (kind
         ``semantic_judge``: a failing scorer or extra embedder). A failed judgement is a
@@ -115,7 +120,7 @@ class SemanticStage:
             lambda: self._bounded(
                 tier.search(
                     prompt, tenant=request.tenant, namespace=namespace, scope=scope,
-                    now=self._clock(),
+                    now=self._clock(), queued=queued,
                 )
             ),
             None,

@@ -155,22 +155,34 @@ class SemanticTier:
                 self._store = store
         return self._store
 
-    def backlog(self) -> tuple[int, float | None] | None:
-        """The micro-batcher's foreground queue and per-text cost (None before setup)."""
+    def backlog(self, unqueued: int = 0) -> float | None:
+        """Seconds a lookup entering now would wait for its vector at the micro-batcher,
+        with ``unqueued`` more lookups about to join its queue (None before setup or the
+        first batch)."""
         batcher = self._batcher
-        return batcher.backlog() if batcher is not None else None
+        return batcher.expected_wait_s(unqueued) if batcher is not None else None
 
-    async def embed(self, text: str, *, background: bool = False) -> np.ndarray:
+    async def embed(
+        self,
+        text: str,
+        *,
+        background: bool = False,
+        queued: Callable[[], None] | None = None,
+    ) -> np.ndarray:
         """``text``'s vector: from the LRU when this embedder embedded it recently (a lookup
-        then the write of its answer embed once), else through the micro-batcher."""
+        then the write of its answer embed once), else through the micro-batcher.
+        ``queued`` is called once the text is in the batcher's queue, or at once when it
+        needs no embedding (admission control stops counting it as on its way there)."""
         await self.setup()
         assert self._batcher is not None and self._embedder is not None
         vectors, name = self._vectors, self._embedder.name
         if vectors is not None:
             known = vectors.get(name, text)
             if known is not None:
+                if queued is not None:
+                    queued()
                 return known
-        vector = await self._batcher.embed_one(text, background=background)
+        vector = await self._batcher.embed_one(text, background=background, queued=queued)
         if vectors is not None:
             vectors.put(name, text, vector)
         return vector
@@ -204,11 +216,19 @@ class SemanticTier:
         return await asyncio.to_thread(store.nearest_k, vector, where, k)
 
     async def search(
-        self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
+        self,
+        prompt: str,
+        *,
+        tenant: str,
+        namespace: str,
+        scope: str,
+        now: float,
+        queued: Callable[[], None] | None = None,
     ) -> Search:
-        """Embed ``prompt`` and find the nearest live entry in its partition (not judged)."""
+        """Embed ``prompt`` and find the nearest live entry in its partition (not judged).
+        ``queued``: see :meth:`embed`."""
         store = await self.setup()
-        vector = await self.embed(prompt)
+        vector = await self.embed(prompt, queued=queued)
         # The store returns the nearest regardless of the threshold, so misses report how
         # close they came.
         where = self._where(tenant, namespace, scope, now)

@@ -45,12 +45,20 @@ class UpstreamCall:
 
     async def __call__(self, request: Request) -> Found:
         started = time.perf_counter()
-        if request.stream and request.emit is not None:
-            response = await stream_and_assemble(self._upstream, request.params, request.emit)
-        else:
-            response = await self._upstream.complete(request.params)
-        if self._latency is not None:  # what a hit saves: admission's budget follows it
-            self._latency.observe(time.perf_counter() - started)
+        latency = self._latency  # what a hit saves: admission's budget follows it
+        if latency is not None:
+            latency.begin()
+        try:
+            if request.stream and request.emit is not None:
+                response = await stream_and_assemble(self._upstream, request.params, request.emit)
+            else:
+                response = await self._upstream.complete(request.params)
+        except BaseException:
+            if latency is not None:
+                latency.abandon()
+            raise
+        if latency is not None:
+            latency.observe(time.perf_counter() - started)
         self._stats.count("upstream_calls")
         return self.found(request, response)
 

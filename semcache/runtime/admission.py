@@ -32,11 +32,19 @@ Contract of :class:`Admission`:
   may wait a ``fraction`` of the upstream p50 the cache observes (never less than the
   floor, ``wait_budget_s``). Shedding a lookup to save 20 ms of embedding costs a second of
   upstream call and its price (issue 24: 1 semantic hit in 2,714 requests under load).
-- ``backlog`` (optional): the embedder's own queue, ``() -> (texts queued, seconds per
-  text)`` (``MicroBatcher.backlog``). With it the expected wait is the embedder's foreground
-  queue (or this gate's in-flight count, when larger: admitted lookups reach the queue a
-  moment later) times the embedder's measured per-text cost; store writes queue behind
-  lookups there, so they do not count. Before the first batch nothing is known: admitted.
+- ``backlog`` (optional): the embedder's own queue, ``(unqueued) -> seconds or None``
+  (``MicroBatcher.expected_wait_s``): how long a lookup entering now would wait for its
+  vector, behind the texts queued at the embedder, the batch it is running, and
+  ``unqueued`` more: this gate's tickets admitted but not handed to the embedder yet
+  (``Ticket.queued()`` marks the hand-over; a burst admitted in one instant reaches the
+  queue a moment later, and must count). What the embedder has finished does not count,
+  even while its callers wait for the event loop to resume them, nor do tickets searching
+  the store or judging: counting every admitted lookup as embedder work made 50 concurrent
+  store searches, and a late event loop, look like a queue and shed hits (issue 24). Store
+  writes do not count either: they queue behind lookups. With no ticket of this gate in
+  flight a lookup is always admitted, whatever the estimate (it waits for at most the
+  batch running now, so one sequential client is never shed); before the first batch
+  nothing is known: admitted.
 
 Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
 """
@@ -57,14 +65,22 @@ ALPHA = 0.1
 class Ticket:
     """Admission of one piece of work; ``leave()`` it when the work ends (idempotent)."""
 
-    __slots__ = ("_gate", "_left")
+    __slots__ = ("_gate", "_left", "_queued")
 
     def __init__(self, gate: Admission) -> None:
         self._gate = gate
         self._left = False
+        self._queued = False
+
+    def queued(self) -> None:
+        """The work was handed to the embedder's queue (or needs none); idempotent."""
+        if not self._queued:
+            self._queued = True
+            self._gate._unqueued -= 1
 
     def leave(self) -> None:
         if not self._left:
+            self.queued()
             self._left = True
             self._gate._leave()
 
@@ -80,7 +96,7 @@ class Admission:
         lag: LoopLag | None = None,
         max_lag_s: float = 0.01,
         budget: WaitBudget | None = None,
-        backlog: Callable[[], tuple[int, float | None] | None] | None = None,
+        backlog: Callable[[int], float | None] | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._budget = budget
@@ -91,6 +107,7 @@ class Admission:
         self.max_in_flight = max_in_flight
         self._clock = clock
         self._in_flight = 0
+        self._unqueued = 0  # tickets admitted, not yet handed to the embedder
         self._cost_s = 0.0
         self._busy_since = 0.0  # start of the current busy stretch's unaccounted time
         self._completed = 0
@@ -108,10 +125,8 @@ class Admission:
 
     def expected_wait_s(self) -> float:
         """Seconds a piece of work entering now is expected to wait before it starts."""
-        backlog = self._backlog() if self._backlog is not None else None
-        if backlog is not None:
-            queued, cost_s = backlog  # admitted lookups reach the queue a moment later
-            return max(queued, self._in_flight) * cost_s if cost_s is not None else 0.0
+        if self._backlog is not None:
+            return self._backlog(self._unqueued) or 0.0  # None: no batch yet, nothing known
         return self._in_flight * self._cost_s
 
     def budget_s(self) -> float:
@@ -134,14 +149,24 @@ class Admission:
         runs only when the queue is short and never piles up behind a busy embedder.
         """
         full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
-        cold = self._completed == 0 and not background and self._backlog is None
-        queued = self._in_flight > 0 and (full or cold or self.expected_wait_s() > self.budget_s())
+        if self._backlog is not None:
+            # the embedder's queue decides; with no lookup of ours in flight, one is always
+            # admitted (it waits for at most the batch running now: a sequential client,
+            # however slow its embedder, is never shed)
+            wait = self.expected_wait_s()  # asked every time: the embedder learns a lookup came
+            queued = full or (self._in_flight > 0 and wait > self.budget_s())
+        else:
+            cold = self._completed == 0 and not background
+            queued = self._in_flight > 0 and (
+                full or cold or self.expected_wait_s() > self.budget_s()
+            )
         if queued or self._late():
             self.shed += 1
             return None
         if self._in_flight == 0:
             self._busy_since = self._clock()
         self._in_flight += 1
+        self._unqueued += 1
         self.admitted += 1
         return Ticket(self)
 
@@ -160,18 +185,43 @@ class WaitBudget:
 
     ``observe(seconds)`` is fed every upstream call's latency; the p50 is over the last
     ``window`` calls (a median, so a few very slow calls do not inflate it). Before the
-    first observation the budget is the floor alone.
+    first call has answered, the age of the oldest call still out (``begin()`` marks one,
+    ``abandon()`` forgets it when it failed) is a lower bound of the upstream latency, capped
+    at ``max_unknown_s``: a lookup waiting then for an upstream that has taken 0.8 s so far
+    may wait ``fraction`` of that. (With the floor alone, the first second of a load against
+    a 1 s upstream was priced at 20 ms and shed the lookups of every first question.) With
+    no call out and none answered, the budget is the floor.
     """
 
-    def __init__(self, *, fraction: float, window: int = 256) -> None:
+    def __init__(
+        self,
+        *,
+        fraction: float,
+        window: int = 256,
+        max_unknown_s: float = 10.0,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.fraction = fraction
         self._latencies: deque[float] = deque(maxlen=window)
         self._p50: float | None = None
         self._since = 0
+        self._clock = clock
+        self._max_unknown_s = max_unknown_s
+        self._first_out: float | None = None  # start of the oldest call out, before any answer
+
+    def begin(self) -> None:
+        """An upstream call starts (only its start before the first answer matters)."""
+        if self._p50 is None and self._first_out is None:
+            self._first_out = self._clock()
+
+    def abandon(self) -> None:
+        """The call failed: its age says nothing about the upstream's latency."""
+        self._first_out = None
 
     def observe(self, seconds: float) -> None:
         self._latencies.append(seconds)
         self._since += 1
+        self._first_out = None
         if self._p50 is None or self._since >= 16:  # a median of 256 every 16 calls
             self._p50 = statistics.median(self._latencies)
             self._since = 0
@@ -182,6 +232,8 @@ class WaitBudget:
 
     def seconds(self, *, floor_s: float) -> float:
         p50 = self._p50
+        if p50 is None and self._first_out is not None:
+            p50 = min(self._clock() - self._first_out, self._max_unknown_s)
         return floor_s if p50 is None else max(floor_s, self.fraction * p50)
 
 

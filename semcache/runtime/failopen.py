@@ -12,7 +12,13 @@ floods the log when a store is down under load.)
 
 For :func:`semcache.runtime.health` the last failure and the last success of each kind are kept:
 a kind whose last call failed is *down*; one that failed or shed within the health window
-is *degraded*.
+is *degraded*. A timeout is kept apart (``last_timeout``): it is counted as an error like any
+failure, but it says the cache was slow, not broken, so it grades like a shed (degraded for
+the short shed window, never down). Under load the last store write before the load
+stopped often timed out, and with no write after it the part stayed *down*, /readyz 503, for
+the whole health window (issue 24: 37 s after the load stopped). A store or embedder that
+hangs for good is caught by the readiness probe, which times out too and makes the cache
+not ready.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class KindState:
     last_success: float | None
     last_shed: float | None
     last_reason: str | None
+    last_timeout: float | None = None
 
     @property
     def down(self) -> bool:
@@ -71,6 +78,7 @@ class FailOpen:
         self._failure: dict[str, tuple[float, str]] = {}
         self._success: dict[str, float] = {}
         self._shed: dict[str, float] = {}
+        self._timeout: dict[str, float] = {}
 
     async def call(
         self,
@@ -95,8 +103,12 @@ class FailOpen:
     def record(self, kind: str, exc: BaseException) -> None:
         """Count a failure of ``kind`` served as a miss, and warn (rate-limited)."""
         self._stats.error(kind)
-        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-        self._failure[kind] = (self._monotonic(), reason)
+        timed_out = isinstance(exc, TimeoutError)
+        reason = "timed out" if timed_out else f"{type(exc).__name__}: {exc}"
+        if timed_out:
+            self._timeout[kind] = self._monotonic()
+        else:
+            self._failure[kind] = (self._monotonic(), reason)
         message = f"semcache {kind} failed ({reason}); serving as a cache miss"
         if interpreter_exiting():  # an unclosed cache's last work, refused by the exit
             log.debug(message)  # still counted; a warning here would only alarm
@@ -113,13 +125,14 @@ class FailOpen:
         )
 
     def last_reason(self, kind: str) -> str | None:
-        """Why the most recent failure of ``kind`` failed (None: it never failed)."""
+        """Why the most recent failure of ``kind`` failed (None: it never failed; timeouts
+        are not failures here, see ``KindState.last_timeout``)."""
         failure = self._failure.get(kind)
         return failure[1] if failure is not None else None
 
     def state(self) -> Mapping[str, KindState]:
         """Last failure, success and shed of every kind seen so far."""
-        kinds = set(self._failure) | set(self._success) | set(self._shed)
+        kinds = set(self._failure) | set(self._success) | set(self._shed) | set(self._timeout)
         out = {}
         for kind in sorted(kinds):
             failure = self._failure.get(kind)
@@ -128,11 +141,17 @@ class FailOpen:
                 last_success=self._success.get(kind),
                 last_shed=self._shed.get(kind),
                 last_reason=failure[1] if failure is not None else None,
+                last_timeout=self._timeout.get(kind),
             )
         return out
 
     def now(self) -> float:
         return self._monotonic()
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds a call may take before it counts as failed (``store.timeout_s``)."""
+        return self._timeout_s
 
     def _warn(self, kind: str, message: str) -> None:
         now = self._monotonic()

@@ -17,9 +17,12 @@ Not-ready policy (what makes the proxy's ``/readyz`` answer 503):
 
 In both cases requests are still answered (upstream, at no-cache speed), but the cache is
 doing nothing, so an orchestrator should know. *Degraded* parts (a failure within the health
-window, work shed by admission control within the shorter shed window, or a store directory
-reopened) are listed but keep the cache ready: shedding is the cache protecting latency under
-load, and taking the replica out of rotation for it would move its load onto the others.
+window, work shed by admission control or a call timed out within the shorter shed window,
+or a store directory reopened) are listed but keep the cache ready: shedding is the cache
+protecting latency under load, and taking the replica out of rotation for it would move its
+load onto the others. A timeout is load, not breakage, so it never makes a part *down*
+(once the load stops, no call may come to clear it); a part that hangs for good fails the
+probe, which makes the cache not ready.
 """
 
 from __future__ import annotations
@@ -85,8 +88,13 @@ async def probe(parts: Assembly, timeout_s: float, *, wait: bool = True) -> bool
     (kind ``readiness``), so a failing probe is counted like any other failure. ``wait``:
     wait for the warm-up (model load, store open) to finish; without it a tier still
     warming up is simply not ready (False at once, counted as nothing failed).
+    ``timeout_s`` covers the warm-up; once the tier is set up the probe gets no longer than
+    any store call (``store.timeout_s``): it is what tells a store that hangs for good from
+    one that timed out under a load that has stopped (a timeout never makes a part down).
     """
     backend = parts.backend
+    if backend.started is not None:
+        timeout_s = min(timeout_s, parts.failopen.timeout_s)
     if not wait and backend.tier is not None and backend.started is None:
         backend.start()
         if backend.warming:
@@ -129,6 +137,7 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
     for kind, state in failopen.state().items():
         recent_failure = state.last_failure is not None and now - state.last_failure <= window
         recent_shed = state.last_shed is not None and now - state.last_shed <= parts.shed_window_s
+        slow = state.last_timeout is not None and now - state.last_timeout <= parts.shed_window_s
         if kind == "readiness" and ready:
             continue
         if recent_failure and state.down:
@@ -137,6 +146,8 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
             graded[kind] = PartHealth(Status.DEGRADED, f"recovered from: {state.last_reason}")
         elif recent_shed:
             graded[kind] = PartHealth(Status.DEGRADED, "overloaded: work shed")
+        elif slow:
+            graded[kind] = PartHealth(Status.DEGRADED, "overloaded: a call timed out")
     tier = parts.backend.started
     store = tier.store if tier is not None else None
     if isinstance(store, StoreIntegrity):
@@ -146,7 +157,7 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
                 Status.DEGRADED, f"{report.last_problem} (reopened {report.reopened}x)"
             )
     down = any(part.status is Status.DOWN for part in graded.values())
-    if not ready and "readiness" not in graded:
+    if not ready and graded.get("readiness", PartHealth(Status.OK)).status is not Status.DOWN:
         graded["readiness"] = PartHealth(Status.DOWN, "probe failed")
     return Health(ready=ready and not down, parts=graded)
 

@@ -1,11 +1,15 @@
 """``FakeEmbedder``: a deterministic bag-of-words embedder for tests that need no model.
 
 Texts sharing words get similar vectors (hashing trick), so paraphrase-like behaviour is
-predictable; it loads instantly and counts its calls.
+predictable; it loads instantly and counts its calls. ``call_latency_s`` and
+``text_latency_s`` give each call a controllable latency (``call_latency_s +
+text_latency_s x texts``, slept in the calling thread, as a model's batch would take), for
+tests of what a slow embedder does to the cache.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,14 +18,25 @@ from semcache.testing._openai_server import hash_embedding
 
 
 class FakeEmbedder:
-    """Implements ``semcache.Embedder``; ``fail`` makes the next calls raise ``RuntimeError``."""
+    """Implements ``semcache.Embedder``; ``fail`` makes the next calls raise ``RuntimeError``;
+    ``batches`` lists each call's number of texts."""
 
-    def __init__(self, dim: int = 64, name: str = "fake-bow") -> None:
+    def __init__(
+        self,
+        dim: int = 64,
+        name: str = "fake-bow",
+        *,
+        call_latency_s: float = 0.0,
+        text_latency_s: float = 0.0,
+    ) -> None:
         self._dim = dim
         self._name = f"{name}-{dim}"
         self.calls = 0
         self.texts = 0
+        self.batches: list[int] = []
         self.fail = False
+        self.call_latency_s = call_latency_s
+        self.text_latency_s = text_latency_s
 
     @property
     def name(self) -> str:
@@ -34,6 +49,10 @@ class FakeEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.calls += 1
         self.texts += len(texts)
+        self.batches.append(len(texts))
+        latency = self.call_latency_s + self.text_latency_s * len(texts)
+        if latency > 0:
+            time.sleep(latency)
         if self.fail:
             raise RuntimeError("fake embedder failure")
         rows = [hash_embedding(text, self._dim) for text in texts]

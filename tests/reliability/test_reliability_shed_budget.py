@@ -48,20 +48,24 @@ def test_the_budget_is_a_fraction_of_the_upstream_p50_with_a_floor():
 
 
 def test_the_gate_weighs_the_embedders_queue_against_the_budget():
-    backlog = [(0, 0.005)]  # (texts queued, seconds per text)
+    queue = [0, 0.005]  # (texts queued at the embedder, seconds per text)
+
+    def backlog(ahead: int) -> float:
+        return max(queue[0], ahead) * queue[1]
+
     budget = WaitBudget(fraction=0.1)
-    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda: backlog[0])
-    tickets = [gate.enter() for _ in range(4)]  # 0..3 in flight x 5 ms <= 20 ms
+    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=backlog)
+    tickets = [gate.enter() for _ in range(5)]  # 0..4 ahead x 5 ms <= 20 ms
     assert all(t is not None for t in tickets)
-    backlog[0] = (10, 0.005)  # 50 ms of queue
+    queue[0] = 10  # 50 ms of queue
     assert gate.enter() is None and gate.shed == 1
     for _ in range(20):
         budget.observe(1.0)  # a 1 s upstream: a hit saves a second, 100 ms is worth waiting
     assert gate.budget_s() == pytest.approx(0.1)
     assert gate.enter() is not None
-    backlog[0] = (30, 0.005)  # 150 ms: too long even for a 1 s call
+    queue[0] = 30  # 150 ms: too long even for a 1 s call
     assert gate.enter() is None
-    assert Admission(wait_budget_s=0.02, backlog=lambda: (500, None)).enter() is not None
+    assert Admission(wait_budget_s=0.02, backlog=lambda ahead: None).enter() is not None
 
 
 def test_a_sequential_client_is_never_shed_on_a_busy_host():
