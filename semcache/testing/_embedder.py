@@ -1,11 +1,13 @@
 """``FakeEmbedder``: a deterministic bag-of-words embedder for tests that need no model.
 
 Texts sharing words get similar vectors (hashing trick), so paraphrase-like behaviour is
-predictable; it loads instantly and counts its calls.
+predictable; it loads instantly (or, given ``loaded``, when the test says so) and counts its
+calls.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,11 +16,20 @@ from semcache.testing._openai_server import hash_embedding
 
 
 class FakeEmbedder:
-    """Implements ``semcache.Embedder``; ``fail`` makes the next calls raise ``RuntimeError``."""
+    """Implements ``semcache.Embedder``; ``fail`` makes the next calls raise ``RuntimeError``.
 
-    def __init__(self, dim: int = 64, name: str = "fake-bow") -> None:
+    ``loaded``: a model still loading. Like a real embedder, ``name`` is known at once but
+    ``dim`` and ``embed`` wait until the event is set (so a test decides when the model is
+    ready, e.g. to show what a restarted cache answers before then). Set it before the
+    cache closes: closing waits for the warm-up.
+    """
+
+    def __init__(
+        self, dim: int = 64, name: str = "fake-bow", *, loaded: threading.Event | None = None
+    ) -> None:
         self._dim = dim
         self._name = f"{name}-{dim}"
+        self._loaded = loaded
         self.calls = 0
         self.texts = 0
         self.fail = False
@@ -29,9 +40,13 @@ class FakeEmbedder:
 
     @property
     def dim(self) -> int:
+        if self._loaded is not None:
+            self._loaded.wait()
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._loaded is not None:
+            self._loaded.wait()
         self.calls += 1
         self.texts += len(texts)
         if self.fail:
