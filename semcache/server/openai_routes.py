@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from semcache.errors import InvalidRequest
 from semcache.server import sse
 from semcache.server.access_log import log_request
+from semcache.server.auth import bearer
 from semcache.server.config import ServerOptions
 from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
 from semcache.server.request import ParsedRequest, parse_chat_request
@@ -140,7 +141,7 @@ async def admit(
     and the cache call's arguments: the client's params, then what only the server decides
     (the upstream's parameters, the tenant), and the cache controls."""
     proxy = exchange.proxy
-    tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
+    tenant = proxy.keys.tenant_for(await bearer(request))
     if tenant is None:
         raise unauthorized()
     exchange.fields["tenant"] = tenant
@@ -245,7 +246,7 @@ async def _events(
 @router.api_route("/v1/models", methods=READ_METHODS)
 async def list_models(request: Request) -> Response:
     proxy = proxy_of(request)
-    if proxy.keys.tenant_for(request.headers.get("authorization")) is None:
+    if proxy.keys.tenant_for(await bearer(request)) is None:
         return error_response(unauthorized())
     data = [
         {"id": name, "object": "model", "created": 0, "owned_by": "semcache"}
