@@ -129,3 +129,12 @@ def test_feedback_refuses_an_answer_it_did_not_serve(slot, call):
     fresh = call()
     with pytest.raises(InvalidRequest, match="not served from the cache"):
         slot.feedback(fresh, correct=False)
+
+
+def test_streamed_calls_carry_cache_info_on_the_stream(slot, call, upstream):
+    first = call(stream=True)
+    list(first)
+    second = call(stream=True)
+    list(second)
+    assert cache_info(first).tier is Tier.MISS and cache_info(second).tier is Tier.EXACT
+    assert upstream.chat_calls == 1
