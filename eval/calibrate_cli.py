@@ -162,6 +162,18 @@ def calibrate_main(argv: Sequence[str]) -> int:
     args = parse_args(_calibrate_parser(cache_semantic()), argv)
     if isinstance(args, int):
         return args
+    return run(args)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``semcache calibrate``'s options on the one ``semcache`` parser (:mod:`semcache.cli`)."""
+    from semcache.cli import adopt
+
+    adopt(parser, _calibrate_parser(cache_semantic()))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Calibrate (or recalibrate from --labels); the exit status (module docstring)."""
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         if args.labels or args.apply:

@@ -253,6 +253,18 @@ def eval_main(argv: Sequence[str]) -> int:
     args = parse_args(_eval_parser(cache_semantic()), argv)
     if isinstance(args, int):
         return args
+    return run(args)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``semcache eval``'s options on the one ``semcache`` parser (:mod:`semcache.cli`)."""
+    from semcache.cli import adopt
+
+    adopt(parser, _eval_parser(cache_semantic()))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate; the exit status."""
     out, err = Console(soft_wrap=True), Console(stderr=True, soft_wrap=True)
     try:
         return _run_eval(args, out, err)

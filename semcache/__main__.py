@@ -1,5 +1,5 @@
 """``python -m semcache``: the same command line as ``semcache``."""
 
-from semcache.cli import main
+from semcache.cli import run
 
-raise SystemExit(main())
+run()

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from litellm import ModelResponse
 
 from semcache.errors import InvalidRequest, InvalidRequestType
-from semcache.pipeline.base import Found, Pipeline, Request
-from semcache.runtime import query, writes
-from semcache.stats import CacheHit, CacheInfo, ImportReport, Tier
+from semcache.pipeline.base import Request
+from semcache.runtime import lookup, query, writes
+from semcache.stats import CacheHit, CacheInfo, ImportReport
 
 if TYPE_CHECKING:
     from semcache.compose import Assembly
@@ -34,18 +33,6 @@ if TYPE_CHECKING:
 #: without a model are found only by checks without one (and never by ``completion``, whose
 #: requests always name a model). Name a model to share entries with ``completion``.
 DEFAULT_MODEL = "semcache-direct"
-
-
-class _Miss(Exception):
-    """The end of a ``check`` chain: no tier answered (carries the nearest similarity)."""
-
-    def __init__(self, nearest: float | None) -> None:
-        super().__init__("miss")
-        self.nearest = nearest
-
-
-async def _miss(request: Request) -> Found:
-    raise _Miss(request.nearest)
 
 
 def call_kwargs(
@@ -336,19 +323,19 @@ class DirectAPI:
         return request, answer, meta
 
     async def _check(self, request: Request) -> CacheHit | None:
-        if not request.decision.lookup:
-            return None
-        private = replace(request, decision=replace(request.decision, coalesce=False))
-        try:
-            found = await Pipeline(self._parts.pipeline.stages, _miss).run(private)
-        except _Miss as miss:
-            key = request.keys.exact
-            self._delivery.record(CacheInfo(Tier.MISS, key=key, nearest_similarity=miss.nearest))
-            return None
-        response = found.answer.response()
-        info = self._delivery.info(found)
-        self._delivery.record(info)
-        return CacheHit(response, info, metadata=found.answer.entry.metadata)
+        found = await lookup.lookup(self._parts, self._delivery, request)
+        return found if isinstance(found, CacheHit) else None
+
+    def lookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
+        """``check`` with ``completion``'s keyword arguments, for integrations: a miss
+        returns its ``CacheInfo`` (why it missed, how close it came) instead of None."""
+        request = self._parts.prepare(kwargs)
+        return self._loop.run(lookup.lookup(self._parts, self._delivery, request))
+
+    async def alookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
+        """``lookup`` for async callers."""
+        request = self._parts.prepare(kwargs)
+        return await self._loop.arun(lookup.lookup(self._parts, self._delivery, request))
 
     def _prepare_many(
         self,

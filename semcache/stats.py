@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -126,6 +126,20 @@ class CacheInfo:
         return self.tier.is_hit
 
 
+InfoSource = Callable[[Mapping[str, Any]], "CacheInfo | None"]
+"""Finds the ``CacheInfo`` of a response from its LiteLLM hidden params, for responses that
+semcache saw but could not tag (LiteLLM's cache slot on the async path: see
+:mod:`semcache.integrations.litellm`). Registered with :func:`add_info_source`."""
+
+_INFO_SOURCES: list[InfoSource] = []
+
+
+def add_info_source(source: InfoSource) -> None:
+    """Let ``cache_info`` ask ``source`` about responses that carry no ``CacheInfo``."""
+    if source not in _INFO_SOURCES:
+        _INFO_SOURCES.append(source)
+
+
 def cache_info(response: Any) -> CacheInfo | None:
     """The ``CacheInfo`` of a response, stream or stream chunk returned by semcache."""
     info = getattr(response, "cache_info", None)
@@ -136,6 +150,10 @@ def cache_info(response: Any) -> CacheInfo | None:
         info = hidden.get("semcache")
         if isinstance(info, CacheInfo):
             return info
+        for source in _INFO_SOURCES:
+            info = source(hidden)
+            if info is not None:
+                return info
     return None
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "Entry",
     "Integrity",
     "Match",
+    "RecordedEmbedder",
     "StoreAdmin",
     "StoreIntegrity",
     "StoreWatermark",
@@ -87,6 +88,18 @@ class VectorStore(Protocol):
 
     def purge_expired(self, now: float) -> int:
         """Delete every entry with ``expires_at <= now``; return how many were deleted."""
+        ...
+
+
+@runtime_checkable
+class RecordedEmbedder(Protocol):
+    """Optional: a store on disk that can say, without opening it, which embedder and
+    dimension it was made with, so the cache can open it for exact reads (which need no
+    vector) while the model still loads after a restart."""
+
+    def recorded_embedder(self) -> tuple[str, int] | None:
+        """``(embedder, dim)`` of the existing store; None when there is none yet or it
+        cannot be read (``setup`` then reports why)."""
         ...
 
 

@@ -131,6 +131,20 @@ class QdrantEdgeStore(OptimizationCycle):
 
     # -- opening and closing ----------------------------------------------------------
 
+    def recorded_embedder(self) -> tuple[str, int] | None:
+        if self._requested_path == MEMORY:
+            return None
+        try:
+            meta = files.read_meta(Path(self._requested_path))
+        except StoreError:
+            return None
+        if meta is None:
+            return None
+        embedder, dim = meta.get("embedder"), meta.get("dim")
+        if not isinstance(embedder, str) or isinstance(dim, bool) or not isinstance(dim, int):
+            return None
+        return embedder, dim
+
     def setup(self, embedder: str, dim: int) -> None:
         if self._shard is not None:
             self._check_meta(self._meta, embedder, dim)

@@ -1,10 +1,15 @@
-"""``semcache`` command line: one entry point, each subcommand owned by its module.
+"""``semcache`` command line: one argparse parser, one subcommand a module.
 
-Every failure a user can cause is one line on stderr and exit status 2: a bad option
+Each command's module exposes ``add_arguments(parser)`` (its options, on the subparser
+``semcache COMMAND``) and ``run(args) -> int`` (the exit status); the table below names
+them, and a module is imported only when its command is chosen, so ``semcache --help``
+lists every command without loading any. Every failure a user can cause is one line on
+stderr, prefixed by the command, and exit status 2: a bad option
 (``semcache demo --threshold 2``), a bad ``SEMCACHE_*`` value or ``.env`` key (checked
 before the command runs, naming the variable, the value and what was expected), an unknown
-setting. Unknown ``SEMCACHE_*`` variables are one warning line each (an error under
-``SEMCACHE_STRICT=1``).
+setting, a :class:`UsageError` raised by ``run``. Unknown ``SEMCACHE_*`` variables are one
+warning line each (an error under ``SEMCACHE_STRICT=1``). Ctrl-C is exit status 130, one
+line, no traceback, in every command.
 """
 
 from __future__ import annotations
@@ -16,30 +21,38 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import import_module
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn, Protocol, TextIO
 
 from semcache.errors import ConfigError, SettingsError, UnknownSettingWarning
 
-#: subcommand -> ("module:function", one-line help). Modules load only when chosen.
+#: subcommand -> (module with ``add_arguments`` and ``run``, one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("semcache.cli.demo:demo_main", "replay a realistic request stream through the cache"),
-    "eval": ("semcache.eval.cli:eval_main", "false-hit rate / recall across thresholds"),
-    "calibrate": (
-        "semcache.eval.calibrate_cli:calibrate_main",
-        "choose a threshold for a false-hit target",
-    ),
-    "serve": ("semcache.server.cli:serve_main", "run the OpenAI-compatible caching proxy"),
-    "purge": (
-        "semcache.cli.purge:purge_main",
-        "withdraw stored answers (--tenant/--namespace/--model)",
-    ),
+    "demo": ("semcache.cli.demo", "replay a realistic request stream through the cache"),
+    "eval": ("semcache.eval.cli", "false-hit rate / recall across thresholds"),
+    "calibrate": ("semcache.eval.calibrate_cli", "choose a threshold for a false-hit target"),
+    "serve": ("semcache.server.cli", "run the OpenAI-compatible caching proxy"),
+    "purge": ("semcache.cli.purge", "withdraw stored answers (--tenant/--namespace/--model)"),
     "misses": (
-        "semcache.tuning.misses_cli:misses_main",
+        "semcache.tuning.misses_cli",
         "a running proxy's frequent near misses, exported for labeling",
     ),
-    "compress-eval": ("semcache.compress.ab_cli:compress_eval_main", "A/B-test prompt compression"),
-    "import": ("semcache.cli.importer:main", "bulk-load question/answer pairs from a JSONL file"),
+    "compress-eval": ("semcache.compress.ab_cli", "A/B-test prompt compression"),
+    "import": ("semcache.cli.importer", "bulk-load question/answer pairs from a JSONL file"),
 }
+
+
+class Command(Protocol):
+    """What a command's module provides (its module object satisfies this)."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+class UsageError(Exception):
+    """Raised by a command's ``run`` for a bad combination of options or an unusable
+    argument: ``semcache COMMAND: error: <message>``, exit status 2."""
+
 
 #: Commands that read the cache settings themselves, with more context than the shell has
 #: (``serve`` layers its config file over the environment and knows which variables the
@@ -52,6 +65,29 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def adopt(parser: argparse.ArgumentParser, source: argparse.ArgumentParser) -> None:
+    """Give ``parser`` the options, groups and description of ``source``, a whole parser a
+    command's module builds for itself: what argparse's ``parents=`` does, after the fact."""
+    parser.description = source.description
+    for container in (parser, *parser._action_groups):
+        container.conflict_handler = "resolve"  # both have -h/--help: one stays
+    parser._add_container_actions(source)
+
+
+def standalone(
+    parser: argparse.ArgumentParser,
+    run: Callable[[argparse.Namespace], int],
+    argv: Sequence[str],
+) -> int:
+    """A command run on its own parser (the modules' ``*_main(argv)``, kept for callers
+    that run one command without ``semcache``): parse, run, a UsageError as ``error``."""
+    args = parser.parse_args(list(argv))
+    try:
+        return run(args)
+    except UsageError as exc:
+        parser.error(str(exc))
 
 
 def cosine_threshold(text: str) -> float:
@@ -72,11 +108,27 @@ def cosine_threshold(text: str) -> float:
     return value
 
 
-def _usage() -> str:
-    lines = ["usage: semcache COMMAND [options]", "", "commands:"]
-    lines += [f"  {name:<10} {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "Run 'semcache COMMAND --help' for a command's options."]
-    return "\n".join(lines)
+def build_parser(command: str | None = None) -> OneLineParser:
+    """``semcache`` with every subcommand listed; only ``command``'s module is imported and
+    gives its subparser options (argparse needs them only for the command being run)."""
+    from semcache import __version__
+
+    parser = OneLineParser(
+        prog="semcache",
+        description="A semantic cache in front of LLM calls.",
+        epilog="Run 'semcache COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"semcache {__version__}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", title="commands", required=True
+    )
+    for name, (module, help_) in COMMANDS.items():
+        sub = commands.add_parser(name, help=help_, description=help_)
+        if name == command:
+            chosen: Command = import_module(module)
+            chosen.add_arguments(sub)
+            sub.set_defaults(_semcache_run=chosen.run, _semcache_parser=sub)
+    return parser
 
 
 def report_config_error(prefix: str, exc: ConfigError, stream: TextIO) -> None:
@@ -123,39 +175,36 @@ def check_settings() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``semcache ARGV``; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help"):
-        print(_usage())
-        return 0 if args else 2
-    if args[0] in ("-V", "--version"):
-        from semcache import __version__
-
-        print(f"semcache {__version__}")
-        return 0
-    name, options = args[0], args[1:]
-    command = COMMANDS.get(name)
-    if command is None:
-        print(f"semcache: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
-        return 2
+    name = args[0] if args and args[0] in COMMANDS else None
     # LiteLLM fetches its price map over the network at import unless told not to; the
     # bundled map keeps the command reproducible and offline-safe. Callers can override.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    asks_help = any(option in ("-h", "--help") for option in options)
+    asks_help = any(option in ("-h", "--help") for option in args[1:])
+    prefix = "semcache" if name is None else f"semcache {name}"
     with _one_line_setting_warnings(sys.stderr):
         try:
-            if name not in _CHECK_OWN_SETTINGS and not asks_help:
+            if name is not None and name not in _CHECK_OWN_SETTINGS and not asks_help:
                 check_settings()
-            module, function = command[0].split(":")
-            entry: Callable[[list[str]], int] = getattr(import_module(module), function)
-            return entry(options)
+            parsed, extra = build_parser(name).parse_known_args(args)
+            if extra:  # the command's own parser names them (argparse's top level would)
+                parsed._semcache_parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            status: int = parsed._semcache_run(parsed)
+            return status
+        except SystemExit as exc:  # argparse: --help, --version (0), a usage error (2)
+            return exc.code if isinstance(exc.code, int) else 2
+        except UsageError as exc:
+            print(f"{prefix}: error: {exc} (see '{prefix} --help')", file=sys.stderr)
+            return 2
         except ConfigError as exc:
-            report_config_error(f"semcache {name}", exc, sys.stderr)
+            report_config_error(prefix, exc, sys.stderr)
             return 2
         except KeyboardInterrupt:
             # Ctrl-C: the shell's convention (128 + SIGINT), one line, no traceback
-            print(f"semcache {name}: interrupted", file=sys.stderr)
+            print(f"{prefix}: interrupted", file=sys.stderr)
             return 130
 
 

@@ -269,9 +269,18 @@ def print_report(report: DemoReport) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from semcache.cli import OneLineParser, cosine_threshold
+    from semcache.cli import OneLineParser
 
     parser = OneLineParser(prog="semcache demo", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``semcache demo``'s options."""
+    from semcache.cli import cosine_threshold
+
+    parser.description = __doc__.split("\n\n")[0]
     parser.add_argument(
         "--threshold",
         type=cosine_threshold,
@@ -296,7 +305,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--seed", type=int, default=7, help="seed of the request stream (default: %(default)s)"
     )
-    return parser
 
 
 def _seconds(text: str) -> float:
@@ -310,8 +318,14 @@ def _seconds(text: str) -> float:
 
 
 def demo_main(argv: Sequence[str]) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    """``semcache demo`` on its own parser."""
+    from semcache.cli import standalone
+
+    return standalone(_parser(), run, argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo; the exit status."""
     threshold = args.threshold
     if threshold is None:
         from semcache import CacheSettings

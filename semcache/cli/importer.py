@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from semcache.cli import OneLineParser
+from semcache.cli import OneLineParser, UsageError, standalone
 
 PROG = "semcache import"
 #: Failure reasons printed in the summary (the rest are counted).
@@ -24,14 +24,20 @@ SHOWN_FAILURES = 5
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog=PROG, description="Store question/answer pairs from a JSONL file.")
+    parser = OneLineParser(prog=PROG)
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``semcache import``'s options."""
+    parser.description = "Store question/answer pairs from a JSONL file."
     parser.add_argument("file", type=Path, help="JSONL file, one object per line.")
     parser.add_argument("--model", help="Model of lines that name none (default: semcache-direct).")
     parser.add_argument("--tenant", help="Tenant of lines that name none (default: the default).")
     parser.add_argument(
         "--chunk", type=int, default=256, help="Items written concurrently (default 256)."
     )
-    return parser
 
 
 def read_items(path: Path) -> list[dict[str, Any]]:
@@ -52,16 +58,20 @@ def read_items(path: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    """``semcache import`` on its own parser."""
+    return standalone(_parser(), run, argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Import the file; 0 every item landed, 1 some failed or the store refused."""
     if args.chunk < 1:
-        parser.error("--chunk must be >= 1")
+        raise UsageError("--chunk must be >= 1")
     try:
         items = read_items(args.file)
     except OSError as exc:
-        parser.error(f"cannot read {args.file}: {exc.strerror or exc}")
+        raise UsageError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        parser.error(str(exc))
+        raise UsageError(str(exc)) from None
     from semcache.cache import SemanticCache
     from semcache.errors import InvalidRequest, StoreError
 
@@ -75,7 +85,7 @@ def main(argv: list[str]) -> int:
                 on_progress=progress,
             )  # fmt: skip
     except InvalidRequest as exc:
-        parser.error(f"{exc.field}: {exc.problem}")
+        raise UsageError(f"{exc.field}: {exc.problem}") from None
     except StoreError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1

@@ -9,32 +9,39 @@ from __future__ import annotations
 import argparse
 import sys
 
-from semcache.cli import OneLineParser
+from semcache.cli import OneLineParser, UsageError, standalone
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="semcache purge",
-        description="Delete stored answers matching every given filter (all tiers).",
-    )
+    parser = OneLineParser(prog="semcache purge")
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``semcache purge``'s options."""
+    parser.description = "Delete stored answers matching every given filter (all tiers)."
     parser.add_argument("--tenant", help="Only this tenant's answers.")
     parser.add_argument("--namespace", help="Only this namespace's answers.")
     parser.add_argument(
         "--model", help="Only answers of this model (any name LiteLLM resolves, e.g. gpt-4o-mini)."
     )
     parser.add_argument("--all", action="store_true", help="Required to purge without any filter.")
-    return parser
 
 
 def purge_main(argv: list[str]) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    """``semcache purge`` on its own parser."""
+    return standalone(_parser(), run, argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Purge; 0 done, 1 the store refused."""
     filters = {"tenant": args.tenant, "namespace": args.namespace, "model": args.model}
     if all(value is None for value in filters.values()) and not args.all:
-        parser.error("give --tenant, --namespace or --model, or --all to purge everything")
+        raise UsageError("give --tenant, --namespace or --model, or --all to purge everything")
     for name, value in filters.items():
         if value is not None and not value.strip():
-            parser.error(f"--{name} must not be empty")
+            raise UsageError(f"--{name} must not be empty")
     from semcache.cache import SemanticCache
     from semcache.errors import StoreError
 

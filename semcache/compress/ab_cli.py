@@ -31,7 +31,14 @@ from .settings import CompressionSettings, build_compressor
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="semcache compress-eval", description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="semcache compress-eval")
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """``semcache compress-eval``'s options."""
+    p.description = __doc__.split("\n")[0]
     p.add_argument("--data", required=True, type=Path, help="prompts, JSON lines")
     p.add_argument("--model", required=True, help="LiteLLM id of the model answering both")
     p.add_argument("--judge", help="LiteLLM id of a judge model (optional)")
@@ -46,7 +53,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--out", type=Path, help="directory for results.jsonl, summary.json, plot")
     p.add_argument("--no-plot", action="store_true")
-    return p
 
 
 def _groups(results: Sequence[PromptResult]) -> dict[str, list[PromptResult]]:
@@ -118,6 +124,11 @@ def compress_eval_main(argv: Sequence[str]) -> int:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the A/B test; the exit status."""
     console = Console()
     kwargs: dict[str, Any] = {}
     if args.api_base is not None:

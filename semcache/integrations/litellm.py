@@ -18,6 +18,11 @@ the scope LiteLLM's own semantic caches use) always decides the tenant; a caller
 ``metadata={"tenant": ...}`` only narrows inside it (``<identity>/<claimed>``), so no request
 body can reach another key's, team's or org's entries. Without the proxy (plain SDK calls,
 where the application is the caller) ``metadata["tenant"]`` is the tenant, else the default.
+
+Trust loop: every response the slot looked up carries its ``CacheInfo``
+(``semcache.cache_info(response)``: tier, similarity, miss reason), and
+``litellm.cache.feedback(response_or_litellm_key, correct=False)`` withdraws a wrong answer
+for the tenant it was served to (see :mod:`semcache.integrations.litellm_served`).
 """
 
 from __future__ import annotations
@@ -32,10 +37,15 @@ from litellm.caching.caching import Cache, CacheMode, LiteLLMCacheType
 from litellm.types.proxy.auth.user_api_key_auth import UserAPIKeyAuth
 from litellm.types.utils import is_litellm_owned_kwarg
 
+from semcache.errors import InvalidRequest, UnknownServe
+from semcache.integrations.litellm_served import SERVED, SlotServe
+from semcache.stats import CacheHit, CacheInfo
+
 if TYPE_CHECKING:
     from litellm.caching.base_cache import BaseCache
 
     from semcache.cache import SemanticCache
+    from semcache.tuning.results import FeedbackResult
 
 #: LiteLLM-owned parameters that still change the answer (which server, which provider).
 KEPT_LITELLM_PARAMS = frozenset({"api_base", "api_version", "custom_llm_provider"})
@@ -164,16 +174,74 @@ class LiteLLMCache(Cache):
     def get_cache(self, dynamic_cache_object: BaseCache | None = None, **kwargs: Any) -> Any:
         if not self._handles(kwargs):
             return None
-        hit = self.semcache.check(**semcache_call(kwargs))
-        return None if hit is None else hit.response.model_dump()
+        call = semcache_call(kwargs)
+        return self._served(kwargs, call, self.semcache.lookup(**call))
 
     async def async_get_cache(
         self, dynamic_cache_object: BaseCache | None = None, **kwargs: Any
     ) -> Any:
         if not self._handles(kwargs):
             return None
-        hit = await self.semcache.acheck(**semcache_call(kwargs))
+        call = semcache_call(kwargs)
+        return self._served(kwargs, call, await self.semcache.alookup(**call))
+
+    def _served(
+        self, kwargs: Mapping[str, Any], call: Mapping[str, Any], found: CacheHit | CacheInfo
+    ) -> Any:
+        """Remember how this call was served (its response's ``cache_info``); the hit's
+        answer as the dict LiteLLM turns into the caller's response, or None."""
+        hit = found if isinstance(found, CacheHit) else None
+        info = found.info if isinstance(found, CacheHit) else found
+        litellm_key = None
+        if hit is not None:  # the key LiteLLM puts on the response (``_hidden_params``)
+            preset = kwargs.get("cache_key")
+            litellm_key = preset if isinstance(preset, str) else self.get_cache_key(**kwargs)
+        call_id = kwargs.get("litellm_call_id")
+        tenant = call.get("tenant")
+        SERVED.record(
+            call_id if isinstance(call_id, str) else None,
+            litellm_key,
+            SlotServe(info, tenant if isinstance(tenant, str) else None),
+        )
         return None if hit is None else hit.response.model_dump()
+
+    def feedback(
+        self, response_or_key: Any, correct: bool, *, tenant: str | None = None
+    ) -> FeedbackResult:
+        """``SemanticCache.feedback`` for answers this slot served: ``response_or_key`` is
+        the response ``litellm.completion`` returned, LiteLLM's cache key
+        (``response._hidden_params["cache_key"]``, the proxy's ``x-litellm-cache-key``), or
+        a semcache serve id / entry key. A response is withdrawn for the tenant it was
+        served to. A LiteLLM key names the same request from every tenant: when it served
+        more than one recently, ``tenant`` (semcache's, e.g. ``cache_info``'s partition as
+        ``tenant_of`` computes it) must say which; given, it must match."""
+        target, who = self._feedback_target(response_or_key, tenant)
+        return self.semcache.feedback(target, correct, tenant=who)
+
+    async def afeedback(
+        self, response_or_key: Any, correct: bool, *, tenant: str | None = None
+    ) -> FeedbackResult:
+        """``feedback`` for async callers."""
+        target, who = self._feedback_target(response_or_key, tenant)
+        return await self.semcache.afeedback(target, correct, tenant=who)
+
+    @staticmethod
+    def _feedback_target(response_or_key: Any, tenant: str | None) -> tuple[Any, str | None]:
+        if isinstance(response_or_key, str):
+            served = SERVED.by_key(response_or_key)
+            if not served:  # not a LiteLLM key served recently: a semcache id or key
+                return response_or_key, tenant
+            if tenant is None and len(served) > 1:
+                raise InvalidRequest(
+                    "tenant", "this LiteLLM cache key was served to several tenants; name one"
+                )
+            serve = served.get(tenant) if tenant is not None else next(iter(served.values()))
+            if serve is None:
+                raise UnknownServe("tenant", f"this LiteLLM cache key was not served to {tenant!r}")
+            return _ref(serve.info), serve.tenant
+        hidden = getattr(response_or_key, "_hidden_params", None)
+        serve = SERVED.by_call(hidden.get("litellm_call_id")) if isinstance(hidden, dict) else None
+        return response_or_key, (tenant if serve is None else serve.tenant)
 
     def add_cache(self, result: Any, **kwargs: Any) -> None:
         response = as_model_response(result)
@@ -189,3 +257,12 @@ class LiteLLMCache(Cache):
 
     def _handles(self, kwargs: Mapping[str, Any]) -> bool:
         return "messages" in kwargs and self.should_use_cache(**kwargs) is True  # type: ignore[no-untyped-call]
+
+
+def _ref(info: CacheInfo) -> str:
+    """What ``SemanticCache.feedback`` takes for a served answer: its serve id (a semantic
+    hit) or its entry key."""
+    ref = info.serve_id if info.serve_id is not None else info.key
+    if ref is None:
+        raise InvalidRequest("response_or_key", "the response names no cached answer")
+    return ref

@@ -11,6 +11,9 @@ most ``admission.max_pending_writes`` at a time; beyond that a write is shed and
 ``store_upsert``, and the answer stays in memory only). If the warm-up fails, the waiting
 writes end without storing (the failure is counted as ``semantic_setup``).
 After a failure setup is retried only every ``retry_s``, never on every request.
+Exact reads do not wait for the model: a store on disk that records its embedder is opened
+first in the warm-up (:meth:`SemanticTier.setup`), and the exact-store stage asks
+:meth:`exact`, so after a restart exact repeats are answered from disk while the model loads.
 """
 
 from __future__ import annotations
@@ -86,6 +89,14 @@ class SemanticBackend:
         if self.warming:
             self._stats.count(WARMING)
         return None
+
+    def exact(self) -> SemanticTier | None:
+        """The tier if exact reads can run now (never waits): set up, or its store on disk
+        open while the model still loads; else as :meth:`available`."""
+        tier = self.tier
+        if tier is not None and tier.exact_ready:
+            return tier
+        return self.available()
 
     async def ready(self) -> SemanticTier | None:
         """The tier once set up, waiting for a warm-up in progress (or running one); None

@@ -45,7 +45,7 @@ class ExactStoreStage:
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if request.decision.lookup:
-            tier = self._backend.available()  # never waits for the model to load
+            tier = self._backend.exact()  # never waits for the model to load
             found = await self._read(request, tier) if tier is not None else None
             if found is not None:
                 return found

@@ -30,7 +30,7 @@ from semcache.embedders.base import Embedder
 from semcache.embedders.readability import ANY, Readability
 from semcache.errors import StoreError
 from semcache.guard import HitVerifier
-from semcache.stores.base import Entry, Match, VectorStore
+from semcache.stores.base import Entry, Match, RecordedEmbedder, VectorStore
 from semcache.stores.where import Where
 
 if TYPE_CHECKING:
@@ -108,6 +108,8 @@ class SemanticTier:
         self._max_wait_ms = max_wait_ms
         self._embedder: Embedder | None = None
         self._store: VectorStore | None = None
+        #: Opened with its recorded embedder while the model loads (exact reads only).
+        self._exact_store: VectorStore | None = None
         self._batcher: MicroBatcher | None = None
         self._lock = asyncio.Lock()
 
@@ -133,7 +135,11 @@ class SemanticTier:
         return self._embedder
 
     async def setup(self) -> VectorStore:
-        """Load the embedder and open the store once (concurrent callers wait for one load)."""
+        """Load the embedder and open the store once (concurrent callers wait for one load).
+
+        A store on disk that records its embedder is opened first, before the model loads
+        (:meth:`_open_for_exact`): after a restart, exact repeats are answered from it while
+        the model is still loading (:attr:`exact_ready`)."""
         if self._store is not None:
             return self._store
         async with self._lock:
@@ -144,21 +150,54 @@ class SemanticTier:
                 if embedder is None:
                     embedder = await asyncio.to_thread(self._make_embedder)
                 self._embedder = embedder
-                dim = await asyncio.to_thread(lambda: embedder.dim)
-                if self._make_scorer is not None and self._decision is None:
-                    self._decision = await asyncio.to_thread(self._make_scorer)
                 store = self._make_store()
-                await asyncio.to_thread(store.setup, embedder.name, dim)
+                await self._open_for_exact(store, embedder.name)
+                try:
+                    dim = await asyncio.to_thread(lambda: embedder.dim)
+                    if self._make_scorer is not None and self._decision is None:
+                        self._decision = await asyncio.to_thread(self._make_scorer)
+                    await asyncio.to_thread(store.setup, embedder.name, dim)
+                except BaseException:
+                    await self._close_exact()  # the next attempt opens a fresh store
+                    raise
                 self._batcher = MicroBatcher(
                     embedder, max_batch=self._max_batch, max_wait_ms=self._max_wait_ms
                 )
-                self._store = store
+                self._store, self._exact_store = store, None
         return self._store
 
+<<<<<<< HEAD
     def backlog(self, unqueued: int = 0) -> float | None:
         """Seconds a lookup entering now would wait for its vector at the micro-batcher,
         with ``unqueued`` more lookups about to join its queue (None before setup or the
         first batch)."""
+=======
+    async def _open_for_exact(self, store: VectorStore, embedder: str) -> None:
+        """Open ``store`` with the embedder and dimension it records, when that embedder is
+        this tier's: exact reads need no vector, so they need not wait for the model. The
+        full setup then checks the loaded model's dimension against the store as usual."""
+        if not isinstance(store, RecordedEmbedder):
+            return
+        recorded = await asyncio.to_thread(store.recorded_embedder)
+        if recorded is None or recorded[0] != embedder:
+            return
+        await asyncio.to_thread(store.setup, *recorded)
+        self._exact_store = store
+
+    async def _close_exact(self) -> None:
+        store, self._exact_store = self._exact_store, None
+        if store is not None:
+            await asyncio.to_thread(store.close)
+
+    @property
+    def exact_ready(self) -> bool:
+        """Exact reads can run now: the tier is set up, or its store is open while the
+        model loads."""
+        return self._store is not None or self._exact_store is not None
+
+    def backlog(self) -> tuple[int, float | None] | None:
+        """The micro-batcher's foreground queue and per-text cost (None before setup)."""
+>>>>>>> trust
         batcher = self._batcher
         return batcher.expected_wait_s(unqueued) if batcher is not None else None
 
@@ -206,7 +245,7 @@ class SemanticTier:
         """The live entry stored under exact ``key`` in this partition (``scope``: the one
         the entry was stored with, ``EXACT_ONLY_SCOPE`` for exact-only entries), matching
         ``filters`` on its metadata."""
-        store = await self.setup()
+        store = self._store or self._exact_store or await self.setup()
         where = replace(self._where(tenant, namespace, scope, now), filters=filters)
         return await asyncio.to_thread(store.retrieve, key, where)
 
@@ -318,6 +357,7 @@ class SemanticTier:
     async def close(self) -> None:
         if self._batcher is not None:
             self._batcher.close()
+        await self._close_exact()
         if self._store is not None:
             await asyncio.to_thread(self._store.close)
             self._store = None

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from semcache.errors import SemcacheError
+from semcache.server.auth import bearer
 from semcache.server.http_errors import (
     ApiError,
     admin_unauthorized,
@@ -55,9 +56,9 @@ class PurgeRequest(BaseModel):
         return self
 
 
-def _require_admin(request: Request) -> Proxy:
+async def _require_admin(request: Request) -> Proxy:
     proxy = proxy_of(request)
-    if not proxy.keys.is_admin(request.headers.get("authorization")):
+    if not proxy.keys.is_admin(await bearer(request)):
         raise admin_unauthorized(proxy.keys.admin_enabled)
     return proxy
 
@@ -89,7 +90,7 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
 
 
 async def _purge(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+    proxy = await _require_admin(request)
     body = await _body(request, PurgeRequest)
     model = None if body.model is None else proxy.upstreams.provider_model(body.model)
     deleted = await asyncio.to_thread(
@@ -99,7 +100,7 @@ async def _purge(request: Request) -> dict[str, Any]:
 
 
 async def _entries(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+    proxy = await _require_admin(request)
     tenant = request.query_params.get("tenant") or None
     limit = _int_param(request, "limit", 50, 1, MAX_ENTRIES_LIMIT)
     entries = await asyncio.to_thread(proxy.cache.recent_entries, tenant=tenant, limit=limit)
@@ -107,7 +108,7 @@ async def _entries(request: Request) -> dict[str, Any]:
 
 
 async def _stats(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+    proxy = await _require_admin(request)
     stats = await asyncio.to_thread(proxy.cache.stats)
     return {**_plain(stats), "hit_rate": stats.hit_rate}
 

@@ -2,6 +2,8 @@
 
 The tenant comes only from the key. Nothing a client sends in a body or header can choose
 another tenant's partition, which is what keeps one tenant's cached answers from another.
+The ``Authorization: Bearer`` header is read by FastAPI's ``HTTPBearer`` (:func:`bearer`);
+keys are compared by digest in constant time.
 """
 
 from __future__ import annotations
@@ -10,22 +12,22 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 
+from fastapi.security import HTTPBearer
 from pydantic import SecretStr
+from starlette.requests import HTTPConnection
 
 from semcache.errors import ConfigError
 from semcache.server.config import ProxyConfig, resolve_secret
 
-_BEARER = "bearer "
+#: Never answers on its own (``auto_error=False``): each route sends its own OpenAI-shaped
+#: 401, which clients and the tests expect.
+_BEARER = HTTPBearer(auto_error=False)
 
 
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` header, else None."""
-    if authorization is None or len(authorization) <= len(_BEARER):
-        return None
-    if authorization[: len(_BEARER)].lower() != _BEARER:
-        return None
-    token = authorization[len(_BEARER) :].strip()
-    return token or None
+async def bearer(request: HTTPConnection) -> str | None:
+    """The token of the request's ``Authorization: Bearer <token>`` header, else None."""
+    credentials = await _BEARER(request)
+    return None if credentials is None else credentials.credentials
 
 
 def _digest(token: str) -> bytes:
@@ -73,27 +75,22 @@ class KeyRing:
         )
         return cls(clients, admin_key, metrics_key)
 
-    def tenant_for(self, authorization: str | None) -> str | None:
-        """The tenant of a client's ``Authorization`` header, or None when it is not valid."""
-        token = bearer_token(authorization)
-        if token is None:
-            return None
-        return self._tenants.get(_digest(token))
+    def tenant_for(self, token: str | None) -> str | None:
+        """The tenant of a client's bearer token, or None when it is not valid."""
+        return None if token is None else self._tenants.get(_digest(token))
 
     @property
     def admin_enabled(self) -> bool:
         return self._admin is not None
 
-    def is_admin(self, authorization: str | None) -> bool:
+    def is_admin(self, token: str | None) -> bool:
         """True only for the admin key (a client key never opens the admin API)."""
-        token = bearer_token(authorization)
         if token is None or self._admin is None:
             return False
         return hmac.compare_digest(_digest(token), self._admin)
 
-    def may_read_metrics(self, authorization: str | None) -> bool:
+    def may_read_metrics(self, token: str | None) -> bool:
         """True when /metrics is open (no metrics key set) or the metrics key was sent."""
         if self._metrics is None:
             return True
-        token = bearer_token(authorization)
         return token is not None and hmac.compare_digest(_digest(token), self._metrics)

@@ -6,14 +6,19 @@ import argparse
 import gc
 import sys
 
-from semcache.cli import OneLineParser, report_config_error
+from semcache.cli import OneLineParser, report_config_error, standalone
 from semcache.errors import ConfigError
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
-        prog="semcache serve", description="Run the OpenAI-compatible caching proxy."
-    )
+    parser = OneLineParser(prog="semcache serve")
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``semcache serve``'s options."""
+    parser.description = "Run the OpenAI-compatible caching proxy."
     parser.add_argument(
         "--host", default="127.0.0.1", help="Interface to bind (default: %(default)s)."
     )
@@ -26,7 +31,6 @@ def _parser() -> argparse.ArgumentParser:
         help="Processes sharing the port, each with its own cache; more than 1 needs "
         'store.backend = "redis" and redis.url (default: %(default)s).',
     )
-    return parser
 
 
 def serve_main(argv: list[str]) -> int:
@@ -36,7 +40,11 @@ def serve_main(argv: list[str]) -> int:
     ``server.graceful_shutdown_s`` seconds to finish, then the cache is closed. With
     ``--workers N`` every worker does so (see :mod:`semcache.server.workers`).
     """
-    args = _parser().parse_args(argv)
+    return standalone(_parser(), run, argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until stopped; the exit status (see :func:`serve_main`)."""
     from semcache.server.access_log import configure_json_logging
     from semcache.server.config import load_config
     from semcache.server.workers import check_workers, run_workers

@@ -17,12 +17,14 @@ from typing import Any, cast
 import anyio
 import orjson
 from fastapi import APIRouter
+from sse_starlette import EventSourceResponse
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from semcache.errors import InvalidRequest
 from semcache.server import sse
 from semcache.server.access_log import log_request
+from semcache.server.auth import bearer
 from semcache.server.config import ServerOptions
 from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
 from semcache.server.request import ParsedRequest, parse_chat_request
@@ -140,7 +142,7 @@ async def admit(
     and the cache call's arguments: the client's params, then what only the server decides
     (the upstream's parameters, the tenant), and the cache controls."""
     proxy = exchange.proxy
-    tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
+    tenant = proxy.keys.tenant_for(await bearer(request))
     if tenant is None:
         raise unauthorized()
     exchange.fields["tenant"] = tenant
@@ -215,18 +217,21 @@ async def _start_stream(proxy: Proxy, kwargs: dict[str, Any], exchange: Exchange
     info = cache_info(stream) or CacheInfo(tier=Tier.MISS)
     headers = {**_cache_headers(info), "cache-control": "no-cache"}
     events = _events(proxy, stream, first, info, exchange)
-    return StreamingResponse(events, media_type="text/event-stream", headers=headers)
+    # "\n" as OpenAI frames events; in-flight streams get the same grace as other requests
+    # when the server stops (sse-starlette ends them after it).
+    grace = proxy.config.server.graceful_shutdown_s
+    return EventSourceResponse(events, headers=headers, sep="\n", shutdown_grace_period=grace)
 
 
 async def _events(
     proxy: Proxy, stream: Any, first: Any, info: CacheInfo, exchange: Exchange
-) -> AsyncIterator[bytes]:
+) -> AsyncIterator[str]:
     finished = False
     try:
         if first is not None:
-            yield sse.event(sse.chunk_payload(first))
+            yield sse.data(sse.chunk_payload(first))
         async for chunk in stream:
-            yield sse.event(sse.chunk_payload(chunk))
+            yield sse.data(sse.chunk_payload(chunk))
         yield sse.DONE
         finished = True
         exchange.succeed(info)
@@ -234,7 +239,7 @@ async def _events(
         error = to_api_error(exc, proxy.upstreams.redact)
         finished = True
         exchange.fail(error, info)
-        yield sse.event(error.body())
+        yield sse.data(error.body())
     finally:
         if not finished:
             closed = ApiError(CLIENT_CLOSED, "client closed the stream", kind="client_closed")
@@ -245,7 +250,7 @@ async def _events(
 @router.api_route("/v1/models", methods=READ_METHODS)
 async def list_models(request: Request) -> Response:
     proxy = proxy_of(request)
-    if proxy.keys.tenant_for(request.headers.get("authorization")) is None:
+    if proxy.keys.tenant_for(await bearer(request)) is None:
         return error_response(unauthorized())
     data = [
         {"id": name, "object": "model", "created": 0, "owned_by": "semcache"}

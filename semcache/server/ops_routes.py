@@ -17,6 +17,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from semcache.server.auth import bearer
 from semcache.server.http_errors import ApiError
 from semcache.server.metrics import CONTENT_TYPE
 from semcache.server.openai_routes import error_response
@@ -51,7 +52,7 @@ async def readyz(request: Request) -> Response:
 @router.api_route("/metrics", methods=READ_METHODS)
 async def metrics(request: Request) -> Response:
     proxy = proxy_of(request)
-    if not proxy.keys.may_read_metrics(request.headers.get("authorization")):
+    if not proxy.keys.may_read_metrics(await bearer(request)):
         return error_response(
             ApiError(401, "Metrics key required.", kind="auth", code="invalid_api_key")
         )

@@ -1,6 +1,7 @@
 """OpenAI's wire format for chat responses and server-sent event streams.
 
-A stream is ``data: {chat.completion.chunk}\\n\\n`` events ending with ``data: [DONE]\\n\\n``.
+A stream is ``data: {chat.completion.chunk}\\n\\n`` events ending with ``data: [DONE]\\n\\n``
+(framed by sse-starlette's ``EventSourceResponse``; this module gives each event's data).
 Chunks are rebuilt field by field in OpenAI's shape (``finish_reason`` and ``logprobs``
 present, null when unset; no LiteLLM-only fields) because strict clients parse them. An
 error after the headers went out is sent as ``data: {"error": {...}}`` without ``[DONE]``,
@@ -13,7 +14,7 @@ from typing import Any, cast
 
 import orjson
 
-DONE = b"data: [DONE]\n\n"
+DONE = "[DONE]"
 
 _TOP_FIELDS = ("id", "object", "created", "model", "system_fingerprint")
 _OPTIONAL_TOP_FIELDS = ("service_tier",)
@@ -56,9 +57,9 @@ def chunk_payload(chunk: Any) -> dict[str, Any]:
     return payload
 
 
-def event(payload: dict[str, Any]) -> bytes:
-    """One server-sent event carrying ``payload`` as JSON."""
-    return b"data: " + orjson.dumps(payload) + b"\n\n"
+def data(payload: dict[str, Any]) -> str:
+    """The data of one server-sent event carrying ``payload`` as JSON (one line)."""
+    return orjson.dumps(payload).decode()
 
 
 def response_body(response: Any) -> bytes:

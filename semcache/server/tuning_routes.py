@@ -27,6 +27,7 @@ from starlette.responses import Response
 from semcache.config.settings import CacheSettings
 from semcache.errors import UnknownServe
 from semcache.server.admin_routes import _answer, _body, _int_param, _plain, _require_admin
+from semcache.server.auth import bearer
 from semcache.server.http_errors import ApiError, unauthorized
 from semcache.server.state import READ_METHODS, proxy_of
 
@@ -62,11 +63,11 @@ def _served(proxy: Any) -> dict[str, Any]:
 
 
 async def _threshold(request: Request) -> dict[str, Any]:
-    return _served(_require_admin(request))
+    return _served(await _require_admin(request))
 
 
 async def _set_threshold(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+    proxy = await _require_admin(request)
     body = await _body(request, ThresholdRequest)
     change = proxy.cache.serve_threshold(body.threshold, body.namespace)
     return {**_served(proxy), "changed": change.changed, **asdict(change)}
@@ -74,7 +75,7 @@ async def _set_threshold(request: Request) -> dict[str, Any]:
 
 async def _feedback(request: Request) -> dict[str, Any]:
     proxy = proxy_of(request)
-    tenant = proxy.keys.tenant_for(request.headers.get("authorization"))
+    tenant = proxy.keys.tenant_for(await bearer(request))
     if tenant is None:
         raise unauthorized()
     body = await _body(request, FeedbackRequest)
@@ -97,7 +98,7 @@ async def _feedback(request: Request) -> dict[str, Any]:
 
 
 async def _misses(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+    proxy = await _require_admin(request)
     tenant = request.query_params.get("tenant") or None
     min_count = _int_param(request, "min_count", 1, 1, 1_000_000)
     clusters = proxy.cache.misses(tenant=tenant, min_count=min_count)
@@ -109,12 +110,12 @@ async def _misses(request: Request) -> dict[str, Any]:
 
 
 async def _labels(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+    proxy = await _require_admin(request)
     return {"object": "list", "data": [pair.row() for pair in proxy.cache.labeled_pairs()]}
 
 
 async def _reload(request: Request) -> dict[str, Any]:
-    proxy = _require_admin(request)
+    proxy = await _require_admin(request)
     source: Callable[[], CacheSettings] = getattr(request.app.state, SETTINGS_SOURCE, CacheSettings)
     settings = await asyncio.to_thread(source)
     change = proxy.cache.apply_thresholds(settings)

@@ -1,14 +1,15 @@
 """``FakeEmbedder``: a deterministic bag-of-words embedder for tests that need no model.
 
 Texts sharing words get similar vectors (hashing trick), so paraphrase-like behaviour is
-predictable; it loads instantly and counts its calls. ``call_latency_s`` and
-``text_latency_s`` give each call a controllable latency (``call_latency_s +
-text_latency_s x texts``, slept in the calling thread, as a model's batch would take), for
-tests of what a slow embedder does to the cache.
+predictable; it loads instantly (or, given ``loaded``, when the test says so) and counts its
+calls. ``call_latency_s`` and ``text_latency_s`` give each call a controllable latency
+(``call_latency_s + text_latency_s x texts``, slept in the calling thread, as a model's batch
+would take), for tests of what a slow embedder does to the cache.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 
@@ -19,7 +20,13 @@ from semcache.testing._openai_server import hash_embedding
 
 class FakeEmbedder:
     """Implements ``semcache.Embedder``; ``fail`` makes the next calls raise ``RuntimeError``;
-    ``batches`` lists each call's number of texts."""
+    ``batches`` lists each call's number of texts.
+
+    ``loaded``: a model still loading. Like a real embedder, ``name`` is known at once but
+    ``dim`` and ``embed`` wait until the event is set (so a test decides when the model is
+    ready, e.g. to show what a restarted cache answers before then). Set it before the
+    cache closes: closing waits for the warm-up.
+    """
 
     def __init__(
         self,
@@ -28,9 +35,11 @@ class FakeEmbedder:
         *,
         call_latency_s: float = 0.0,
         text_latency_s: float = 0.0,
+        loaded: threading.Event | None = None,
     ) -> None:
         self._dim = dim
         self._name = f"{name}-{dim}"
+        self._loaded = loaded
         self.calls = 0
         self.texts = 0
         self.batches: list[int] = []
@@ -44,9 +53,13 @@ class FakeEmbedder:
 
     @property
     def dim(self) -> int:
+        if self._loaded is not None:
+            self._loaded.wait()
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self._loaded is not None:
+            self._loaded.wait()
         self.calls += 1
         self.texts += len(texts)
         self.batches.append(len(texts))

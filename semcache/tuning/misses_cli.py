@@ -9,21 +9,26 @@ calibrate --labels`` reads once labeled.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from semcache.cli import OneLineParser
+from semcache.cli import OneLineParser, standalone
 from semcache.errors import ConfigError
 
 
 def _parser() -> OneLineParser:
-    parser = OneLineParser(
-        prog="semcache misses",
-        description="Group a running proxy's recent near misses and export them for labeling.",
-    )
+    parser = OneLineParser(prog="semcache misses")
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``semcache misses``' options."""
+    parser.description = "Group a running proxy's recent near misses and export them for labeling."
     parser.add_argument("--url", required=True, help="the proxy, e.g. http://127.0.0.1:8080")
     parser.add_argument(
         "--admin-key-env", required=True, help="variable holding the proxy's admin key"
@@ -32,7 +37,6 @@ def _parser() -> OneLineParser:
     parser.add_argument("--min-count", type=int, default=1, help="smallest cluster shown")
     parser.add_argument("--top", type=int, default=20, help="clusters printed (default 20)")
     parser.add_argument("--out", type=Path, help="JSONL file of pairs to label")
-    return parser
 
 
 def fetch(url: str, admin_key: str, tenant: str | None, min_count: int) -> dict[str, Any]:
@@ -63,7 +67,12 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def misses_main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    """``semcache misses`` on its own parser."""
+    return standalone(_parser(), run, argv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fetch, print and export the near misses; the exit status."""
     admin_key = os.environ.get(args.admin_key_env)
     if not admin_key:
         raise ConfigError(f"set {args.admin_key_env} to the proxy's admin key")
