@@ -95,6 +95,7 @@ def shared_tier(
         position=position,
         timeout_s=r.timeout_s,
         on_model_change=watch.mark,
+        max_entries=r.purge_log_entries,
     )
     if store_dir is not False and backend.tier is not None:
         backend.gate.require("replaying the purge log before serving from the local store",

@@ -13,7 +13,7 @@ so tenant and namespace names never need escaping and never collide with the sep
   its chunk stream.
 - ``{P:purges}``: the purge log, a stream every replica reads (purges, withdrawals and
   model changes); ``{P:purges}:epoch`` names this log's incarnation (a Redis restarted
-  empty gets a new one), ``{P:purges}:readers`` the live readers (a sorted set of
+  empty gets a new one), ``{P:purges}:trimmed`` the last ID trimmed, ``{P:purges}:readers`` the live readers (a sorted set of
   heartbeats) and ``{P:purges}:ack:<id>`` one purge's confirmations. One hash tag, so the
   log's keys live on one slot of a Redis Cluster and one script may touch them all.
 """
@@ -78,6 +78,11 @@ class KeySpace:
     @property
     def purge_epoch(self) -> str:
         return self.purge_log + ":epoch"
+
+    @property
+    def purge_trimmed(self) -> str:
+        """The last log entry ID trimmed away (a reader older than it missed entries)."""
+        return self.purge_log + ":trimmed"
 
     @property
     def purge_readers(self) -> str:

@@ -51,9 +51,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("semcache")
 
-#: The log keeps about this many entries (``MAXLEN ~``): a replica down for longer than it
-#: takes to make this many purges empties its own store when it returns. At ~200 bytes an
-#: entry the stream stays under ~20 MB.
+#: The log keeps this many entries by default (``redis.purge_log_entries``): a replica down
+#: while more purges than that were made empties its own store when it returns. At ~200
+#: bytes an entry the stream stays under ~20 MB.
 MAX_ENTRIES = 100_000
 #: Seconds between attempts to read the log again after a failure.
 RETRY_S = 0.25
@@ -71,15 +71,23 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('SET', KEYS[2], ARGV[2], 'NX')
 if ARGV[4] ~= '' then redis.call('SET', KEYS[4], '1', 'PX', ARGV[5]) end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', unpack(ARGV, 6))
+local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 6))
+local over = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[1])
+if over > 0 then
+  local gone = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', over)
+  redis.call('SET', KEYS[5], gone[#gone][1])
+  redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[1])
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local live = redis.call('ZCOUNT', KEYS[3], now, '+inf')
 if redis.call('ZSCORE', KEYS[3], ARGV[3]) then live = live - 1 end
 return {id, live}
 """
-"""KEYS: log, epoch, readers, this purge's "acks wanted" marker; ARGV: max entries, an epoch
-for a log that has none, origin, ack ('' none), marker TTL ms, field/value pairs. Returns the
-entry's ID and how many other readers are live."""
+"""KEYS: log, epoch, readers, this purge's "acks wanted" marker, trim watermark; ARGV: max
+entries, an epoch for a log that has none, origin, ack ('' none), marker TTL ms, field/value
+pairs. Returns the entry's ID and how many other readers are live. Trims the log itself (by
+one entry per append, so it is cheap) and records the last ID trimmed: a reader whose position
+is older than that missed entries (Redis's own ``max-deleted-entry-id`` ignores trims)."""
 
 _CHECK = """
 local t = redis.call('TIME')
@@ -196,7 +204,7 @@ class PurgeLog:
         for name, value in fields.items():
             if value is not None:
                 pairs += [name, value]
-        keys = [ks.purge_log, ks.purge_epoch, ks.purge_readers, marker]
+        keys = [ks.purge_log, ks.purge_epoch, ks.purge_readers, marker, ks.purge_trimmed]
         args: list[str | int] = [self._max_entries, uuid.uuid4().hex, self.replica_id, ack]
         args += [ACK_TTL_MS, *pairs]
         entry_id, live = await self._publish_script(keys=keys, args=args)
@@ -279,6 +287,9 @@ class PurgeLog:
                 if "no such key" not in str(exc).lower():
                     raise
                 info = None
+            trimmed = await self._client.get(self._keys.purge_trimmed)
+        if info is not None and trimmed is not None:
+            info["trimmed"] = trimmed
         return epoch, now_ms, info
 
     async def _beat(self) -> tuple[str, int]:
@@ -374,6 +385,12 @@ class PurgeLog:
             # bounded: a swallowed cancel must not hang close (the task then ends by itself)
             await asyncio.wait([self._task], timeout=2.0)
             self._task = None
+            # no longer live: a purge from now on waits for no confirmation from us
+            await self._failopen.call("redis_purge_log_leave", self._leave, None)
+
+    async def _leave(self) -> None:
+        async with mapped():
+            await self._client.zrem(self._keys.purge_readers, self.replica_id)
 
 
 def _gap(position: LogPosition | None, epoch: str, info: dict[str, Any] | None) -> str | None:
@@ -386,10 +403,8 @@ def _gap(position: LogPosition | None, epoch: str, info: dict[str, Any] | None) 
         if position.last_id != "0-0":
             return "the purge log is gone"
         return None
-    deleted = info.get("max-deleted-entry-id")
-    if deleted is not None and _id(deleted) > _id(position.last_id):
-        return "the purge log was trimmed past this store's position"
-    last = info.get("last-generated-id")
-    if last is not None and _id(last) < _id(position.last_id):
-        return "the purge log is behind this store's position"
+    for removed in ("trimmed", "max-deleted-entry-id"):  # trimmed by us, or XDEL
+        gone = info.get(removed)
+        if gone is not None and _id(gone) > _id(position.last_id):
+            return "the purge log was trimmed past this store's position"
     return None
