@@ -13,9 +13,10 @@ so tenant and namespace names never need escaping and never collide with the sep
   its chunk stream.
 - ``{P:purges}``: the purge log, a stream every replica reads (purges, withdrawals and
   model changes); ``{P:purges}:epoch`` names this log's incarnation (a Redis restarted
-  empty gets a new one), ``{P:purges}:trimmed`` the last ID trimmed, ``{P:purges}:readers`` the live readers (a sorted set of
-  heartbeats) and ``{P:purges}:ack:<id>`` one purge's confirmations. One hash tag, so the
-  log's keys live on one slot of a Redis Cluster and one script may touch them all.
+  empty gets a new one), ``{P:purges}:trimmed`` the last ID trimmed,
+  ``{P:purges}:readers`` the live readers (a sorted set of heartbeats) and
+  ``{P:purges}:ack:<id>`` one purge's confirmations. One hash tag, so the log's keys live
+  on one slot of a Redis Cluster and one script may touch them all.
 """
 
 from __future__ import annotations
