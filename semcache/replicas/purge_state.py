@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -50,3 +51,27 @@ class PositionFile:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, self.path)
+
+
+def _id(value: bytes | str) -> tuple[int, int]:
+    text = value.decode() if isinstance(value, bytes) else value
+    ms, _, seq = text.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def replay_gap(position: LogPosition | None, epoch: str, info: dict[str, Any] | None) -> str | None:
+    """Why ``position`` cannot be replayed from (None: it can). ``info`` is the log's
+    ``XINFO STREAM`` (None: no log), plus ``trimmed``: the last ID the log trimmed itself."""
+    if position is None:
+        return "no saved position in the purge log"
+    if position.epoch != epoch:
+        return "the purge log is a new one (Redis restarted empty or was flushed)"
+    if info is None:
+        if position.last_id != "0-0":
+            return "the purge log is gone"
+        return None
+    for removed in ("trimmed", "max-deleted-entry-id"):  # trimmed by us, or XDEL
+        gone = info.get(removed)
+        if gone is not None and _id(gone) > _id(position.last_id):
+            return "the purge log was trimmed past this store's position"
+    return None

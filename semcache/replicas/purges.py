@@ -42,7 +42,7 @@ from semcache.pipeline.backend import ServingGate
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.connect import mapped
 from semcache.replicas.keys import KeySpace
-from semcache.replicas.purge_state import LogPosition, PositionFile
+from semcache.replicas.purge_state import LogPosition, PositionFile, replay_gap
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 
@@ -110,12 +110,6 @@ end
 replica replays old entries)."""
 
 _RESYNC = object()
-
-
-def _id(value: bytes | str) -> tuple[int, int]:
-    text = value.decode() if isinstance(value, bytes) else value
-    ms, _, seq = text.partition("-")
-    return int(ms), int(seq or 0)
 
 
 class PurgeLog:
@@ -306,7 +300,7 @@ class PurgeLog:
             position = LogPosition(self._epoch, self._last)
         elif self._file is not None:
             position = await asyncio.to_thread(self._file.load)
-        why = _gap(position, epoch, info)
+        why = replay_gap(position, epoch, info)
         if position is None and self._opened_with == 0 and info is not None:
             # A store that was empty when opened holds only what this replica learned since
             # it started: replay from its start (Redis's clock; 1 s for the round trip).
@@ -391,20 +385,3 @@ class PurgeLog:
     async def _leave(self) -> None:
         async with mapped():
             await self._client.zrem(self._keys.purge_readers, self.replica_id)
-
-
-def _gap(position: LogPosition | None, epoch: str, info: dict[str, Any] | None) -> str | None:
-    """Why ``position`` cannot be replayed from (None: it can)."""
-    if position is None:
-        return "no saved position in the purge log"
-    if position.epoch != epoch:
-        return "the purge log is a new one (Redis restarted empty or was flushed)"
-    if info is None:
-        if position.last_id != "0-0":
-            return "the purge log is gone"
-        return None
-    for removed in ("trimmed", "max-deleted-entry-id"):  # trimmed by us, or XDEL
-        gone = info.get(removed)
-        if gone is not None and _id(gone) > _id(position.last_id):
-            return "the purge log was trimmed past this store's position"
-    return None
