@@ -154,6 +154,7 @@ class PurgeLog:
         self._last: str | None = None
         self._synced = False
         self._caught_up = asyncio.Event()
+        self._waited = False
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.resets = 0
@@ -211,10 +212,12 @@ class PurgeLog:
             self._task = asyncio.get_running_loop().create_task(self._follow())
 
     async def started(self) -> None:
-        """Start following; wait (at most the command timeout) until the log was read once,
-        so this replica hears of purges before it remembers anything."""
+        """Start following; the first caller waits (at most the command timeout) until the
+        log was read once, later ones never wait (a Redis outage or a model still loading
+        costs no latency per request; until then Redis hits are not remembered)."""
         self.start()
-        if not self._caught_up.is_set():
+        if not self._waited:
+            self._waited = True
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._caught_up.wait(), self._timeout_s)
 
@@ -343,12 +346,12 @@ class PurgeLog:
                 fields = {k.decode(): v.decode() for k, v in raw.items()}
                 if fields.get("origin") != self.replica_id:  # the origin applied it itself
                     await self._apply_one(fields)
+                    self._stats.count("purge_log_applied")
                     if fields.get("ack"):
                         acks = self._keys.purge_ack(fields["ack"])
                         async with mapped():
                             await self._ack(keys=[acks + ":open", acks], args=[ACK_TTL_MS])
                 self._last = entry_id.decode()
-                self._stats.count("purge_log_applied")
         finally:
             await self._save()
         return True
