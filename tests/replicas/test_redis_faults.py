@@ -180,6 +180,8 @@ def test_redis_unreachable_at_start_holds_the_stores_hits_back(replica, tmp_path
             health = cache.health(wait=False)
             assert not health.ready
             assert "purge log" in (health.parts["semantic_warming"].reason or "")
+            check = {"model": "gpt-4o-mini", "tenant": "t2", "num_results": 2}
+            assert cache.check(question(0), **check) == []  # the direct API is held back too
             for i in range(10):  # the store is not asked: it might hold purged answers
                 response = cache.completion(**req(paraphrase(i), "t2"))
                 assert response.id != learned[i]
@@ -193,6 +195,7 @@ def test_redis_unreachable_at_start_holds_the_stores_hits_back(replica, tmp_path
             hits = sum(cache.completion(**req(again[i], "t2")).id == learned[i]
                        for i in range(10))  # fmt: skip
             assert hits == 10  # replayed (nothing to apply), not emptied
+            assert len(cache.check(question(0), **check)) >= 1
             assert cache.stats().counts.get("purge_log_resets", 0) == 0
         finally:
             cache.close()
