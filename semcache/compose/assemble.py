@@ -58,7 +58,13 @@ if TYPE_CHECKING:
 
 
 from semcache.compose.semantic import semantic_tier, store_watermark
-from semcache.compose.shared import redis_read, redis_write, shared_flight, shared_tier
+from semcache.compose.shared import (
+    local_store_dir,
+    redis_read,
+    redis_write,
+    shared_flight,
+    shared_tier,
+)
 from semcache.compose.tuning import tuning_loop
 
 
@@ -141,7 +147,11 @@ def assemble(
         upstream = LiteLLMUpstream()
     privacy = build_gate(s.privacy)
     ledger = CompressionLedger()
-    shared = shared_tier(s.redis, memory, writer, failopen, watch, clock)
+    store_dir = local_store_dir(s.store.backend, s.store.path, injected=store is not None)
+    shared = shared_tier(
+        s.redis, memory, writer, failopen, watch, clock,
+        backend=backend, stats=stats, store_dir=store_dir,
+    )  # fmt: skip
     tuning = tuning_loop(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),

@@ -1,9 +1,10 @@
 """What replicas share through Redis (``redis.url``): the exact tier, cross-replica flights
-and the purge broadcast, and the pipeline stages that read and write them."""
+and the purge log, and the pipeline stages that read and write them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from semcache.config.settings import (
@@ -11,6 +12,7 @@ from semcache.config.settings import (
 )
 from semcache.core.memory import MemoryTier
 from semcache.core.model_watch import ModelWatch
+from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Stage
 from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.write_behind import WriteBehind
@@ -22,6 +24,18 @@ if TYPE_CHECKING:
     from semcache.replicas.tier import SharedTier
 
 
+def local_store_dir(backend: str, path: str, injected: bool) -> Path | bool | None:
+    """Where a replica's own store keeps its purge-log position: its directory (the edge
+    store at a path), None for a store that starts empty every time (``:memory:``, an
+    injected one), False for no local store (none, or one every replica shares: Qdrant
+    server, Redis), whose purges the purging replica applies for everyone."""
+    if injected:
+        return None
+    if backend != "edge":
+        return False
+    return None if path == ":memory:" else Path(path)
+
+
 def shared_tier(
     r: RedisSettings,
     memory: MemoryTier,
@@ -29,15 +43,21 @@ def shared_tier(
     failopen: FailOpen,
     watch: ModelWatch,
     clock: Callable[[], float],
+    *,
+    backend: SemanticBackend,
+    stats: Stats,
+    store_dir: Path | bool | None,
 ) -> SharedTier | None:
-    """The Redis shared by replicas (exact tier, purge broadcast, flights), if configured."""
+    """The Redis shared by replicas (exact tier, purge log, flights), if configured. With a
+    local store (``store_dir`` not False) its hits are held back until the log is replayed."""
     if r.url is None:
         return None
     from semcache.replicas.connect import RedisOptions, connect
     from semcache.replicas.exact import RedisExact
     from semcache.replicas.flights import SharedFlights
     from semcache.replicas.keys import KeySpace
-    from semcache.replicas.purges import PurgeBroadcast
+    from semcache.replicas.purge_state import FILE_NAME, PositionFile
+    from semcache.replicas.purges import PurgeLog
     from semcache.replicas.tier import SharedTier
 
     client = connect(
@@ -55,18 +75,31 @@ def shared_tier(
     )
     keys = KeySpace(r.key_prefix)
 
-    def drop_memory() -> None:  # a gap in the purge subscription: forget everything local
-        writer.fence.record(PurgeFilter())
-        memory.purge()
+    async def reset() -> int:  # the log cannot say what was missed: forget everything local
+        return await writer.purge(PurgeFilter())
 
-    broadcast = PurgeBroadcast(
+    async def opened_with() -> int | None:  # entries in the local store before our writes
+        await backend.ready()
+        return 0 if backend.tier is None else backend.opened_with
+
+    position = PositionFile(store_dir / FILE_NAME) if isinstance(store_dir, Path) else None
+    log = PurgeLog(
         client,
-        keys.purges,
+        keys,
         failopen,
+        stats,
         on_purge=writer.purge,
-        on_gap=drop_memory,
+        on_reset=reset,
+        store_ready=opened_with,
+        gate=backend.gate,
+        position=position,
+        timeout_s=r.timeout_s,
         on_model_change=watch.mark,
+        max_entries=r.purge_log_entries,
     )
+    if store_dir is not False and backend.tier is not None:
+        backend.gate.require("replaying the purge log before serving from the local store",
+                             log.start)  # fmt: skip
     flights = None
     if r.coalesce:
         # A follower polls the lease between blocking reads; a read must end well within
@@ -80,7 +113,7 @@ def shared_tier(
             stream_ttl_ms=int(r.stream_ttl_s * 1000),
             poll_ms=poll_ms,
         )
-    return SharedTier(client, RedisExact(client, keys, clock), broadcast, flights)
+    return SharedTier(client, RedisExact(client, keys, clock), log, flights)
 
 
 def redis_read(
@@ -92,13 +125,13 @@ def redis_read(
 ) -> Stage:
     from semcache.pipeline.redis_exact import RedisReadStage
 
-    return RedisReadStage(shared.exact, shared.broadcast, memory, failopen, writer.fence, watch)
+    return RedisReadStage(shared.exact, shared.log, memory, failopen, writer.fence, watch)
 
 
 def redis_write(shared: SharedTier, failopen: FailOpen, stats: Stats, watch: ModelWatch) -> Stage:
     from semcache.pipeline.redis_exact import RedisWriteStage
 
-    return RedisWriteStage(shared.exact, shared.broadcast, failopen, stats, watch)
+    return RedisWriteStage(shared.exact, shared.log, failopen, stats, watch)
 
 
 def shared_flight(

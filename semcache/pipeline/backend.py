@@ -13,12 +13,19 @@ writes end without storing (the failure is counted as ``semantic_setup``).
 After a failure setup is retried only every ``retry_s``, never on every request.
 Exact reads do not wait for the model: a store on disk that records its embedder is opened
 first in the warm-up (:meth:`SemanticTier.setup`), and the exact-store stage asks
-:meth:`exact`, so after a restart exact repeats are answered from disk while the model loads.
+:meth:`exact`, so after a restart exact repeats are answered from disk while the model loads
+(once the purge log below has been replayed: the gate holds exact reads back too).
+
+A replica that keeps its own store beside a shared Redis must not serve a hit from it until
+it has replayed the purges it missed while it was down (:mod:`semcache.replicas.purges`):
+:class:`ServingGate` is that switch. While it is closed :meth:`available` answers None (the
+request goes on to Redis and upstream), ``warming`` stays true and ``/readyz`` says why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -28,11 +35,65 @@ from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.failopen import FailOpen
 from semcache.runtime.loop import interpreter_exiting
 from semcache.stats import Stats
+from semcache.stores.base import StoreAdmin
 
 _log = logging.getLogger(__name__)
 
 WARMING = "semantic_warming"
 """Counted when a lookup skips the tier because its model is still loading."""
+
+
+class ServingGate:
+    """May the local store serve hits now? Open unless something must happen first.
+
+    ``require`` closes it and names what opens it (the purge log's reader, started with the
+    backend); ``release`` opens it. ``settled`` is set once waiting is pointless for now:
+    the gate opened, or what opens it failed (Redis unreachable), so ``ready()`` answers at
+    once instead of waiting out its timeout."""
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+        self._starter: Callable[[], None] | None = None
+        self._started = False
+        self._settled = asyncio.Event()
+        self._settled.set()
+
+    @property
+    def open(self) -> bool:
+        return self._reason is None
+
+    @property
+    def reason(self) -> str | None:
+        """Why local-store hits are held back (None: they are not)."""
+        return self._reason
+
+    def require(self, reason: str, starter: Callable[[], None]) -> None:
+        self._starter = starter
+        self.close(reason)
+
+    def start(self) -> None:
+        """Run the starter once (on the cache's loop)."""
+        if self._starter is not None and not self._started:
+            self._started = True
+            self._starter()
+
+    def close(self, reason: str, *, settled: bool = False) -> None:
+        self._reason = reason
+        if settled:
+            self._settled.set()
+        else:
+            self._settled.clear()
+
+    def release(self) -> None:
+        self._reason = None
+        self._settled.set()
+
+    async def settled(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) until the gate opened or cannot open for now;
+        whether it is open."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._settled.wait(), timeout_s)
+        return self.open
 
 
 class SemanticBackend:
@@ -47,7 +108,9 @@ class SemanticBackend:
         setup_timeout_s: float = 120.0,
         retry_s: float = 30.0,
         monotonic: Callable[[], float] = time.monotonic,
+        gate: ServingGate | None = None,
     ) -> None:
+        self.gate = gate if gate is not None else ServingGate()
         self.tier = tier
         self._failopen = failopen
         self._stats = stats
@@ -59,6 +122,9 @@ class SemanticBackend:
         #: Set while the store is held by another process: a misconfiguration, not a
         #: transient failure, so ``SemanticCache.ready()`` raises it instead of missing.
         self.locked: StoreLockedError | None = None
+        #: Entries the store held when this process opened it, before any write of its own
+        #: (None: not opened yet, or it cannot count): the purge log's replay asks.
+        self.opened_with: int | None = None
 
     @property
     def started(self) -> SemanticTier | None:
@@ -68,14 +134,21 @@ class SemanticBackend:
 
     @property
     def warming(self) -> bool:
-        """True while a warm-up is loading the model and opening the store."""
+        """True while a warm-up is loading the model and opening the store, or while the
+        gate holds the store's hits back (a purge replay pending)."""
+        return self._loading or (self.tier is not None and not self.gate.open)
+
+    @property
+    def _loading(self) -> bool:
         return self._warming is not None and not self._warming.done()
 
     def start(self) -> None:
         """Begin the warm-up in the background on the running loop (idempotent; a no-op
-        when the tier is off, already up, or failed less than ``retry_s`` ago)."""
+        when the tier is off, already up, or failed less than ``retry_s`` ago); starts
+        what opens the gate too."""
+        self.gate.start()
         tier = self.tier
-        if tier is None or tier.store is not None or self.warming or self._cooling_down():
+        if tier is None or tier.store is not None or self._loading or self._cooling_down():
             return
         self._warming = asyncio.get_running_loop().create_task(self._warm(tier))
 
@@ -83,6 +156,9 @@ class SemanticBackend:
         """The tier if it is up, else None at once (starting the warm-up if none is running);
         for lookups, which must never wait for a model to load."""
         tier = self.started
+        if tier is not None and not self.gate.open:
+            self._stats.count(WARMING)
+            return None
         if tier is not None or self.tier is None:
             return tier
         self.start()
@@ -94,13 +170,14 @@ class SemanticBackend:
         """The tier if exact reads can run now (never waits): set up, or its store on disk
         open while the model still loads; else as :meth:`available`."""
         tier = self.tier
-        if tier is not None and tier.exact_ready:
+        if tier is not None and tier.exact_ready and self.gate.open:
             return tier
         return self.available()
 
     async def ready(self) -> SemanticTier | None:
         """The tier once set up, waiting for a warm-up in progress (or running one); None
-        when it is off or failing for now."""
+        when it is off or failing for now. Not gated: for writes, purges and withdrawals
+        (lookups that may serve a hit check ``gate`` themselves)."""
         tier = self.tier
         if tier is None or tier.store is not None:
             return tier
@@ -135,6 +212,9 @@ class SemanticBackend:
             self.locked = exc
             raise
         self.locked = None
+        if isinstance(store, StoreAdmin) and self.opened_with is None:
+            # before the warm-up ends: writes wait for it, so none is counted here
+            self.opened_with = await asyncio.to_thread(store.count)
         return store
 
     async def close(self) -> None:

@@ -15,7 +15,7 @@ from semcache.core.model_watch import ModelWatch, snapshot_of
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.replicas.exact import RedisExact
-from semcache.replicas.purges import PurgeBroadcast
+from semcache.replicas.purges import PurgeLog
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 from semcache.stores.base import Entry
@@ -23,8 +23,8 @@ from semcache.stores.base import Entry
 
 class RedisReadStage:
     """An exact repeat answered from Redis; the hit is kept in memory too unless a purge ran
-    meanwhile (the local fence, as for the local store). Starts the purge listener first, so
-    this replica hears of purges before it remembers anything.
+    meanwhile (the local fence, as for the local store). Starts following the purge log
+    first, so this replica hears of purges before it remembers anything.
 
     The exact key includes tenant and namespace, so requests sharing a read always share a
     partition."""
@@ -32,7 +32,7 @@ class RedisReadStage:
     def __init__(
         self,
         exact: RedisExact,
-        broadcast: PurgeBroadcast,
+        log: PurgeLog,
         memory: MemoryTier,
         failopen: FailOpen,
         fence: Fence,
@@ -40,7 +40,7 @@ class RedisReadStage:
     ) -> None:
         self._watch = watch
         self._exact = exact
-        self._broadcast = broadcast
+        self._log = log
         self._memory = memory
         self._failopen = failopen
         self._fence = fence
@@ -49,7 +49,7 @@ class RedisReadStage:
         self._reads: Coalescer[Entry | None, None] = Coalescer()
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
-        await self._broadcast.started()
+        await self._log.started()
         if not request.decision.lookup:
             return await call_next(request)
         token = self._fence.begin()
@@ -70,7 +70,8 @@ class RedisReadStage:
         if entry is None or not self._watch.fresh(entry):
             return await call_next(request)
         answer = Answer.of(entry)
-        if self._fence.admits(entry, token):
+        # remembered only once the purge log is followed: a purge meanwhile might miss memory
+        if self._log.synced and self._fence.admits(entry, token):
             self._memory.put(answer)
         return Found(answer, Tier.EXACT)
 
@@ -82,13 +83,13 @@ class RedisWriteStage:
     def __init__(
         self,
         exact: RedisExact,
-        broadcast: PurgeBroadcast,
+        log: PurgeLog,
         failopen: FailOpen,
         stats: Stats,
         watch: ModelWatch,
     ) -> None:
         self._exact = exact
-        self._broadcast = broadcast
+        self._log = log
         self._failopen = failopen
         self._stats = stats
         self._watch = watch
@@ -133,7 +134,7 @@ class RedisWriteStage:
                     self._watch.mark(entry.model, entry.created_at)
                     await self._failopen.call(
                         "redis_publish",
-                        lambda: self._broadcast.publish_model_change(entry.model, entry.created_at),
+                        lambda: self._log.publish_model_change(entry.model, entry.created_at),
                         None,
                     )
         return found

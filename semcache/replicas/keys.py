@@ -11,7 +11,12 @@ so tenant and namespace names never need escaping and never collide with the sep
   (A, ns, m) is live only while all 8 generations that cover it are what it was written under.
 - ``P:lease:<exact key>`` / ``P:s:<exact key>:<flight id>``: a cross-replica flight's lease and
   its chunk stream.
-- ``P:purges``: the channel on which purges are announced to every replica.
+- ``{P:purges}``: the purge log, a stream every replica reads (purges, withdrawals and
+  model changes); ``{P:purges}:epoch`` names this log's incarnation (a Redis restarted
+  empty gets a new one), ``{P:purges}:trimmed`` the last ID trimmed,
+  ``{P:purges}:readers`` the live readers (a sorted set of heartbeats) and
+  ``{P:purges}:ack:<id>`` one purge's confirmations. One hash tag, so the log's keys live
+  on one slot of a Redis Cluster and one script may touch them all.
 """
 
 from __future__ import annotations
@@ -68,5 +73,21 @@ class KeySpace:
         return f"{self.prefix}:s:{exact}:{flight_id}"
 
     @property
-    def purges(self) -> str:
-        return f"{self.prefix}:purges"
+    def purge_log(self) -> str:
+        return "{" + self.prefix + ":purges}"
+
+    @property
+    def purge_epoch(self) -> str:
+        return self.purge_log + ":epoch"
+
+    @property
+    def purge_trimmed(self) -> str:
+        """The last log entry ID trimmed away (a reader older than it missed entries)."""
+        return self.purge_log + ":trimmed"
+
+    @property
+    def purge_readers(self) -> str:
+        return self.purge_log + ":readers"
+
+    def purge_ack(self, ack: str) -> str:
+        return f"{self.purge_log}:ack:{ack}"

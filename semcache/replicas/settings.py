@@ -58,3 +58,10 @@ class RedisSettings(SettingsSection):
         gt=0,
         description="Seconds a flight's chunk stream stays readable after its last write.",
     )
+    purge_log_entries: int = Field(
+        100_000,
+        ge=1,
+        description="Entries the purge log keeps (a Redis stream every replica reads): a "
+        "replica with its own store that was down while more purges and withdrawals than "
+        "this were made empties its store when it starts (it cannot replay them).",
+    )

@@ -8,22 +8,22 @@ from typing import TYPE_CHECKING
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.exact import RedisExact
 from semcache.replicas.flights import SharedFlights
-from semcache.replicas.purges import PurgeBroadcast
+from semcache.replicas.purges import PurgeLog
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-log = logging.getLogger("semcache")
+_log = logging.getLogger("semcache")
 
 
 class SharedTier:
-    """The Redis client and what uses it: exact tier, purge broadcast, flights (or None)."""
+    """The Redis client and what uses it: exact tier, purge log, flights (or None)."""
 
     def __init__(
         self,
         client: Redis,
         exact: RedisExact,
-        broadcast: PurgeBroadcast,
+        log: PurgeLog,
         flights: SharedFlights | None,
         *,
         ack_timeout_s: float = 2.0,
@@ -31,16 +31,17 @@ class SharedTier:
         self.ack_timeout_s = ack_timeout_s
         self.client = client
         self.exact = exact
-        self.broadcast = broadcast
+        self.log = log
         self.flights = flights
 
     async def purge(self, purge: PurgeFilter) -> int:
         """Withdraw covered entries for every replica, then tell the others to drop their
-        local copies. Redis errors are raised (an operator asked for this)."""
+        local copies (through the purge log, which a replica down now replays when it
+        starts). Redis errors are raised (an operator asked for this)."""
         removed = await self.exact.purge(purge)
-        missing = await self.broadcast.publish(purge, ack_timeout_s=self.ack_timeout_s)
+        missing = await self.log.publish(purge, ack_timeout_s=self.ack_timeout_s)
         if missing:
-            log.warning("semcache purge: %d replica(s) did not confirm in time", missing)
+            _log.warning("semcache purge: %d replica(s) did not confirm in time", missing)
         return removed
 
     async def withdraw(self, purge: PurgeFilter) -> int:
@@ -53,11 +54,11 @@ class SharedTier:
         removed = await self.exact.withdraw(
             purge.key, tenant=purge.tenant, namespace=purge.namespace, model=purge.model or ""
         )
-        missing = await self.broadcast.publish(purge, ack_timeout_s=self.ack_timeout_s)
+        missing = await self.log.publish(purge, ack_timeout_s=self.ack_timeout_s)
         if missing:
-            log.warning("semcache feedback: %d replica(s) did not confirm in time", missing)
+            _log.warning("semcache feedback: %d replica(s) did not confirm in time", missing)
         return removed
 
     async def close(self) -> None:
-        await self.broadcast.close()
+        await self.log.close()
         await self.client.aclose()

@@ -15,7 +15,10 @@ Not-ready policy (what makes the proxy's ``/readyz`` answer 503):
 - a part is *down*: its most recent call failed, within the health window, with no success
   since (for example every store write failing because the disk is full).
 
-In both cases requests are still answered (upstream, at no-cache speed), but the cache is
+- the local store's hits are held back until the purge log is replayed (part
+  ``semantic_warming`` says so; :mod:`semcache.replicas.purges`).
+
+In these cases requests are still answered (upstream, at no-cache speed), but the cache is
 doing nothing, so an orchestrator should know. *Degraded* parts (a failure within the health
 window, work shed by admission control or a call timed out within the shorter shed window,
 or a store directory reopened) are listed but keep the cache ready: shedding is the cache
@@ -23,6 +26,12 @@ protecting latency under load, and taking the replica out of rotation for it wou
 load onto the others. A timeout is load, not breakage, so it never makes a part *down*
 (once the load stops, no call may come to clear it); a part that hangs for good fails the
 probe, which makes the cache not ready.
+
+The shared Redis (kinds ``redis_*``) is never *down* for readiness, only degraded: without it
+a replica still answers from its own tiers and upstream, so taking every replica out of
+rotation during a Redis outage (what /readyz once did, and for up to ``health.window_s``
+after Redis was back: the purge subscription's call never returned, so no success was ever
+recorded after its failure) turns a cache outage into a service outage.
 """
 
 from __future__ import annotations
@@ -37,6 +46,10 @@ from semcache.stores.base import StoreIntegrity
 
 if TYPE_CHECKING:
     from semcache.compose import Assembly
+
+
+#: FailOpen kinds of the shared Redis tier: degraded when failing, never down (see above).
+SHARED_KINDS = "redis_"
 
 
 class Status(enum.StrEnum):
@@ -113,6 +126,8 @@ async def probe(parts: Assembly, timeout_s: float, *, wait: bool = True) -> bool
     ready = await parts.failopen.call("readiness", check, False, timeout_s=timeout_s)
     if wait and backend.locked is not None:
         raise backend.locked  # another process holds the store: say so, never miss in silence
+    if ready and not backend.gate.open:  # the store's hits wait for the purge log's replay
+        ready = await backend.gate.settled(timeout_s) if wait else False
     return ready
 
 
@@ -123,13 +138,10 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
     cache is not ready, with part ``semantic_warming`` saying so."""
     ready = await probe(parts, timeout_s, wait=wait)
     if not ready and parts.backend.warming:
+        why = parts.backend.gate.reason or "loading the embedder and opening the store"
         return Health(
             ready=False,
-            parts={
-                "semantic_warming": PartHealth(
-                    Status.DEGRADED, "warming up: loading the embedder and opening the store"
-                )
-            },
+            parts={"semantic_warming": PartHealth(Status.DEGRADED, f"warming up: {why}")},
         )
     failopen = parts.failopen
     now, window = failopen.now(), parts.health_window_s
@@ -140,7 +152,9 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
         slow = state.last_timeout is not None and now - state.last_timeout <= parts.shed_window_s
         if kind == "readiness" and ready:
             continue
-        if recent_failure and state.down:
+        if recent_failure and state.down and kind.startswith(SHARED_KINDS):
+            graded[kind] = PartHealth(Status.DEGRADED, f"unreachable: {state.last_reason}")
+        elif recent_failure and state.down:
             graded[kind] = PartHealth(Status.DOWN, state.last_reason)
         elif recent_failure:
             graded[kind] = PartHealth(Status.DEGRADED, f"recovered from: {state.last_reason}")
@@ -156,6 +170,10 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
             graded["store_integrity"] = PartHealth(
                 Status.DEGRADED, f"{report.last_problem} (reopened {report.reopened}x)"
             )
+    shared = parts.shared
+    note = shared.log.note(now, window) if shared is not None else None
+    if note is not None:
+        graded["purge_log"] = PartHealth(Status.DEGRADED, note)
     down = any(part.status is Status.DOWN for part in graded.values())
     if not ready and graded.get("readiness", PartHealth(Status.OK)).status is not Status.DOWN:
         graded["readiness"] = PartHealth(Status.DOWN, "probe failed")

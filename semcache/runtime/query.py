@@ -79,6 +79,8 @@ async def query(
             f"{threshold} is looser than the served {served}; pass allow_looser=True to loosen",
         )
     now = parts.clock()
+    if not parts.backend.gate.open:  # the store's hits are held back (purge replay pending)
+        tier = None
     hits: list[CacheHit] = []
     exact = await _exact(parts, tier, request, filters, now)
     if exact is not None:

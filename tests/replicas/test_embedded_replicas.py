@@ -44,6 +44,7 @@ def two_replicas(redis_url: str, tmp_path: Path):
 @pytest.mark.parametrize("verdict_on", ["owner", "other"])
 def test_a_wrong_verdict_reaches_every_replicas_own_store(two_replicas, verdict_on: str) -> None:
     a, b, upstream = two_replicas
+    assert a.ready() and b.ready()  # each store serves hits once its purge log is replayed
     assert cache_info(b.completion(**req(QUESTION))).tier == "miss"  # b's store holds it
     b.flush()
     assert cache_info(b.completion(**req(PARAPHRASE))).tier == "semantic"  # from b's store
