@@ -166,12 +166,6 @@ class SemanticTier:
                 self._store, self._exact_store = store, None
         return self._store
 
-<<<<<<< HEAD
-    def backlog(self, unqueued: int = 0) -> float | None:
-        """Seconds a lookup entering now would wait for its vector at the micro-batcher,
-        with ``unqueued`` more lookups about to join its queue (None before setup or the
-        first batch)."""
-=======
     async def _open_for_exact(self, store: VectorStore, embedder: str) -> None:
         """Open ``store`` with the embedder and dimension it records, when that embedder is
         this tier's: exact reads need no vector, so they need not wait for the model. The
@@ -195,9 +189,10 @@ class SemanticTier:
         model loads."""
         return self._store is not None or self._exact_store is not None
 
-    def backlog(self) -> tuple[int, float | None] | None:
-        """The micro-batcher's foreground queue and per-text cost (None before setup)."""
->>>>>>> trust
+    def backlog(self, unqueued: int = 0) -> float | None:
+        """Seconds a lookup entering now would wait for its vector at the micro-batcher,
+        with ``unqueued`` more lookups about to join its queue (None before setup or the
+        first batch)."""
         batcher = self._batcher
         return batcher.expected_wait_s(unqueued) if batcher is not None else None
 
