@@ -36,7 +36,7 @@ def shared_tier(
     from semcache.replicas.connect import RedisOptions, connect
     from semcache.replicas.exact import RedisExact
     from semcache.replicas.flights import SharedFlights
-    from semcache.replicas.keys import KeySpace
+    from semcache.replicas.keys import CLUSTER_BUCKETS, KeySpace
     from semcache.replicas.purges import PurgeBroadcast
     from semcache.replicas.tier import SharedTier
 
@@ -51,9 +51,10 @@ def shared_tier(
             tls_verify=r.tls_verify,
             timeout_s=r.timeout_s,
             max_connections=r.max_connections,
+            cluster=r.cluster,
         )
     )
-    keys = KeySpace(r.key_prefix)
+    keys = KeySpace(r.key_prefix, buckets=CLUSTER_BUCKETS if r.cluster else 1)
 
     def drop_memory() -> None:  # a gap in the purge subscription: forget everything local
         writer.fence.record(PurgeFilter())
