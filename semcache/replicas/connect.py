@@ -60,11 +60,12 @@ def connect(options: RedisOptions) -> Redis:
     both share, and every script and multi-key command they send touches one slot."""
     try:
         from redis.asyncio import Redis
-        from redis.asyncio.cluster import RedisCluster
     except ModuleNotFoundError:
         raise MissingDependency("redis", "redis") from None
     if options.cluster:
-        cluster: Any = RedisCluster.from_url(options.url, **_client_kwargs(options))
+        from semcache.replicas.cluster_client import Cluster
+
+        cluster: Any = Cluster.from_url(options.url, **_client_kwargs(options))
         return cast("Redis", cluster)
     return Redis.from_url(options.url, **_client_kwargs(options))
 
