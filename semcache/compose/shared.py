@@ -81,7 +81,8 @@ def shared_tier(
             stream_ttl_ms=int(r.stream_ttl_s * 1000),
             poll_ms=poll_ms,
         )
-    return SharedTier(client, RedisExact(client, keys, clock), broadcast, flights)
+    exact = RedisExact(client, keys, clock, failopen=failopen)
+    return SharedTier(client, exact, broadcast, flights)
 
 
 def redis_read(

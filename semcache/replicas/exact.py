@@ -21,6 +21,7 @@ import orjson
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.connect import mapped
 from semcache.replicas.keys import KeySpace
+from semcache.runtime.failopen import FailOpen
 from semcache.stores.base import NEVER_EXPIRES, Entry
 
 if TYPE_CHECKING:
@@ -86,7 +87,15 @@ class RedisExact:
     degrade that to a miss through ``FailOpen``.
     """
 
-    def __init__(self, client: Redis, keys: KeySpace, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        client: Redis,
+        keys: KeySpace,
+        clock: Callable[[], float],
+        *,
+        failopen: FailOpen | None = None,
+    ) -> None:
+        self._failopen = failopen
         self._client = client
         self._keys = keys
         self._clock = clock
@@ -131,11 +140,8 @@ class RedisExact:
             keys[0] = ks.discard(tenant)  # already expired: record the snapshot, store nothing
             token = b"-"
         model_field = ks.purge_generation(tenant=None, namespace=None, model=model)
+        changed = await self._record_snapshot(model, snapshot) if snapshot else False
         async with mapped():
-            changed = False
-            if snapshot:
-                previous = await self._client.set(ks.snapshot(model), snapshot, get=True)
-                changed = previous is not None and previous != snapshot.encode()
             bump = changed and invalidate
             args: list[bytes | str | int] = [
                 *ks.generations(tenant=tenant, namespace=entry.namespace, model=model),
@@ -145,6 +151,25 @@ class RedisExact:
             if bump:  # the tenant's bucket is bumped; every other bucket too (cluster)
                 await self._bump(ks.other_generation_hashes(tenant), model_field)
         return bool(written), changed
+
+    async def _record_snapshot(self, model: str, snapshot: str) -> bool:
+        """Record the answer's snapshot; True when it differs from the last one recorded.
+
+        The key is the model name's, on a slot of its own: on a cluster its master may be
+        down while the entry's is up. With ``failopen`` the write then goes on without
+        deciding a change (counted as kind ``redis_snapshot``) rather than failing too."""
+
+        async def record() -> bytes | None:
+            async with mapped():
+                key = self._keys.snapshot(model)
+                previous: bytes | None = await self._client.set(key, snapshot, get=True)
+            return previous
+
+        if self._failopen is None:
+            previous = await record()
+        else:
+            previous = await self._failopen.call("redis_snapshot", record, None)
+        return previous is not None and previous != snapshot.encode()
 
     async def _bump(self, hashes: list[str], field: str) -> None:
         """One generation field in each hash: one command on a single Redis (one bucket); on a
