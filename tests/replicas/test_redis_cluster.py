@@ -135,11 +135,14 @@ def test_tenants_on_different_masters_isolate_and_a_tenant_purge_spares_the_othe
     a, b = caches(upstream.upstream), caches(upstream.upstream)
     one, two = tenant_on(0), tenant_on(1)
     assert KEYS.tag(one) != KEYS.tag(two)
-    for tenant in (one, two):  # the same question: each tenant gets its own answer
+    # a tenant in the same bucket (slot) as ``one``: only the key's tenant field keeps them apart
+    near = next(t for t in (f"near-{i}" for i in range(100_000)) if KEYS.tag(t) == KEYS.tag(one))
+    for tenant in (one, two, near):  # the same question: each tenant gets its own answer
         assert cache_info(ask(a, "shared question", tenant)).tier == "miss"
-    assert upstream.upstream.call_count == 2
-    assert [len(n.keys(f"{PREFIX}:e:*")) for n in nodes] == [1, 1, 0]
-    for tenant in (one, two):
+    assert upstream.upstream.call_count == 3
+    assert [len(n.keys(f"{PREFIX}:e:*")) for n in nodes] == [2, 1, 0]
+    for tenant in (one, two, near):
+        assert text(ask(b, "shared question", tenant)) == "v1: shared question"
         assert cache_info(ask(b, "shared question", tenant)).tier == "exact"
 
     upstream.version = 2
@@ -148,6 +151,7 @@ def test_tenants_on_different_masters_isolate_and_a_tenant_purge_spares_the_othe
         gone, kept = ask(cache, "shared question", one), ask(cache, "shared question", two)
         assert text(gone).startswith("v2")  # a asks upstream again; b then hits a's new answer
         assert cache_info(kept).tier == "exact" and text(kept).startswith("v1")  # not purged
+        assert text(ask(cache, "shared question", near)).startswith("v1")  # same slot, kept
 
 
 def _served_withdrawn(caches_: list[SemanticCache], question: str, tenant: str) -> tuple[int, int]:
@@ -258,3 +262,46 @@ def test_one_master_down_degrades_only_its_tenants_and_recovers(cluster, caches)
             break
         assert time.monotonic() < deadline, "the restarted master's tenant did not recover"
         time.sleep(0.2)
+
+
+@pytest.mark.parametrize("purge", [{}, {"model": "gpt-4o-mini"}, {"namespace": "default"}])
+async def test_a_purge_without_a_tenant_wins_on_every_master(caches, purge):
+    """Stored answers and writes already under way, on all three masters: none survives."""
+    upstream = Versioned(delay_s=0.4)
+    a, b = caches(upstream.upstream), caches(upstream.upstream)
+    tenants = [tenant_on(m) for m in range(3)]
+    for tenant in tenants:
+        await a.acompletion(**_req("stored before", tenant))
+    pending = [asyncio.ensure_future(a.acompletion(**_req("in flight", t))) for t in tenants]
+    await asyncio.sleep(0.2)  # the three upstream calls are running
+    upstream.version = 2
+    await b.apurge(**purge)
+    await asyncio.gather(*pending)
+    assert a.stats().counts["redis_fenced_writes"] == 3  # refused in every tenant's bucket
+    late = caches(upstream.upstream)  # no memory of its own: only Redis can answer it
+    served = [
+        text(await c.acompletion(**_req(q, t)))
+        for c in (late, b)
+        for t in tenants
+        for q in ("stored before", "in flight")
+    ]
+    assert not [s for s in served if s.startswith("v1")], served
+
+
+def _req(content: str, tenant: str) -> dict[str, object]:
+    return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}], "tenant": tenant}
+
+
+def test_a_model_change_seen_on_one_master_withdraws_older_answers_on_every_master(caches):
+    upstream = FakeUpstream(system_fingerprint="fp-1")
+    a = caches(upstream)
+    tenants = [tenant_on(m) for m in range(3)]
+    for tenant in tenants:
+        ask(a, "before the change", tenant)
+    upstream.system_fingerprint = "fp-2"
+    ask(a, "something new", tenants[1])  # the change is decided in this tenant's bucket
+    assert a.stats().counts.get("redis_model_changes") == 1
+    late = caches(upstream)  # it heard of no change: only the bumped generations stop it
+    tiers = [cache_info(ask(late, "before the change", t)).tier for t in tenants]
+    assert tiers == ["miss"] * 3
+    assert upstream.call_count == 3 + 1 + 3
