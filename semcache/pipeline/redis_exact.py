@@ -55,7 +55,7 @@ class RedisReadStage:
         self._fence = fence
         # Concurrent reads of one key share one GET: a burst of identical requests costs
         # Redis one round trip (and one connection) per replica, not one per request.
-        self._reads: Coalescer[Entry | None | _Failed, None] = Coalescer()
+        self._reads: Coalescer[Entry | _Failed | None, None] = Coalescer()
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         await self._broadcast.started()
@@ -63,7 +63,7 @@ class RedisReadStage:
             return await call_next(request)
         token = self._fence.begin()
 
-        async def read(_: object) -> Entry | None | _Failed:
+        async def read(_: object) -> Entry | _Failed | None:
             return await self._failopen.call(
                 "redis_get",
                 lambda: self._exact.get(

@@ -162,8 +162,8 @@ class RedisExact:
         async def record() -> bytes | None:
             async with mapped():
                 key = self._keys.snapshot(model)
-                previous: bytes | None = await self._client.set(key, snapshot, get=True)
-            return previous
+                previous = await self._client.set(key, snapshot, get=True)
+            return previous if isinstance(previous, bytes) else None
 
         if self._failopen is None:
             previous = await record()

@@ -20,10 +20,28 @@ from semcache.testing import FakeEmbedder, FakeUpstream, RedisCluster, RedisServ
 
 PREFIX = "cl"
 KEYS = KeySpace(PREFIX, buckets=CLUSTER_BUCKETS)
-_TOPICS = (
-    "volcano glacier river canyon desert island meadow forest harbor valley "
-    "violin trumpet cello flute guitar piano drum harp banjo oboe"
-).split()
+_TOPICS = [
+    "volcano",
+    "glacier",
+    "river",
+    "canyon",
+    "desert",
+    "island",
+    "meadow",
+    "forest",
+    "harbor",
+    "valley",
+    "violin",
+    "trumpet",
+    "cello",
+    "flute",
+    "guitar",
+    "piano",
+    "drum",
+    "harp",
+    "banjo",
+    "oboe",
+]
 #: 20 questions that share no word (so none is a paraphrase of another).
 QUESTIONS = [
     " ".join(f"{topic}{part}" for part in ("who", "what", "when", "where", "why", "how"))
@@ -218,7 +236,9 @@ async def test_a_flight_coalesces_across_caches_on_the_cluster(caches):
 
     def call(cache: SemanticCache) -> object:
         return cache.acompletion(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "coalesce me"}], tenant=tenant
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "coalesce me"}],
+            tenant=tenant,
         )
 
     first = asyncio.ensure_future(call(a))
@@ -289,7 +309,11 @@ async def test_a_purge_without_a_tenant_wins_on_every_master(caches, purge):
 
 
 def _req(content: str, tenant: str) -> dict[str, object]:
-    return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}], "tenant": tenant}
+    return {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": content}],
+        "tenant": tenant,
+    }
 
 
 def test_a_model_change_seen_on_one_master_withdraws_older_answers_on_every_master(caches):
