@@ -273,6 +273,9 @@ def test_one_master_down_degrades_only_its_tenants_and_recovers(cluster, caches)
         assert cache_info(ask(later, "during the outage", up)).tier == "miss"
         assert cache_info(ask(a, "during the outage", up)).tier == "exact"  # up: still shared
         assert later.stats().errors.get("redis_snapshot", 0) >= 1  # counted, not fatal
+        assert master_of_key(KEYS.purges) != 1  # the broadcast's master is up
+        assert a.purge(tenant=up) == 2  # a tenant's purge needs only the tenant's master
+        assert cache_info(ask(later, "during the outage", up)).tier == "miss"
     finally:
         cluster.start_node(1)
     deadline = time.monotonic() + 10.0
