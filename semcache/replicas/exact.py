@@ -14,7 +14,7 @@ Expiry is Redis's own TTL; the byte bound is Redis's ``maxmemory`` policy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -70,6 +70,12 @@ return 1
 Writes only if no purge covering the entry happened since begin; a model change bumps the
 name's generation (every older answer of it is withdrawn) and this answer is written under
 the new generations. Returns 1 written, 0 refused."""
+
+
+def _is_cluster(client: object) -> bool:
+    from redis.asyncio.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
 
 
 def encode_entry(entry: Entry) -> bytes:
@@ -198,7 +204,13 @@ class RedisExact:
         async with mapped():
             await self._bump(ks.purge_hashes(purge.tenant), ks.purge_generation(**fields))
             batch: list[bytes] = []
-            async for key in client.scan_iter(match=ks.purge_pattern(**fields), count=1000):
+            scan: dict[str, Any] = {"match": ks.purge_pattern(**fields), "count": 1000}
+            if purge.tenant is not None and _is_cluster(client):
+                # the tenant's entries are on its bucket's slot: scan that master only, so
+                # another master being down does not fail this purge
+                cluster: Any = client
+                scan["target_nodes"] = cluster.get_node_from_key(ks.generation_hash(purge.tenant))
+            async for key in client.scan_iter(**scan):
                 batch.append(key)
                 if len(batch) >= 1000:
                     removed += await client.unlink(*batch)

@@ -25,7 +25,8 @@ so tenant and namespace names never need escaping and never collide with the sep
   model change is decided once, then bumped in every bucket).
 - ``P:lease:{b}:<exact key>`` / ``P:s:{b}:<exact key>:<flight id>``: a cross-replica flight's
   lease and its chunk stream.
-- ``P:purges``: the channel on which purges are announced to every replica.
+- ``{P:purges}``: the channel on which purges are announced to every replica (its reply
+  lists ``{P:purges}:ack:<id>`` share its slot).
 """
 
 from __future__ import annotations
@@ -119,4 +120,7 @@ class KeySpace:
 
     @property
     def purges(self) -> str:
-        return f"{self.prefix}:purges"
+        """The broadcast channel. Hash-tagged because the broadcast names its reply lists
+        ``<channel>:ack:<id>``: they then share the channel's slot, so a purge's broadcast
+        needs the one master its subscriptions are on, not also a random other one."""
+        return f"{{{self.prefix}:purges}}"
