@@ -65,7 +65,7 @@ class MissReason(enum.StrEnum):
     """The cache's own queue would have delayed the answer past its budget (admission
     control), or an admitted lookup passed its deadline."""
     FAILED = "failed"
-    """The store or the embedder failed (counted in ``stats().errors``)."""
+    """The store, the embedder or the shared Redis failed (counted in ``stats().errors``)."""
     UNREADABLE = "unreadable"
     """The embedder cannot read the question's text (issue 24 item 1's check)."""
     NO_CANDIDATE = "no_candidate"

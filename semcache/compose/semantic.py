@@ -235,6 +235,7 @@ def redis_client(r: RedisSettings, url: str | None) -> object:
             tls_verify=r.tls_verify,
             timeout_s=r.timeout_s,
             max_connections=r.max_connections,
+            cluster=r.cluster,
         )
     )
 

@@ -55,7 +55,7 @@ def shared_tier(
     from semcache.replicas.connect import RedisOptions, connect
     from semcache.replicas.exact import RedisExact
     from semcache.replicas.flights import SharedFlights
-    from semcache.replicas.keys import KeySpace
+    from semcache.replicas.keys import CLUSTER_BUCKETS, KeySpace
     from semcache.replicas.purge_state import FILE_NAME, PositionFile
     from semcache.replicas.purges import PurgeLog
     from semcache.replicas.tier import SharedTier
@@ -71,9 +71,10 @@ def shared_tier(
             tls_verify=r.tls_verify,
             timeout_s=r.timeout_s,
             max_connections=r.max_connections,
+            cluster=r.cluster,
         )
     )
-    keys = KeySpace(r.key_prefix)
+    keys = KeySpace(r.key_prefix, buckets=CLUSTER_BUCKETS if r.cluster else 1)
 
     async def reset() -> int:  # the log cannot say what was missed: forget everything local
         return await writer.purge(PurgeFilter())
@@ -113,7 +114,8 @@ def shared_tier(
             stream_ttl_ms=int(r.stream_ttl_s * 1000),
             poll_ms=poll_ms,
         )
-    return SharedTier(client, RedisExact(client, keys, clock), log, flights)
+    exact = RedisExact(client, keys, clock, failopen=failopen)
+    return SharedTier(client, exact, log, flights)
 
 
 def redis_read(

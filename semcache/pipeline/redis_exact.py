@@ -8,6 +8,8 @@ answer exists (or arrives after its lease is released) finds it stored.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from semcache.core.answer import Answer, is_complete
 from semcache.core.coalesce import Coalescer
 from semcache.core.memory import MemoryTier
@@ -17,8 +19,15 @@ from semcache.pipeline.fence import Fence
 from semcache.replicas.exact import RedisExact
 from semcache.replicas.purges import PurgeLog
 from semcache.runtime.failopen import FailOpen
-from semcache.stats import Stats, Tier
+from semcache.stats import MissReason, Stats, Tier
 from semcache.stores.base import Entry
+
+
+class _Failed:
+    """The Redis read failed (not a miss): the request goes on with miss reason ``failed``."""
+
+
+FAILED = _Failed()
 
 
 class RedisReadStage:
@@ -46,7 +55,7 @@ class RedisReadStage:
         self._fence = fence
         # Concurrent reads of one key share one GET: a burst of identical requests costs
         # Redis one round trip (and one connection) per replica, not one per request.
-        self._reads: Coalescer[Entry | None, None] = Coalescer()
+        self._reads: Coalescer[Entry | _Failed | None, None] = Coalescer()
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         await self._log.started()
@@ -54,7 +63,7 @@ class RedisReadStage:
             return await call_next(request)
         token = self._fence.begin()
 
-        async def read(_: object) -> Entry | None:
+        async def read(_: object) -> Entry | _Failed | None:
             return await self._failopen.call(
                 "redis_get",
                 lambda: self._exact.get(
@@ -63,10 +72,12 @@ class RedisReadStage:
                     namespace=request.control.namespace,
                     model=request.keys.model,
                 ),
-                None,
+                FAILED,
             )
 
         entry = (await self._reads.do(request.keys.exact, read)).value
+        if isinstance(entry, _Failed):  # counted by FailOpen; the response says so too
+            return await call_next(replace(request, miss_reason=MissReason.FAILED))
         if entry is None or not self._watch.fresh(entry):
             return await call_next(request)
         answer = Answer.of(entry)

@@ -67,7 +67,7 @@ class SemanticStage:
         if tier is None:
             off = self._backend.tier is None or not self._backend.warming
             reason = MissReason.SEMANTIC_OFF if off else MissReason.WARMING
-            return await call_next(replace(request, miss_reason=reason))
+            return await call_next(replace(request, miss_reason=_earlier(request, reason)))
         ticket = self._admission.enter()
         if ticket is None:
             self._failopen.shed("semantic_lookup")
@@ -98,7 +98,7 @@ class SemanticStage:
                 vector=lookup.vector,
                 nearest=lookup.nearest,
                 candidate=lookup.candidate,
-                miss_reason=_why_not(lookup, stale=match is not None),
+                miss_reason=_earlier(request, _why_not(lookup, stale=match is not None)),
             )
         )
 
@@ -160,6 +160,12 @@ class SemanticStage:
                 return await search
         except TimeoutError:
             return _LATE
+
+
+def _earlier(request: Request, reason: MissReason) -> MissReason:
+    """``failed`` when an earlier tier failed (the shared Redis: it might have held the
+    answer), else this tier's own reason: a failure is what the response must show."""
+    return MissReason.FAILED if request.miss_reason is MissReason.FAILED else reason
 
 
 def _why_not(lookup: Lookup, *, stale: bool) -> MissReason:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from semcache.errors import ConfigError, MissingDependency, StoreError
@@ -33,6 +33,7 @@ class RedisOptions:
     tls_verify: bool = True
     timeout_s: float = 1.0
     max_connections: int = 256
+    cluster: bool = False
 
     def __post_init__(self) -> None:
         scheme = urlsplit(self.url).scheme
@@ -43,6 +44,8 @@ class RedisOptions:
         tls_files = (self.tls_ca_file, self.tls_cert_file, self.tls_key_file)
         if scheme != "rediss" and any(f is not None for f in tls_files):
             raise ConfigError("redis.tls_*: TLS files given but redis.url is not rediss://")
+        if self.cluster and scheme == "unix":
+            raise ConfigError("redis.cluster: a cluster's seed node is redis:// or rediss://")
 
     @property
     def tls(self) -> bool:
@@ -50,20 +53,34 @@ class RedisOptions:
 
 
 def connect(options: RedisOptions) -> Redis:
-    """A client with a connection pool; nothing is connected until the first command."""
+    """A client with a connection pool; nothing is connected until the first command.
+
+    With ``cluster`` it is a ``redis.asyncio.cluster.RedisCluster`` seeded from the URL (it
+    learns the other masters from it and follows their slots); the callers use the commands
+    both share, and every script and multi-key command they send touches one slot."""
     try:
         from redis.asyncio import Redis
     except ModuleNotFoundError:
         raise MissingDependency("redis", "redis") from None
+    if options.cluster:
+        from semcache.replicas.cluster_client import Cluster
+
+        cluster: Any = Cluster.from_url(options.url, **_client_kwargs(options))
+        return cast("Redis", cluster)
     return Redis.from_url(options.url, **_client_kwargs(options))
 
 
 def connect_sync(options: RedisOptions) -> redis.Redis:
-    """The same client for blocking callers (the Redis vector store runs in worker threads)."""
+    """The same client for blocking callers (the Redis vector store runs in worker threads);
+    a ``redis.cluster.RedisCluster`` with ``cluster``."""
     try:
         import redis
+        from redis.cluster import RedisCluster
     except ModuleNotFoundError:
         raise MissingDependency("redis", "redis") from None
+    if options.cluster:
+        cluster: Any = RedisCluster.from_url(options.url, **_client_kwargs(options))
+        return cast("redis.Redis", cluster)
     return redis.Redis.from_url(options.url, **_client_kwargs(options))
 
 

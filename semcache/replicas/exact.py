@@ -4,75 +4,78 @@ Why generations and not only deletes: a purge must win over writes that began be
 on every replica. Each write carries the generations its writer read before calling
 upstream (``begin``) and lands only if they are unchanged (checked atomically in a Lua
 script); a read returns an entry only if the generations it was written under are still
-current. A purge bumps one generation (instantly withdrawing every covered entry, on every
-replica) and then unlinks the entries with one ``SCAN`` so memory is freed and counted.
+current. A purge bumps one generation field (instantly withdrawing every covered entry, on
+every replica; on a cluster, in every bucket it covers, see ``keys``) and then unlinks the
+entries with one ``SCAN`` (of every master) so memory is freed and counted. Every script
+touches one bucket's keys, so one slot.
 Expiry is Redis's own TTL; the byte bound is Redis's ``maxmemory`` policy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.connect import mapped
 from semcache.replicas.keys import KeySpace
+from semcache.runtime.failopen import FailOpen
 from semcache.stores.base import NEVER_EXPIRES, Entry
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 _GENS = """
-local gens = redis.call('MGET', unpack(KEYS, %d, %d))
+local gens = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, 8))
 local parts = {}
 for i = 1, 8 do parts[i] = gens[i] or '0' end
 local current = table.concat(parts, ',')
 """
+"""Every script's prologue. KEYS[2]: the bucket's generation hash; ARGV[1..8]: the entry's
+8 generation fields. ``current``: their values joined (the entry's ``g`` when written)."""
 
 READ = (
-    _GENS % (2, 9)
+    _GENS
     + """
 local fields = redis.call('HMGET', KEYS[1], 'g', 'v')
 if not fields[2] or fields[1] ~= current then return false end
 return fields[2]
 """
 )
-"""KEYS: entry, 8 generations. The entry if it was written under the current generations."""
+"""KEYS: entry, generation hash; ARGV: 8 fields. The entry if it was written under the
+current generations."""
 
 WRITE = (
-    _GENS % (2, 9)
+    _GENS
     + """
-local admitted = current == ARGV[1]
-local changed = 0
-if ARGV[4] ~= '' then
-  local previous = redis.call('GET', KEYS[10])
-  redis.call('SET', KEYS[10], ARGV[4])
-  if previous and previous ~= ARGV[4] then
-    changed = 1
-    if ARGV[5] == '1' then
-      redis.call('INCR', KEYS[11])
-      local after = redis.call('MGET', unpack(KEYS, 2, 9))
-      for i = 1, 8 do parts[i] = after[i] or '0' end
-      current = table.concat(parts, ',')
-    end
-  end
+local admitted = current == ARGV[9]
+if ARGV[12] == '1' then
+  redis.call('HINCRBY', KEYS[2], ARGV[13], 1)
+  local after = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, 8))
+  for i = 1, 8 do parts[i] = after[i] or '0' end
+  current = table.concat(parts, ',')
 end
-if not admitted then return {0, changed} end
+if not admitted then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'g', current, 'v', ARGV[2])
-if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
-return {1, changed}
+redis.call('HSET', KEYS[1], 'g', current, 'v', ARGV[10])
+if tonumber(ARGV[11]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[11]) end
+return 1
 """
 )
-"""KEYS: entry, 8 generations, the model name's snapshot, its generation; ARGV: generations at
-begin, entry JSON, TTL in ms (0: none), the answer's snapshot ('' unknown), '1' to invalidate.
+"""KEYS: entry, generation hash; ARGV: 8 fields, generations at begin, entry JSON, TTL in ms
+(0: none), '1' to bump the model name's generation first, that field (``_:_:h(model)``).
 
-Writes only if no purge covering the entry happened since begin. A snapshot other than the
-last one recorded for the model name is a model change: under '1' the name's generation is
-bumped (every older answer of it is withdrawn for every replica) and this answer is written
-under the new generations. Returns {written, changed}."""
+Writes only if no purge covering the entry happened since begin; a model change bumps the
+name's generation (every older answer of it is withdrawn) and this answer is written under
+the new generations. Returns 1 written, 0 refused."""
+
+
+def _is_cluster(client: object) -> bool:
+    from redis.asyncio.cluster import RedisCluster
+
+    return isinstance(client, RedisCluster)
 
 
 def encode_entry(entry: Entry) -> bytes:
@@ -90,29 +93,37 @@ class RedisExact:
     degrade that to a miss through ``FailOpen``.
     """
 
-    def __init__(self, client: Redis, keys: KeySpace, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        client: Redis,
+        keys: KeySpace,
+        clock: Callable[[], float],
+        *,
+        failopen: FailOpen | None = None,
+    ) -> None:
+        self._failopen = failopen
         self._client = client
         self._keys = keys
         self._clock = clock
         self._read = client.register_script(READ)
         self._write = client.register_script(WRITE)
 
-    def _entry_keys(self, exact: str, tenant: str, namespace: str, model: str) -> list[str]:
-        ks = self._keys
-        entry = ks.entry(exact, tenant=tenant, namespace=namespace, model=model)
-        return [entry, *ks.generations(tenant=tenant, namespace=namespace, model=model)]
-
     async def begin(self, *, tenant: str, namespace: str, model: str) -> bytes:
         """The generations now, for a write that may land later (``put``'s ``token``)."""
-        gens = self._keys.generations(tenant=tenant, namespace=namespace, model=model)
+        ks = self._keys
+        fields = ks.generations(tenant=tenant, namespace=namespace, model=model)
         async with mapped():
-            values = await self._client.mget(gens)
+            values = await self._client.hmget(ks.generation_hash(tenant), fields)
         return b",".join(b"0" if v is None else str(int(v)).encode() for v in values)
 
     async def get(self, exact: str, *, tenant: str, namespace: str, model: str) -> Entry | None:
         """The live entry for the key, or None (absent, expired, or withdrawn by a purge)."""
+        ks = self._keys
+        keys = [ks.entry(exact, tenant=tenant, namespace=namespace, model=model)]
+        keys.append(ks.generation_hash(tenant))
+        fields = ks.generations(tenant=tenant, namespace=namespace, model=model)
         async with mapped():
-            data = await self._read(keys=self._entry_keys(exact, tenant, namespace, model))
+            data = await self._read(keys=keys, args=fields)
         if data is None:
             return None
         entry = decode_entry(data)
@@ -126,21 +137,58 @@ class RedisExact:
         ttl_ms = 0
         if entry.expires_at < NEVER_EXPIRES:
             ttl_ms = max(0, int((entry.expires_at - self._clock()) * 1000))
-        ks = self._keys
+        ks, tenant, model = self._keys, entry.tenant, entry.model
         keys = [
-            *self._entry_keys(entry.key, entry.tenant, entry.namespace, entry.model),
-            ks.snapshot(entry.model),
-            ks.purge_generation(tenant=None, namespace=None, model=entry.model),
+            ks.entry(entry.key, tenant=tenant, namespace=entry.namespace, model=model),
+            ks.generation_hash(tenant),
         ]
         if ttl_ms == 0 and entry.expires_at < NEVER_EXPIRES:
-            keys[0] = ks.discard  # already expired: record the snapshot, store nothing
+            keys[0] = ks.discard(tenant)  # already expired: record the snapshot, store nothing
             token = b"-"
-        args: list[bytes | str | int] = [
-            token, encode_entry(entry), ttl_ms, snapshot or "", "1" if invalidate else "0"
-        ]  # fmt: skip
+        model_field = ks.purge_generation(tenant=None, namespace=None, model=model)
+        changed = await self._record_snapshot(model, snapshot) if snapshot else False
         async with mapped():
-            written, changed = await self._write(keys=keys, args=args)
-        return bool(written), bool(changed)
+            bump = changed and invalidate
+            args: list[bytes | str | int] = [
+                *ks.generations(tenant=tenant, namespace=entry.namespace, model=model),
+                token, encode_entry(entry), ttl_ms, "1" if bump else "0", model_field,
+            ]  # fmt: skip
+            written = await self._write(keys=keys, args=args)
+            if bump:  # the tenant's bucket is bumped; every other bucket too (cluster)
+                await self._bump(ks.other_generation_hashes(tenant), model_field)
+        return bool(written), changed
+
+    async def _record_snapshot(self, model: str, snapshot: str) -> bool:
+        """Record the answer's snapshot; True when it differs from the last one recorded.
+
+        The key is the model name's, on a slot of its own: on a cluster its master may be
+        down while the entry's is up. With ``failopen`` the write then goes on without
+        deciding a change (counted as kind ``redis_snapshot``) rather than failing too."""
+
+        async def record() -> bytes | None:
+            async with mapped():
+                key = self._keys.snapshot(model)
+                previous = await self._client.set(key, snapshot, get=True)
+            return previous if isinstance(previous, bytes) else None
+
+        if self._failopen is None:
+            previous = await record()
+        else:
+            previous = await self._failopen.call("redis_snapshot", record, None)
+        return previous is not None and previous != snapshot.encode()
+
+    async def _bump(self, hashes: list[str], field: str) -> None:
+        """One generation field in each hash: one command on a single Redis (one bucket); on a
+        cluster one pipeline, a batch per master, not atomic across them (a transaction
+        cannot span slots), so a purge is complete, everywhere, when it returns."""
+        if len(hashes) <= 1:
+            for name in hashes:
+                await self._client.hincrby(name, field, 1)
+            return
+        pipe = self._client.pipeline(transaction=False)
+        for name in hashes:
+            pipe.hincrby(name, field, 1)
+        await pipe.execute()
 
     async def withdraw(self, exact: str, *, tenant: str, namespace: str, model: str) -> int:
         """Remove the one entry stored under ``exact`` in this partition; returns 0 or 1."""
@@ -154,9 +202,15 @@ class RedisExact:
         fields = {"tenant": purge.tenant, "namespace": purge.namespace, "model": purge.model}
         removed = 0
         async with mapped():
-            await client.incr(ks.purge_generation(**fields))
+            await self._bump(ks.purge_hashes(purge.tenant), ks.purge_generation(**fields))
             batch: list[bytes] = []
-            async for key in client.scan_iter(match=ks.purge_pattern(**fields), count=1000):
+            scan: dict[str, Any] = {"match": ks.purge_pattern(**fields), "count": 1000}
+            if purge.tenant is not None and _is_cluster(client):
+                # the tenant's entries are on its bucket's slot: scan that master only, so
+                # another master being down does not fail this purge
+                cluster: Any = client
+                scan["target_nodes"] = cluster.get_node_from_key(ks.generation_hash(purge.tenant))
+            async for key in client.scan_iter(**scan):
                 batch.append(key)
                 if len(batch) >= 1000:
                     removed += await client.unlink(*batch)

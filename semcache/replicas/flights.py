@@ -1,6 +1,7 @@
 """A cross-replica flight: one upstream call per request key among replicas sharing a Redis.
 
-Protocol (every step one atomic command or Lua script):
+Protocol (every step one atomic command or Lua script; the lease, the stream and the keys the
+claim reads are all in the tenant's bucket, so each touches one Redis Cluster slot):
 
 - **Claim** (``CLAIM`` script): if the exact tier holds a live answer, that is returned (the
   previous flight finished and stored it); else ``SET lease <flight id> NX PX lease_ms``
@@ -44,15 +45,16 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 CLAIM = (
-    _GENS % (2, 9)
+    _GENS
     + """
 local fields = redis.call('HMGET', KEYS[1], 'g', 'v')
 if fields[2] and fields[1] == current then return {'hit', fields[2]} end
-if redis.call('SET', KEYS[10], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'lead', ARGV[1]} end
-return {'follow', redis.call('GET', KEYS[10])}
+if redis.call('SET', KEYS[3], ARGV[9], 'NX', 'PX', ARGV[10]) then return {'lead', ARGV[9]} end
+return {'follow', redis.call('GET', KEYS[3])}
 """
 )
-"""KEYS: entry, 8 generations, lease; ARGV: new flight id, lease ms."""
+"""KEYS: entry, the bucket's generation hash, lease (one slot: the tenant's bucket); ARGV: the
+entry's 8 generation fields, new flight id, lease ms."""
 
 RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -122,19 +124,24 @@ class SharedFlights:
 
     async def claim(self, exact: str, *, tenant: str, namespace: str, model: str) -> Claim:
         ks = self._keys
-        lease = ks.lease(exact)
+        lease = ks.lease(exact, tenant=tenant)
         keys = [
             ks.entry(exact, tenant=tenant, namespace=namespace, model=model),
-            *ks.generations(tenant=tenant, namespace=namespace, model=model),
+            ks.generation_hash(tenant),
             lease,
         ]
+        args: list[str | int] = [
+            *ks.generations(tenant=tenant, namespace=namespace, model=model),
+            uuid.uuid4().hex,
+            self.lease_ms,
+        ]
         async with mapped():
-            kind, value = await self._claim(keys=keys, args=[uuid.uuid4().hex, self.lease_ms])
+            kind, value = await self._claim(keys=keys, args=args)
         role = Role(kind.decode())
         if role is Role.HIT:
             return Claim(role, lease, "", "", entry=value)
         flight_id = value.decode()
-        return Claim(role, lease, ks.stream(exact, flight_id), flight_id)
+        return Claim(role, lease, ks.stream(exact, flight_id, tenant=tenant), flight_id)
 
     def lead(self, claim: Claim) -> Leader:
         return Leader(self, claim)

@@ -1,16 +1,30 @@
 """Every Redis key semcache writes, as pure functions of the request's partition.
 
+Why buckets: Redis Cluster runs a script (and a multi-key command) only when all its keys are
+on one slot, and every script here reads an entry together with the purge generations that
+cover it. So every key of a tenant carries the hash tag ``{b}`` of the tenant's *bucket*
+(``b = h(tenant) mod buckets``): the tenant's entries, generations, leases, streams and model
+snapshots live on one slot, and each script touches that slot only. Generations that cover
+every tenant (a purge without a tenant, a model change) are kept in *every* bucket and bumped
+in all of them, so a reader never needs a key outside its own slot, and a master that is down
+takes only its own buckets' tenants with it. On a single Redis there is one bucket
+(``buckets=1``): one key per global generation, bumped in one command, as before.
+
 Layout (``P`` is the configured prefix, ``h(x)`` the first 16 hex digits of SHA-256 of x,
 so tenant and namespace names never need escaping and never collide with the separators):
 
-- ``P:e:h(tenant):h(namespace):h(model):<exact key>``: a stored answer (a hash: ``v`` the
+- ``P:e:{b}:h(tenant):h(namespace):h(model):<exact key>``: a stored answer (a hash: ``v`` the
   entry, ``g`` the generations it was written under). The partition is in the name so a
   purge can find its entries with one ``SCAN MATCH`` pattern per filter.
-- ``P:g:<t>:<n>:<m>``: a purge generation, one per combination of filter fields, where an
-  unfiltered field is ``_``. A purge of (tenant=A) bumps ``P:g:h(A):_:_``; an entry of
-  (A, ns, m) is live only while all 8 generations that cover it are what it was written under.
-- ``P:lease:<exact key>`` / ``P:s:<exact key>:<flight id>``: a cross-replica flight's lease and
-  its chunk stream.
+- ``P:g:{b}``: the bucket's purge generations, a hash with one field ``<t>:<n>:<m>`` per
+  combination of filter fields, where an unfiltered field is ``_``. A purge of (tenant=A)
+  bumps field ``h(A):_:_`` in A's bucket; a purge of (model=M) bumps ``_:_:h(M)`` in every
+  bucket. An entry of (A, ns, m) is live only while the 8 fields that cover it are what it
+  was written under.
+- ``P:snap:h(model)``: the last upstream snapshot reported for a model name (one key: a
+  model change is decided once, then bumped in every bucket).
+- ``P:lease:{b}:<exact key>`` / ``P:s:{b}:<exact key>:<flight id>``: a cross-replica flight's
+  lease and its chunk stream.
 - ``{P:purges}``: the purge log, a stream every replica reads (purges, withdrawals and
   model changes); ``{P:purges}:epoch`` names this log's incarnation (a Redis restarted
   empty gets a new one), ``{P:purges}:trimmed`` the last ID trimmed,
@@ -26,6 +40,9 @@ from dataclasses import dataclass
 from itertools import product
 
 UNFILTERED = "_"
+#: Buckets on a Redis Cluster: enough to spread tenants over any realistic number of masters,
+#: few enough that a purge without a tenant (one field in every bucket) stays one quick pipeline.
+CLUSTER_BUCKETS = 1024
 
 
 def h(value: str) -> str:
@@ -36,41 +53,74 @@ def h(value: str) -> str:
 @dataclass(frozen=True, slots=True)
 class KeySpace:
     prefix: str
+    buckets: int = 1
+
+    def __post_init__(self) -> None:
+        if self.buckets < 1:
+            raise ValueError("buckets must be >= 1")
+
+    def bucket(self, tenant: str) -> int:
+        return int(h(tenant), 16) % self.buckets
+
+    def tag(self, tenant: str) -> str:
+        """The hash tag of every key of ``tenant`` (its bucket)."""
+        return f"{{{self.bucket(tenant)}}}"
 
     def entry(self, exact: str, *, tenant: str, namespace: str, model: str) -> str:
-        return f"{self.prefix}:e:{h(tenant)}:{h(namespace)}:{h(model)}:{exact}"
+        return f"{self.prefix}:e:{self.tag(tenant)}:{h(tenant)}:{h(namespace)}:{h(model)}:{exact}"
+
+    def generation_hash(self, tenant: str) -> str:
+        """The hash of generations that an entry of ``tenant`` is checked against."""
+        return self._generation_hash(self.bucket(tenant))
+
+    def _generation_hash(self, bucket: int) -> str:
+        return f"{self.prefix}:g:{{{bucket}}}"
 
     def generations(self, *, tenant: str, namespace: str, model: str) -> list[str]:
-        """The 8 generation keys covering an entry of this partition, in a fixed order."""
+        """The 8 generation fields covering an entry of this partition, in a fixed order."""
         parts = [(h(tenant), UNFILTERED), (h(namespace), UNFILTERED), (h(model), UNFILTERED)]
-        return [f"{self.prefix}:g:{t}:{n}:{m}" for t, n, m in product(*parts)]
+        return [f"{t}:{n}:{m}" for t, n, m in product(*parts)]
 
     def purge_generation(
         self, *, tenant: str | None, namespace: str | None, model: str | None
     ) -> str:
-        """The one generation key a purge with these filters bumps."""
+        """The one generation field a purge with these filters bumps."""
         t, n, m = (UNFILTERED if v is None else h(v) for v in (tenant, namespace, model))
-        return f"{self.prefix}:g:{t}:{n}:{m}"
+        return f"{t}:{n}:{m}"
+
+    def purge_hashes(self, tenant: str | None) -> list[str]:
+        """The generation hashes a purge bumps its field in: the tenant's bucket, or every
+        bucket when the purge is not limited to one tenant."""
+        if tenant is not None:
+            return [self.generation_hash(tenant)]
+        return [self._generation_hash(b) for b in range(self.buckets)]
 
     def purge_pattern(self, *, tenant: str | None, namespace: str | None, model: str | None) -> str:
         """``SCAN MATCH`` pattern of the entries a purge with these filters removes."""
+        tag = "{*}" if tenant is None else self.tag(tenant)
         t, n, m = ("*" if v is None else h(v) for v in (tenant, namespace, model))
-        return f"{self.prefix}:e:{t}:{n}:{m}:*"
+        return f"{self.prefix}:e:{tag}:{t}:{n}:{m}:*"
 
     def snapshot(self, model: str) -> str:
-        """The last upstream snapshot reported for a model name (``P:snap:h(model)``)."""
+        """The last upstream snapshot reported for a model name: one key of its own, read and
+        set in one command (``SET .. GET``) before the write script, which it cannot join."""
         return f"{self.prefix}:snap:{h(model)}"
 
-    @property
-    def discard(self) -> str:
+    def other_generation_hashes(self, tenant: str) -> list[str]:
+        """Every bucket's generation hash but the tenant's: where a model change decided by a
+        write of ``tenant`` is applied after the write script bumped the tenant's own."""
+        own = self.bucket(tenant)
+        return [self._generation_hash(b) for b in range(self.buckets) if b != own]
+
+    def discard(self, tenant: str) -> str:
         """A key written by nothing (stands in for an entry that must not be stored)."""
-        return f"{self.prefix}:discard"
+        return f"{self.prefix}:discard:{self.tag(tenant)}"
 
-    def lease(self, exact: str) -> str:
-        return f"{self.prefix}:lease:{exact}"
+    def lease(self, exact: str, *, tenant: str) -> str:
+        return f"{self.prefix}:lease:{self.tag(tenant)}:{exact}"
 
-    def stream(self, exact: str, flight_id: str) -> str:
-        return f"{self.prefix}:s:{exact}:{flight_id}"
+    def stream(self, exact: str, flight_id: str, *, tenant: str) -> str:
+        return f"{self.prefix}:s:{self.tag(tenant)}:{exact}:{flight_id}"
 
     @property
     def purge_log(self) -> str:

@@ -8,19 +8,25 @@ from semcache.config.check import SettingsSection
 
 
 class RedisSettings(SettingsSection):
-    """A Redis 7 shared by replicas: exact tier and cross-replica coalescing (off without a URL).
+    """A Redis shared by replicas: exact tier and cross-replica coalescing (off without a URL).
 
     Memory is bounded by Redis itself, not by semcache: set ``maxmemory`` and
     ``maxmemory-policy volatile-lru`` (entries with a TTL are evicted first; leases and
     generations are tiny) or ``allkeys-lru`` on a Redis used only by semcache. A single
-    Redis (or a primary with replicas behind one URL) is supported, not Redis Cluster: the
-    scripts touch several keys of a partition at once.
+    Redis (or a primary with replicas behind one URL), or a Redis Cluster with ``cluster``:
+    every key of a tenant carries its bucket's hash tag, so each script touches one slot, and
+    a master that is down degrades only the tenants on its slots (see docs/deploy-cluster.md).
     """
 
     url: str | None = Field(
         None,
         description="redis://[user@]host:port/db, or rediss:// for TLS; None disables the Redis "
         "tier and cross-replica coalescing.",
+    )
+    cluster: bool = Field(
+        False,
+        description="redis.url is a seed node of a Redis Cluster: the exact tier, flights and "
+        'the store (store.backend = "redis") follow its slots. Same TLS and auth options.',
     )
     username: str | None = Field(None, description="ACL user (overrides the URL's).")
     password: SecretStr | None = Field(None, description="Password (overrides the URL's).")

@@ -139,7 +139,8 @@ def test_redis_down_degrades_to_misses_and_is_counted(redis_url):
         )
         started = time.monotonic()
         assert cache_info(cache.completion(**req())).tier == "exact"  # memory still works
-        assert cache_info(cache.completion(**req("another"))).tier == "miss"
+        another = cache_info(cache.completion(**req("another")))
+        assert another.tier == "miss" and another.miss_reason == "failed"  # said on the response
         assert time.monotonic() - started < 1.5  # no per-request wait for a dead Redis
         errors = cache.stats().errors
         assert errors.get("redis_get", 0) + errors.get("redis_claim", 0) >= 1

@@ -16,6 +16,7 @@ from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.config.settings import CoalesceSettings, StoreSettings
 from semcache.core.fingerprint import request_keys
 from semcache.errors import SharedFlightFailed
+from semcache.replicas.keys import KeySpace
 from semcache.replicas.settings import RedisSettings
 from semcache.testing import FakeUpstream
 
@@ -52,7 +53,7 @@ def text(response) -> str:
 
 def lease_key(**extra) -> str:
     keys = request_keys(req(**extra), tenant="default", namespace="default")
-    return f"semcache:lease:{keys.exact}"
+    return KeySpace("semcache").lease(keys.exact, tenant="default")
 
 
 async def test_four_replicas_four_hundred_requests_one_upstream_call(replicas):
