@@ -274,7 +274,7 @@ def test_one_master_down_degrades_only_its_tenants_and_recovers(cluster, caches)
         assert cache_info(ask(a, "during the outage", up)).tier == "exact"  # up: still shared
         assert later.stats().errors.get("redis_snapshot", 0) >= 1  # counted, not fatal
         # the broadcast's channel and its reply lists are on one master, which is up
-        assert master_of_key(KEYS.purges) == master_of_key(f"{KEYS.purges}:ack:any") != 1
+        assert master_of_key(KEYS.purge_log) == master_of_key(KEYS.purge_ack("any")) != 1
         assert a.purge(tenant=up) == 2  # a tenant's purge needs only the tenant's master
         assert cache_info(ask(later, "during the outage", up)).tier == "miss"
     finally:
