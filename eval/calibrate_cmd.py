@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,7 +148,7 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
         print_frontier(result, pairs.name, list(sims), out)
         if plugin is not None:
             out.print(plugin.cost_line(len(labels)), highlight=False)
-        out.print(choice_line(chosen), highlight=False)
+        out.print(textwrap.fill(choice_line(chosen), 80), highlight=False)
     saved = None
     if chosen.threshold is not None and args.save is not None:
         if plugin is not None and chosen.scorer == plugin.spec.name:
