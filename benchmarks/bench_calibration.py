@@ -106,8 +106,9 @@ def run_set(path: Path, cap: int, seeds: int, fit: float, check: float) -> dict[
         for d in DELTAS:
             row = full.chosen_result(d)
             held = row.held_out
-            ceiling = max(oracle(np.concatenate([s.fit, s.test]), calib_labels, d)
-                          for s in everything)
+            ceiling = max(
+                oracle(np.concatenate([s.fit, s.test]), calib_labels, d) for s in everything
+            )
             run[f"{d:g}"] = {
                 "scorer": row.scorer, "certified": row.threshold is not None,
                 "recall": recall(full, d), "cosine_recall": recall(only_cos, d),
@@ -151,9 +152,12 @@ def report(sets: list[dict[str, object]], seeds: int) -> None:
         old = [sum(s["runs"][k][f"{d:g}"]["old_certified"] for s in sets) for k in range(seeds)]  # type: ignore[index]
         ceiling = np.mean([sum(s["runs"][k][f"{d:g}"]["ceiling"] > 0 for s in sets)  # type: ignore[index]
                            for k in range(seeds)])  # fmt: skip
-        over = [(s["name"], k, s["runs"][k][f"{d:g}"]["check_fhr"]) for s in sets  # type: ignore[index]
-                for k in range(seeds)
-                if (s["runs"][k][f"{d:g}"]["check_fhr"] or 0.0) > d + 0.01]  # type: ignore[index]
+        over = [
+            (s["name"], k, s["runs"][k][f"{d:g}"]["check_fhr"])
+            for s in sets  # type: ignore[index]
+            for k in range(seeds)
+            if (s["runs"][k][f"{d:g}"]["check_fhr"] or 0.0) > d + 0.01
+        ]  # type: ignore[index]
         at_least = sum(np.mean([r[f"{d:g}"]["recall"] for r in s["runs"]])  # type: ignore[index]
                        >= np.mean([r[f"{d:g}"]["cosine_recall"] for r in s["runs"]]) - 1e-12
                        for s in sets)  # fmt: skip

@@ -29,8 +29,8 @@ from semcache.errors import ConfigError
 
 from .frontier import certify, scored_parts, split_parts
 from .ltt import upper_bound
-from .needed import simulate_needed
 from .metrics import count_hits
+from .needed import simulate_needed
 from .splits import stratified_split
 
 METHOD = "fixed-sequence binomial (Learn-then-Test)"

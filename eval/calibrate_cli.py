@@ -17,7 +17,6 @@ from semcache.cli import OneLineParser
 from semcache.config.settings import SemanticSettings
 from semcache.errors import ConfigError, SemcacheError
 
-from .parts import DEFAULT_FIT_FRACTION
 from .options import (
     add_data_options,
     cache_semantic,
@@ -26,6 +25,7 @@ from .options import (
     parse_args,
     positive_float,
 )
+from .parts import DEFAULT_FIT_FRACTION
 
 
 def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:

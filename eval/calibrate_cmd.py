@@ -22,7 +22,6 @@ import argparse
 import math
 import os
 import textwrap
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -43,7 +42,6 @@ from .data import Columns, PairSet, load_pairs
 from .frontier import (
     DELTAS,
     Certified,
-    Frontier,
     LearnedParts,
     Parts,
     ScoredParts,

@@ -146,7 +146,9 @@ def rank(
     return sorted(keys, key=order, reverse=True), keys
 
 
-def levels(ranked: Sequence[str], alpha: float, first_share: float = FIRST_SHARE) -> dict[str, float]:
+def levels(
+    ranked: Sequence[str], alpha: float, first_share: float = FIRST_SHARE
+) -> dict[str, float]:
     """α per scorer (Bonferroni over the ranking: the levels sum to α)."""
     if len(ranked) == 1:
         return {ranked[0]: alpha}
@@ -229,8 +231,15 @@ def frontier(
             if level > 0.0:
                 rows[(name, delta)] = certify(by_name[name], labels, parts, delta, level)
             else:  # no share of α: this scorer is not tested
-                rows[(name, delta)] = Certified(name, delta, 0.0, TestSequence(np.empty(0), 0.0, 0.0),
-                                                WalkResult(None, 0, 0, 0, None, None), None, None)
+                rows[(name, delta)] = Certified(
+                    name,
+                    delta,
+                    0.0,
+                    TestSequence(np.empty(0), 0.0, 0.0),
+                    WalkResult(None, 0, 0, 0, None, None),
+                    None,
+                    None,
+                )
         certified = [n for n in order if rows[(n, delta)].threshold is not None]
         if certified:
             chosen[delta] = max(certified, key=lambda n: rows[(n, delta)].testing.recall)  # type: ignore[union-attr]

@@ -62,7 +62,9 @@ def frontier_table(result: Frontier, dataset: str, embedders: Sequence[str], pai
 
 
 def legend(result: Frontier) -> str:
-    held = " (with --holdout: on the held-out part; ! above δ)" if len(result.parts.held_out) else ""
+    held = (
+        " (with --holdout: on the held-out part; ! above δ)" if len(result.parts.held_out) else ""
+    )
     return LEGEND.format(held=held, conf=1 - result.alpha)
 
 
@@ -89,12 +91,17 @@ def summary_lines(result: Frontier) -> list[str]:
             continue
         first = result.ranked[delta][0]
         if need.pairs is not None:
-            lines.append(f"δ={delta:g}: nothing certified with {need.given} pairs; about "
-                         f"{need.pairs} in all ({need.pairs - need.given} more) would likely "
-                         f"certify {first} (the same procedure, simulated on these pairs)")  # fmt: skip
+            more = need.pairs - need.given
+            lines.append(
+                f"δ={delta:g}: nothing certified with {need.given} pairs; about {need.pairs} "
+                f"in all ({more} more) would likely certify {first} (the same procedure, "
+                "simulated on these pairs)"
+            )
         elif need.floor_rate >= delta:
-            lines.append(f"δ={delta:g}: no threshold of {first} shows a false-hit rate under δ "
-                         f"(lowest {need.floor_rate:.1%}); more pairs alone will not help")  # fmt: skip
+            lines.append(
+                f"δ={delta:g}: no threshold of {first} shows a false-hit rate under δ "
+                f"(lowest {need.floor_rate:.1%}); more pairs alone will not help"
+            )
         else:
             lines.append(f"δ={delta:g}: nothing certified; even 200x these pairs would "
                          "likely not certify it")  # fmt: skip

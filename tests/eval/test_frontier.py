@@ -107,7 +107,7 @@ def test_band_floor_and_hindsight():
 
 
 def test_the_saved_choice_is_the_certified_cell_with_the_most_recall():
-    labels, good, poor, detail = _data()
+    labels, good, poor, _detail = _data()
     parts = split_parts(labels, seed=0)
     scorers = [scored_parts("cosine:good", good, parts), scored_parts("cosine:poor", poor, parts)]
     result = frontier(scorers, labels, parts, deltas=(0.2,))
@@ -118,7 +118,7 @@ def test_the_saved_choice_is_the_certified_cell_with_the_most_recall():
 
 
 def test_a_learned_scorer_must_beat_its_best_feature_by_the_margin():
-    labels, good, poor, detail = _data()
+    labels, good, _poor, detail = _data()
     parts = split_parts(labels, seed=0)
     cosine = scored_parts("cosine:good", good, parts)
     # a "learned" scorer that is exactly the cosine cannot beat it by the margin
@@ -132,7 +132,7 @@ def test_a_learned_scorer_must_beat_its_best_feature_by_the_margin():
 
 
 def test_a_holdout_is_reported_and_never_used():
-    labels, good, poor, detail = _data()
+    labels, good, _poor, _detail = _data()
     parts = split_parts(labels, seed=0, holdout=0.3)
     scorers = [scored_parts("cosine:good", good, parts)]
     result = frontier(scorers, labels, parts, deltas=(0.1,))
