@@ -84,10 +84,14 @@ def recall(result: Frontier, delta: float) -> float:
     return 0.0 if row.testing is None else row.testing.recall
 
 
-def run_set(path: Path, cap: int, seeds: int, fit: float, check: float) -> dict[str, object]:
+def run_set(path: Path, cap: int, seeds: int, fit: float, check: float,
+            english: tuple[str, ...] | None = None) -> dict[str, object]:  # fmt: skip
     pairs = load_set(path, cap)
     labels = pairs.labels.astype(np.int64)
-    sims = {e: cosines(pairs, e, cap) for e in embedders_for(pairs.name)}
+    names = embedders_for(pairs.name)
+    if english and not pairs.name.startswith("zh_"):
+        names = english
+    sims = {e: cosines(pairs, e, cap) for e in names}
     rest, verdicts = features(pairs, cap)
     runs = []
     for seed in range(seeds):
@@ -184,12 +188,15 @@ def main() -> None:
     parser.add_argument("--check", type=float, default=0.3)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of set names")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--english", nargs="*", help="embedders for the English sets "
+                        "(default: minilm)")  # fmt: skip
     args = parser.parse_args()
     started = time.perf_counter()
     paths = sorted(args.dev.glob("*.jsonl"))
     if args.only:
         paths = [p for p in paths if any(o in p.name for o in args.only)]
-    sets = [run_set(p, args.cap, args.seeds, args.fit, args.check) for p in paths]
+    english = tuple(args.english) if args.english else None
+    sets = [run_set(p, args.cap, args.seeds, args.fit, args.check, english) for p in paths]
     print(f"cap {args.cap}, {args.seeds} seeds, fit {args.fit:g} of the calibration pairs, "
           f"check part {args.check:g} (never touched), 95% confidence, "
           f"{time.perf_counter() - started:.0f} s, load average {os.getloadavg()}")  # fmt: skip
