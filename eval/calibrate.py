@@ -27,9 +27,10 @@ import numpy as np
 
 from semcache.errors import ConfigError
 
-from .frontier import DEFAULT_FIT_FRACTION, certify, scored_parts, split_parts
-from .ltt import pairs_needed, upper_bound
+from .frontier import certify, scored_parts, split_parts
+from .ltt import upper_bound
 from .metrics import count_hits
+from .needed import simulate_needed
 from .splits import stratified_split
 
 METHOD = "fixed-sequence binomial (Learn-then-Test)"
@@ -129,12 +130,15 @@ def calibrate(
     *,
     confidence: float = 0.95,
     seed: int = 0,
-    fit_fraction: float = DEFAULT_FIT_FRACTION,
+    fit_fraction: float = 1 / 3,
+    holdout: float = 0.5,
 ) -> CalibrationResult:
     """Certify a threshold for ``scores`` (a hit when score >= threshold; ``-inf``: never).
 
     ``scores`` are fixed (cosine similarities, guard vetoes as ``-inf``); a learned scorer
-    goes through :func:`semcache.eval.frontier.frontier`.
+    goes through :func:`semcache.eval.frontier.frontier`. ``eval --calibrate`` is a report,
+    so by default half the pairs are held out to check the threshold; ``semcache
+    calibrate`` spends them on the test instead (docs/calibration.md).
     """
     if not 0.0 < target < 1.0:
         raise ConfigError(f"target false-hit rate must be in (0, 1), got {target}")
@@ -142,7 +146,7 @@ def calibrate(
         raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
     scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels)
-    parts = split_parts(labels, seed, fit_fraction)
+    parts = split_parts(labels, seed, fit_fraction, holdout)
     alpha = 1.0 - confidence
     result = certify(scored_parts("scores", scores, parts), labels, parts, target, alpha)
     calibration_pairs = len(parts.fit) + len(parts.test)
@@ -166,14 +170,17 @@ def calibrate(
         reason=None,
         bound=upper_bound(result.walk.false_hits, result.walk.hits, alpha),
         calibration=split_stats(scores[parts.test], labels[parts.test], t),
-        held_out=split_stats(scores[parts.held_out], labels[parts.held_out], t),
+        held_out=split_stats(scores[parts.held_out], labels[parts.held_out], t)
+        if len(parts.held_out)
+        else None,
     )
 
 
 def _reason(scores, labels, parts, result, target: float, alpha: float) -> str:  # type: ignore[no-untyped-def]
     calibration = np.concatenate([parts.fit, parts.test])
-    need = pairs_needed(scores[calibration], labels[calibration], target, alpha,
-                        len(parts.test) / len(labels))  # fmt: skip
+    need = simulate_needed(scores[calibration], labels[calibration], len(labels),
+                           len(parts.fit) / len(labels), len(parts.test) / len(labels),
+                           target, alpha)  # fmt: skip
     walk = result.walk
     first = (
         "" if walk.stopped_at is None else f" (the first test, at {walk.stopped_at:.4g}, failed)"
@@ -185,13 +192,15 @@ def _reason(scores, labels, parts, result, target: float, alpha: float) -> str: 
     )
     if need.pairs is not None:
         text += (
-            f" At the rates these pairs show, about {need.pairs} labeled pairs in all would "
-            f"likely certify it (you gave {len(labels)})."
+            f" Simulating the same procedure on pairs like these, about {need.pairs} labeled "
+            f"pairs in all ({need.pairs - len(labels)} more) would likely certify it."
         )
-    else:
+    elif need.floor_rate >= target:
         text += (
             f" No threshold with >= 20 hits shows a false-hit rate under {target:g} (lowest "
             f"{need.floor_rate:.1%}): more pairs of this traffic will not help; a larger target "
             "or a better scorer would."
         )
+    else:
+        text += " Even 200x these pairs would likely not certify it."
     return text

@@ -25,16 +25,17 @@ from .options import (
     parse_args,
     positive_float,
 )
+from .parts import DEFAULT_FIT_FRACTION
 
 
 def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
     cache = cache if cache is not None else SemanticSettings()
     parser = OneLineParser(
         prog="semcache calibrate",
-        description="Certify, on one half of labeled pairs, the hit rule with the most recall "
-        "whose false-hit rate is at most --target with --confidence (Learn-then-Test "
-        "fixed-sequence testing), report the frontier for δ = 1, 2, 5, 10, 20%, and check "
-        "the choice on the other half.",
+        description="Certify the hit rule with the most recall whose false-hit rate is at "
+        "most --target with --confidence (Learn-then-Test fixed-sequence testing: a fitting "
+        "part plans, all the other pairs test), report the frontier for δ = 1, 2, 5, 10, "
+        "20%, and with --holdout check the choice on pairs the calibration never touched.",
     )
     parser.add_argument("--data", help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]")
     parser.add_argument(
@@ -74,8 +75,19 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
     parser.add_argument(
         "--fit-fraction",
         type=fraction,
-        default=1 / 3,
-        help="share of the calibration half that fits and plans; the rest tests",
+        default=DEFAULT_FIT_FRACTION,
+        help=f"share of the calibration pairs that fits and plans ({DEFAULT_FIT_FRACTION:g}); "
+        "all the rest tests",
+    )
+    parser.add_argument(
+        "--holdout",
+        type=fraction,
+        metavar="FRACTION",
+        help="also keep FRACTION of the pairs aside, never used by the calibration, and "
+        "report the choice on them (costs test power; docs/calibration.md)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON document instead of tables"
     )
     parser.add_argument("--namespace", help="save as this namespace's threshold")
     parser.add_argument("--save", type=Path, help=".env file to write the settings into")

@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Sequence
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from rich.console import Console
-from rich.table import Table
 
 from semcache.errors import ConfigError
 from semcache.guard import HitVerifier
@@ -43,7 +42,6 @@ from .data import Columns, PairSet, load_pairs
 from .frontier import (
     DELTAS,
     Certified,
-    Frontier,
     LearnedParts,
     Parts,
     ScoredParts,
@@ -53,6 +51,7 @@ from .frontier import (
     scored_parts,
     split_parts,
 )
+from .frontier_view import choice_line, frontier_json, print_frontier
 from .plugin_scores import PluginRun, in_band, plugin_band, plugin_parts
 from .scorer_fit import ModelKind, average_precision
 from .similarity import pair_similarities
@@ -69,24 +68,26 @@ MIN_PER_LABEL = 10
 def _enough_pairs(labels: np.ndarray, args: argparse.Namespace, err: Console) -> None:
     """Say, before any embedding, how many pairs the file needs: the test rejects only with
     ``hits_needed`` hits (all correct) in the testing part, which gets about
-    ``(1 - fit_fraction) / 2`` of the pairs that should hit. Too few to certify at
+    ``(1 - holdout) x (1 - fit_fraction)`` of the pairs that should hit. Too few to certify at
     ``--target``: a note (the frontier still reports the looser δs); too few of a label to
-    split at all: an error."""
+    split at all: one error line saying how many pairs it needs (exit 2)."""
     from .calibrate import hits_needed
 
     need = hits_needed(args.target, args.confidence)
-    share = (1.0 - args.fit_fraction) / 2.0
+    share = (1.0 - (args.holdout or 0.0)) * (1.0 - args.fit_fraction)
     positives = int(labels.sum())
-    if positives * share < need:
-        wanted = math.ceil(need / share)
-        message = (
-            f"{len(labels)} labeled pairs ({positives} that should hit) are too few: certifying "
-            f"false-hit rate <= {args.target:g} at {args.confidence:.0%} confidence needs at "
-            f"least {need} hits, all correct, in the testing part, so at least {wanted} pairs "
-            "labeled 1 (more when some are wrong; see 'How many labeled pairs' in the README)"
+    wanted = math.ceil(need / share)
+    message = (
+        f"{len(labels)} labeled pairs ({positives} that should hit) are too few: certifying "
+        f"false-hit rate <= {args.target:g} at {args.confidence:.0%} confidence needs at "
+        f"least {need} hits, all correct, in the testing part, so at least {wanted} pairs "
+        "labeled 1 (more when some are wrong; docs/calibration.md)"
+    )
+    if min(positives, len(labels) - positives) < MIN_PER_LABEL:
+        raise ConfigError(
+            f"{message}, and at least {MIN_PER_LABEL} labeled 0 to split the pairs at all"
         )
-        if min(positives, len(labels) - positives) < MIN_PER_LABEL:
-            raise ConfigError(f"{message}; at least {MIN_PER_LABEL} of each label to start")
+    if positives < wanted:
         err.print(f"note: {message}", highlight=False)
 
 
@@ -119,7 +120,7 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
         )
         with show.embedding_progress(err, f"{pairs.name} · {name}") as progress:
             sims[name] = pair_similarities(pairs, embedder, progress=progress).astype(np.float64)
-    parts = split_parts(labels, args.seed, args.fit_fraction)
+    parts = split_parts(labels, args.seed, args.fit_fraction, args.holdout or 0.0)
     use_learned = args.scorer in ("auto", LEARNED) and args.namespace is None
     kinds = {
         "cosine": args.scorer in ("auto", "cosine"),
@@ -138,28 +139,30 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     deltas = tuple(sorted({*DELTAS, args.target}))
     alpha = 1.0 - args.confidence
     result = frontier(candidates, labels, parts, deltas=deltas, alpha=alpha)
-    out.print(frontier_table(result, pairs.name, list(sims), len(labels)))
-    print_frontier_summary(result, len(labels), out)
-    if plugin is not None:
-        out.print(plugin.cost_line(len(labels)), highlight=False)
     chosen = result.chosen_result(args.target)
-    if chosen.threshold is None:
-        need = result.needed.get((chosen.scorer, args.target))
-        out.print(
-            f"no configuration certified at δ={args.target:g}: the fitting part chose "
-            f"{chosen.scorer}, whose first test failed. "
-            + ("" if need is None or need.pairs is None else
-               f"About {need.pairs} labeled pairs in all would likely certify it."),
-            highlight=False,
-        )  # fmt: skip
-        return 1
-    _print_choice(chosen, out)
-    if args.save is not None:
+    if args.json:
+        document = frontier_json(result, pairs.name, list(sims)) | {"target": args.target}
+    else:
+        print_frontier(result, pairs.name, list(sims), out)
+        if plugin is not None:
+            out.print(plugin.cost_line(len(labels)), highlight=False)
+        out.print(textwrap.fill(choice_line(chosen), 80), highlight=False)
+    saved = None
+    if chosen.threshold is not None and args.save is not None:
         if plugin is not None and chosen.scorer == plugin.spec.name:
-            _save_plugin(args, chosen, plugin, out)
+            saved = _save_plugin(args, chosen, plugin, err if args.json else out)
         else:
-            _save(args, chosen, learned, sims, out)
-    return 0
+            saved = _save(args, chosen, learned, sims, err if args.json else out)
+    if args.json:
+        document["saved"] = saved
+        print(_dumps(document), file=out.file)
+    return 0 if chosen.threshold is not None else 1
+
+
+def _dumps(document: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(document, indent=1, allow_nan=False)
 
 
 @dataclass(frozen=True)
@@ -255,88 +258,17 @@ def build_candidates(
     return candidates, learned
 
 
-def _cell(row: Certified) -> str:
-    if row.threshold is None or row.held_out is None or row.testing is None:
-        return "—"
-    verdict = "" if row.holds else " FAILS"
-    return (
-        f"{row.testing.recall:.0%} → {row.held_out.recall:.0%} "
-        f"({row.held_out.false_hit_rate:.1%}{verdict})"
-    )
-
-
-def frontier_table(result: Frontier, dataset: str, embedders: Sequence[str], pairs: int) -> Table:
-    """A row per scorer, a column per δ: certified testing-part recall → held-out recall
-    (held-out false-hit rate); ``*`` marks the configuration the fitting part chose."""
-    table = Table(
-        title=f"{dataset}: what each scorer guarantees ({1 - result.alpha:.0%} confidence, "
-        f"fixed-sequence test)",
-        caption=f"{pairs} pairs; embedders {', '.join(embedders)}; fitting {len(result.parts.fit)}"
-        f", testing {len(result.parts.test)}, held-out {len(result.parts.held_out)} pairs. Cell: "
-        "recall on the testing part → on the held-out half (held-out false-hit rate); "
-        "— nothing certified",
-    )
-    table.add_column("scorer")
-    for delta in result.deltas:
-        table.add_column(f"δ={delta:.0%}", justify="right")
-    names = list(dict.fromkeys(name for name, _ in result.rows))
-    for name in names:
-        cells = []
-        for delta in result.deltas:
-            mark = " *" if result.chosen[delta] == name else ""
-            cells.append(_cell(result.rows[(name, delta)]) + mark)
-        table.add_row(name, *cells)
-    return table
-
-
-def print_frontier_summary(result: Frontier, total: int, out: Console) -> None:
-    """The tightest δ that qualifies, and for each stricter δ the labeled pairs it would need."""
-    tightest = result.tightest
-    if tightest is None:
-        out.print("no δ in the list qualifies with these pairs", highlight=False)
-    else:
-        out.print(f"tightest δ that qualifies: {tightest:g}", highlight=False)
-    for delta in result.deltas:
-        if tightest is not None and delta >= tightest:
-            continue
-        need = result.needed.get((result.chosen[delta], delta))
-        if need is None:
-            continue
-        if need.pairs is None:
-            out.print(f"δ={delta:g}: no threshold shows a false-hit rate under δ on these "
-                      f"pairs (lowest {need.floor_rate:.1%}); more pairs alone will not help",
-                      highlight=False)  # fmt: skip
-        else:
-            more = max(need.pairs - total, 0)
-            out.print(f"δ={delta:g}: about {need.pairs} labeled pairs in all ({more} more) "
-                      "would likely qualify (an estimate from these pairs' rates)",
-                      highlight=False)  # fmt: skip
-
-
-def _print_choice(chosen: Certified, out: Console) -> None:
-    held, testing = chosen.held_out, chosen.testing
-    if held is None or testing is None:  # not certified: the caller reports that instead
-        return
-    verdict = "holds" if chosen.holds else "does NOT hold"
-    out.print(
-        f"chosen for δ={chosen.delta:g}: {chosen.scorer}, threshold {chosen.threshold:.6g} "
-        f"(hit when score >=); testing part {testing.false_hits} false of {testing.hits} hits "
-        f"(p={chosen.walk.p_value:.3g}); held-out false-hit rate {held.false_hit_rate:.2%} "
-        f"({held.false_hits} of {held.hits} hits), recall {held.recall:.1%}: {verdict}",
-        highlight=False,
-    )
-
-
 def _calibration(args: argparse.Namespace, chosen: Certified) -> dict[str, object]:
     return {"delta": chosen.delta, "confidence": args.confidence, "seed": args.seed,
             "data": Path(str(args.data)).name, "testing_hits": chosen.walk.hits,
             "testing_false_hits": chosen.walk.false_hits,
-            "p_value": chosen.walk.p_value}  # fmt: skip
+            "p_value": chosen.walk.p_value, "alpha": chosen.alpha,
+            "fit_fraction": args.fit_fraction, "holdout": args.holdout}  # fmt: skip
 
 
 def _save_plugin(
     args: argparse.Namespace, chosen: Certified, plugin: PluginRun, out: Console
-) -> None:
+) -> str:
     saved = SavedPlugin(
         plugin=plugin.spec,
         primary=plugin.primary,
@@ -349,10 +281,12 @@ def _save_plugin(
     persist.save_scorer(args.save, Path(file).resolve())
     persist.save_embedder(args.save, plugin.primary)
     out.print(f"saved plug-in scorer {file} and its settings to {args.save}", highlight=False)
+    return str(args.save)
 
 
 def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | None,
-          sims: dict[str, np.ndarray], out: Console) -> None:  # fmt: skip
+          sims: dict[str, np.ndarray], out: Console) -> str:  # fmt: skip
+    """Write the chosen configuration into the ``--save`` file; return that file's path."""
     kind, _, embedder = chosen.scorer.partition(":")
     threshold = float(chosen.threshold)  # type: ignore[arg-type]
     if kind == LEARNED and learned is not None:
@@ -374,10 +308,11 @@ def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | N
         persist.save_scorer(args.save, Path(file).resolve())
         persist.save_embedder(args.save, learned.primary)
         out.print(f"saved scorer {file} and its settings to {args.save}", highlight=False)
-        return
+        return str(args.save)
     persist.save_threshold(args.save, threshold, args.namespace)
     if args.namespace is None:
         persist.save_embedder(args.save, embedder)
         persist.save_verifier(args.save, "details" if kind == "guard" else "none")
         persist.save_scorer(args.save, None)
     out.print(f"saved to {args.save}", highlight=False)
+    return str(args.save)

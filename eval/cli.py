@@ -214,16 +214,17 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     for result in results:
         out.print(show.sweep_table(result))
     out.print(show.headline_table(results, calibrations))
+    frontiers: dict[str, dict[str, object]] = {}
     if args.frontier:
         # no verifier named: the null guard ('none'), which build_candidates skips
         verifier = verifiers[0] if verifiers else resolve.resolve_verifier(NO_VERIFIER)
-        _print_frontiers(datasets, all_sims, verifier, args, out)
+        frontiers = _print_frontiers(datasets, all_sims, verifier, args, out)
     plots: list[Path] = []
     if not args.no_plots:
         from .plots import write_plots
 
         plots = write_plots(results, args.out)
-    written = write_outputs(args.out, results, timings, calibrations, plots)
+    written = write_outputs(args.out, results, timings, calibrations, plots, frontiers)
     err.print(f"wrote {', '.join(str(p) for p in [*written, *plots])}")
     return 0
 
@@ -234,18 +235,22 @@ def _print_frontiers(
     verifier: HitVerifier,
     args: argparse.Namespace,
     out: Console,
-) -> None:
-    from .calibrate_cmd import build_candidates, frontier_table, print_frontier_summary
+) -> dict[str, dict[str, object]]:
+    """Print each dataset's frontier; return them for ``summary.json``."""
+    from .calibrate_cmd import build_candidates
     from .frontier import frontier, split_parts
+    from .frontier_view import frontier_json, print_frontier
 
     kinds = {"cosine": True, "guard": True, "learned": True}
+    frontiers: dict[str, dict[str, object]] = {}
     for pairs in datasets:
         sims = {name: values.astype(np.float64) for name, values in all_sims[pairs.name].items()}
         parts = split_parts(pairs.labels, args.seed)
         candidates, _ = build_candidates(pairs, sims, parts, verifier, kinds, seed=args.seed)
         result = frontier(candidates, pairs.labels, parts, alpha=1.0 - args.confidence)
-        out.print(frontier_table(result, pairs.name, list(sims), len(pairs)))
-        print_frontier_summary(result, len(pairs), out)
+        print_frontier(result, pairs.name, list(sims), out)
+        frontiers[pairs.name] = frontier_json(result, pairs.name, list(sims))
+    return frontiers
 
 
 def eval_main(argv: Sequence[str]) -> int:

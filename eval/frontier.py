@@ -2,106 +2,77 @@
 
 One run over a labeled pair set, as ``semcache calibrate`` does it:
 
-1. split the pairs, seeded and stratified, into a calibration half and an untouched held-out
-   half; split the calibration half into a fitting part (``fit_fraction``) and a testing
-   part (:mod:`semcache.eval.ltt` says why two parts and what each may see);
-2. score every pair with each candidate scorer: ``cosine:<embedder>`` (the similarity
-   alone), ``guard:<embedder>`` (the similarity, with pairs the answer guard rejects never
-   hits), and ``learned`` (a model over all embedders' cosines, lexical features and the
-   guard's per-rule mismatches, fit on the fitting part; :mod:`.scorer_fit`);
-3. for each δ and each scorer, plan the test sequence on the fitting part and walk it on
-   the testing part (a valid guarantee for that scorer at that δ); then report the held-out
-   half at the certified threshold;
-4. for each δ, the *chosen* configuration is picked on the fitting part alone (the scorer
-   whose planned walk certifies the most recall on average when simulated on resamples of
-   the fitting part), before its walk, so choosing does not spend the guarantee. Only the
-   chosen one's walk backs the saved threshold; the other rows show what each scorer
-   would have given.
+1. split the pairs, seeded and stratified (:func:`~semcache.eval.parts.split_parts`): a
+   fitting part, a testing part (all the rest), and only with ``--holdout`` a held-out part
+   that is a report and nothing else;
+2. score every pair with each candidate scorer: ``cosine:<embedder>``, ``guard:<embedder>``
+   (guard vetoes never hit) and ``learned`` (a model over every embedder's cosine, lexical
+   features and the guard's per-rule mismatches, fit on the fitting part);
+3. for each δ, *rank* the scorers on the fitting part alone by the recall their planned walk
+   certifies on average when simulated on resamples of it (:func:`predicted_recall`); a
+   learned scorer ranks above the fixed ones (its own features) only when it beats the best
+   of them by :data:`LEARNED_MARGIN` there, so a model that cannot show it is better never
+   displaces its best feature;
+4. split α over the ranking (Bonferroni): the first-ranked scorer tests at
+   ``FIRST_SHARE × α``, the others share the rest; each scorer's sequence is planned on the
+   fitting part at its own level and walked on the testing part. By the union bound every
+   certified cell holds simultaneously with probability >= 1 - α, so the *chosen*
+   configuration may be the certified one with the most testing-part recall (looking at the
+   testing part to pick among cells that are all guaranteed spends nothing more);
+5. when nothing is certified at a δ, :mod:`semcache.eval.needed` simulates the same
+   procedure on more pairs to say how many would likely certify it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 import numpy as np
 
-from .ltt import (
-    PairsNeeded,
-    TestSequence,
-    WalkResult,
-    counts_at,
-    fixed_sequence,
-    pairs_needed,
-    plan_sequence,
+from .ltt import TestSequence, WalkResult, counts_at, fixed_sequence, plan_sequence
+from .needed import PairsNeeded, simulate_needed
+from .parts import (
+    BAND_MARGIN,
+    BAND_QUANTILE,
+    DEFAULT_FIT_FRACTION,
+    LearnedParts,
+    Outcome,
+    Parts,
+    ScoredParts,
+    band_floor,
+    guarded,
+    learned_parts,
+    outcome,
+    scored_parts,
+    split_parts,
 )
-from .scorer_fit import FittedScorer, ModelKind, fit_scorer
-from .splits import stratified_split
+
+__all__ = [
+    "BAND_MARGIN", "BAND_QUANTILE", "DEFAULT_FIT_FRACTION", "DELTAS", "FIRST_SHARE",
+    "LEARNED_MARGIN", "Certified", "Frontier", "LearnedParts", "Outcome", "Parts",
+    "ScoredParts", "band_floor", "certify", "choose", "frontier", "guarded", "hindsight",
+    "learned_parts", "outcome", "predicted_recall", "rank", "scored_parts", "split_parts",
+]  # fmt: skip
 
 DELTAS = (0.01, 0.02, 0.05, 0.10, 0.20)
-DEFAULT_FIT_FRACTION = 1 / 3
-"""Share of the calibration half that fits and plans; the rest tests. A third, because the
-guarantee's power is the count of hits in the testing part, while a model over ~25
-features is fit well by a few hundred pairs."""
 
+FIRST_SHARE = 0.8
+"""Share of α the first-ranked scorer's walk tests at; the others share the rest."""
 
-@dataclass(frozen=True)
-class Parts:
-    """Indices (into the whole pair set) of the fitting, testing and held-out parts."""
-
-    fit: np.ndarray
-    test: np.ndarray
-    held_out: np.ndarray
-
-
-def split_parts(
-    labels: np.ndarray, seed: int = 0, fit_fraction: float = DEFAULT_FIT_FRACTION
-) -> Parts:
-    calibration, held_out = stratified_split(labels, seed)
-    fit_rel, test_rel = stratified_split(labels[calibration], seed + 1, fit_fraction)
-    return Parts(calibration[fit_rel], calibration[test_rel], held_out)
-
-
-@dataclass(frozen=True)
-class ScoredParts:
-    """One scorer's scores on the three parts (fitting part: out-of-fold for a learned one)."""
-
-    name: str
-    fit: np.ndarray
-    test: np.ndarray
-    held_out: np.ndarray
-    extra: dict[str, object] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """Counts of one threshold on one part."""
-
-    hits: int
-    false_hits: int
-    positives: int
-
-    @property
-    def recall(self) -> float:
-        return (self.hits - self.false_hits) / self.positives if self.positives else 0.0
-
-    @property
-    def false_hit_rate(self) -> float:
-        return self.false_hits / self.hits if self.hits else 0.0
-
-
-def outcome(scores: np.ndarray, labels: np.ndarray, threshold: float) -> Outcome:
-    hits, wrong = counts_at(np.asarray(scores, np.float64), labels, np.array([threshold]))
-    return Outcome(int(hits[0]), int(wrong[0]), int((labels == 1).sum()))
+LEARNED_MARGIN = 0.02
+"""Predicted certified recall (fitting part) a learned scorer must add over the best fixed
+scorer to rank above it."""
 
 
 @dataclass(frozen=True)
 class Certified:
-    """One scorer at one δ: the walk, and what its threshold does on the held-out half."""
+    """One scorer at one δ: its level, the walk, and its threshold on the testing part and
+    (with a holdout) on the held-out part."""
 
     scorer: str
     delta: float
+    alpha: float
     plan: TestSequence
     walk: WalkResult
     testing: Outcome | None
@@ -113,7 +84,7 @@ class Certified:
 
     @property
     def holds(self) -> bool | None:
-        """Held-out false hits at most δ x hits (None when no threshold was certified)."""
+        """Held-out false hits at most δ x hits (None: no holdout or nothing certified)."""
         if self.held_out is None:
             return None
         return self.held_out.false_hits <= self.delta * self.held_out.hits
@@ -132,39 +103,64 @@ def certify(
         plan = plan_sequence(scored.fit, labels[parts.fit], len(parts.test), delta, alpha)
     walk = fixed_sequence(scored.test, labels[parts.test], plan.thresholds, delta, alpha)
     if walk.threshold is None:
-        return Certified(scored.name, delta, plan, walk, None, None)
-    return Certified(
-        scored.name, delta, plan, walk,
-        outcome(scored.test, labels[parts.test], walk.threshold),
-        outcome(scored.held_out, labels[parts.held_out], walk.threshold),
-    )  # fmt: skip
+        return Certified(scored.name, delta, alpha, plan, walk, None, None)
+    held = None
+    if len(parts.held_out):
+        held = outcome(scored.held_out, labels[parts.held_out], walk.threshold)
+    return Certified(scored.name, delta, alpha, plan, walk,
+                     outcome(scored.test, labels[parts.test], walk.threshold), held)  # fmt: skip
 
 
 def predicted_recall(plan: TestSequence, labels: np.ndarray, parts: Parts) -> float:
-    """The choice key, from the fitting part alone (no testing labels): the recall the
+    """The ranking key, from the fitting part alone (no testing labels): the recall the
     planned walk certifies on average in simulation (:func:`plan_sequence`)."""
     positives = max(int((labels[parts.fit] == 1).sum()), 1)
     scale = len(parts.test) / max(len(parts.fit), 1)
     return plan.expected_true_hits / (positives * scale)
 
 
-def choose(
+def rank(
     scorers: Sequence[ScoredParts],
     labels: np.ndarray,
     parts: Parts,
     delta: float,
     alpha: float,
-    plans: dict[str, TestSequence] | None = None,
-) -> str:
-    """The scorer the fitting part predicts to certify the most recall at δ."""
-    plans = {} if plans is None else plans
+    *,
+    margin: float = LEARNED_MARGIN,
+) -> tuple[list[str], dict[str, float]]:
+    """Scorer names, most promising first, and each one's predicted recall (fitting part
+    only). A learned scorer that does not beat the best fixed one by ``margin`` ranks after
+    every fixed scorer."""
     keys = {}
     for s in scorers:
-        plan = plans.get(s.name)
-        if plan is None:
-            plan = plan_sequence(s.fit, labels[parts.fit], len(parts.test), delta, alpha)
+        plan = plan_sequence(s.fit, labels[parts.fit], len(parts.test), delta, alpha)
         keys[s.name] = predicted_recall(plan, labels, parts)
-    return max(keys, key=keys.__getitem__)
+    kinds = {s.name: s.kind for s in scorers}
+    fixed = [keys[n] for n in keys if kinds[n] != "learned"]
+    best_fixed = max(fixed, default=-1.0)
+
+    def order(name: str) -> tuple[int, float]:
+        demoted = kinds[name] == "learned" and keys[name] < best_fixed + margin
+        return (0 if demoted else 1, keys[name])
+
+    return sorted(keys, key=order, reverse=True), keys
+
+
+def levels(
+    ranked: Sequence[str], alpha: float, first_share: float = FIRST_SHARE
+) -> dict[str, float]:
+    """α per scorer (Bonferroni over the ranking: the levels sum to α)."""
+    if len(ranked) == 1:
+        return {ranked[0]: alpha}
+    rest = alpha * (1.0 - first_share) / (len(ranked) - 1)
+    return {name: alpha * first_share if i == 0 else rest for i, name in enumerate(ranked)}
+
+
+def choose(
+    scorers: Sequence[ScoredParts], labels: np.ndarray, parts: Parts, delta: float, alpha: float
+) -> str:
+    """The scorer the fitting part ranks first at δ."""
+    return rank(scorers, labels, parts, delta, alpha)[0][0]
 
 
 def hindsight(scores: np.ndarray, labels: np.ndarray, delta: float) -> Outcome:
@@ -183,14 +179,18 @@ def hindsight(scores: np.ndarray, labels: np.ndarray, delta: float) -> Outcome:
 
 @dataclass(frozen=True)
 class Frontier:
-    """Every scorer at every δ, the choice per δ, and labeled pairs a failing δ would need."""
+    """Every scorer at every δ, the ranking and choice per δ, and, where nothing was
+    certified, the labeled pairs the first-ranked scorer would likely need."""
 
     deltas: tuple[float, ...]
     alpha: float
     parts: Parts
     rows: dict[tuple[str, float], Certified]
     chosen: dict[float, str]
-    needed: dict[tuple[str, float], PairsNeeded]
+    ranked: dict[float, tuple[str, ...]]
+    predicted: dict[tuple[str, float], float]
+    needed: dict[float, PairsNeeded]
+    total_pairs: int
 
     def chosen_result(self, delta: float) -> Certified:
         return self.rows[(self.chosen[delta], delta)]
@@ -210,103 +210,47 @@ def frontier(
     deltas: Sequence[float] = DELTAS,
     alpha: float = 0.05,
     total_pairs: int | None = None,
+    first_share: float = FIRST_SHARE,
+    estimate_needed: bool = True,
 ) -> Frontier:
-    """Certify every scorer at every δ; choose per δ on the fitting part."""
+    """Rank on the fitting part, certify every scorer at its level, choose per δ."""
+
     labels = np.asarray(labels)
-    rows: dict[tuple[str, float], Certified] = {}
-    needed: dict[tuple[str, float], PairsNeeded] = {}
-    chosen: dict[float, str] = {}
     total = len(labels) if total_pairs is None else total_pairs
-    test_share = len(parts.test) / total
-    calibration = np.concatenate([parts.fit, parts.test])
+    by_name = {s.name: s for s in scorers}
+    rows: dict[tuple[str, float], Certified] = {}
+    chosen: dict[float, str] = {}
+    ranked: dict[float, tuple[str, ...]] = {}
+    predicted: dict[tuple[str, float], float] = {}
+    needed: dict[float, PairsNeeded] = {}
     for delta in deltas:
-        plans = {
-            s.name: plan_sequence(s.fit, labels[parts.fit], len(parts.test), delta, alpha)
-            for s in scorers
-        }
-        chosen[delta] = choose(scorers, labels, parts, delta, alpha, plans)
-        for scored in scorers:
-            result = certify(scored, labels, parts, delta, alpha, plans[scored.name])
-            rows[(scored.name, delta)] = result
-            if result.threshold is None:
-                both = np.concatenate([scored.fit, scored.test])
-                needed[(scored.name, delta)] = pairs_needed(
-                    both, labels[calibration], delta, alpha, test_share
+        order, keys = rank(scorers, labels, parts, delta, alpha)
+        ranked[delta] = tuple(order)
+        predicted |= {(name, delta): key for name, key in keys.items()}
+        for name, level in levels(order, alpha, first_share).items():
+            if level > 0.0:
+                rows[(name, delta)] = certify(by_name[name], labels, parts, delta, level)
+            else:  # no share of α: this scorer is not tested
+                rows[(name, delta)] = Certified(
+                    name,
+                    delta,
+                    0.0,
+                    TestSequence(np.empty(0), 0.0, 0.0),
+                    WalkResult(None, 0, 0, 0, None, None),
+                    None,
+                    None,
                 )
-    return Frontier(tuple(deltas), alpha, parts, rows, chosen, needed)
-
-
-def scored_parts(name: str, scores: np.ndarray, parts: Parts, **extra: object) -> ScoredParts:
-    """A fixed (not learned) scorer's scores cut into the three parts."""
-    scores = np.asarray(scores, np.float64)
-    return ScoredParts(
-        name, scores[parts.fit], scores[parts.test], scores[parts.held_out], dict(extra)
-    )
-
-
-def guarded(similarities: np.ndarray, verdicts: np.ndarray) -> np.ndarray:
-    """Similarities with guard-rejected pairs at -inf: never a hit."""
-    return np.where(np.asarray(verdicts, bool), np.asarray(similarities, np.float64), -np.inf)
-
-
-BAND_PROBABILITY = 0.5
-BAND_QUANTILE = 0.01
-BAND_MARGIN = 0.02
-
-
-def band_floor(primary: np.ndarray, out_of_fold: np.ndarray) -> float:
-    """The cosine under which a learned scorer's candidates are misses without scoring.
-
-    From the fitting part only: the 1st percentile of the primary cosine among pairs the
-    out-of-fold model scores at least 0.5, less 0.02. The learned scores every later step
-    sees are already cut at this floor, so the guarantee covers the cut."""
-    likely = primary[out_of_fold >= BAND_PROBABILITY]
-    if not len(likely):
-        return -1.0
-    return max(-1.0, float(np.quantile(likely, BAND_QUANTILE)) - BAND_MARGIN)
-
-
-@dataclass(frozen=True)
-class LearnedParts:
-    """A learned scorer's scores on the parts plus what saving it needs."""
-
-    scored: ScoredParts
-    fitted: FittedScorer
-    embedders: tuple[str, ...]
-    primary: str
-    band_lo: float
-
-
-def learned_parts(
-    name: str,
-    rows: np.ndarray,
-    labels: np.ndarray,
-    parts: Parts,
-    embedders: Sequence[str],
-    primary: str,
-    *,
-    kind: ModelKind | Literal["auto"] = "auto",
-    seed: int = 0,
-) -> LearnedParts:
-    """Fit on the fitting part; score the fitting part out of fold and the others with the
-    refit model; cut every score below the band floor (cosine of ``primary``)."""
-    fitted = fit_scorer(rows[parts.fit], labels[parts.fit], kind, seed)
-    column = list(embedders).index(primary)
-    lo = band_floor(rows[parts.fit, column], fitted.out_of_fold)
-
-    def cut(scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        return np.where(rows[idx, column] >= lo, scores, -np.inf)
-
-    # the plan reads the fitting part's out-of-fold ranking (honest about labels) on the
-    # refit model's scale (its in-sample scores, rank for rank), so that a planned threshold
-    # cuts the testing part's refit scores at the hit share the plan expected
-    in_sample = np.sort(fitted.model.predict(rows[parts.fit]))
-    ranks = np.argsort(np.argsort(fitted.out_of_fold, kind="stable"), kind="stable")
-    scored = ScoredParts(
-        name,
-        cut(in_sample[ranks], parts.fit),
-        cut(fitted.model.predict(rows[parts.test]), parts.test),
-        cut(fitted.model.predict(rows[parts.held_out]), parts.held_out),
-        {"kind": fitted.model.kind, "cv_ap": fitted.cv_average_precision},
-    )
-    return LearnedParts(scored, fitted, tuple(embedders), primary, lo)
+        certified = [n for n in order if rows[(n, delta)].threshold is not None]
+        if certified:
+            chosen[delta] = max(certified, key=lambda n: rows[(n, delta)].testing.recall)  # type: ignore[union-attr]
+            continue
+        chosen[delta] = order[0]
+        if estimate_needed:
+            first = by_name[order[0]]
+            needed[delta] = simulate_needed(
+                np.concatenate([first.fit, first.test]),
+                np.concatenate([labels[parts.fit], labels[parts.test]]),
+                total, len(parts.fit) / total, len(parts.test) / total,
+                delta, rows[(order[0], delta)].alpha,
+            )  # fmt: skip
+    return Frontier(tuple(deltas), alpha, parts, rows, chosen, ranked, predicted, needed, total)

@@ -40,7 +40,8 @@ made the earlier fixed-sequence attempt in this module find nothing on clean dat
 
 How many labeled pairs a δ needs: :func:`hits_needed` gives the hits the testing part must
 see at a threshold whose true false-hit rate is r < δ for the test to reject at the expected
-count (:func:`pairs_needed` turns that into labeled pairs). With r = 0 the floor is
+count (:mod:`semcache.eval.needed` simulates the whole procedure to turn that into labeled
+pairs). With r = 0 the floor is
 ln α / ln(1 - δ) hits at 95%: 299 (δ 1%), 149 (2%), 59 (5%), 29 (10%), 14 (20%); with
 r = δ/2 it is several times more (README table).
 """
@@ -134,11 +135,12 @@ def simulated_true_hits(
     *,
     draws: int = 100,
     seed: int = 0,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """For each grid index as the start, the mean true hits a walk from there would certify
     on a testing part of ``test_size`` pairs, simulated by resampling the fitting part.
 
-    Each draw resamples ``test_size`` fitting pairs with replacement, tests every grid
+    Each draw reweights the fitting pairs (Dirichlet weights, a Bayesian bootstrap), draws
+    ``test_size`` pairs from them, tests every grid
     threshold, and follows the walk from each start to its first failure. This prices in
     what a plug-in estimate misses: a strict start has few hits and a walk from there can
     die at the first local bunch of false hits, while a loose start may fail at once.
@@ -146,19 +148,23 @@ def simulated_true_hits(
     fit_scores = np.asarray(fit_scores, np.float64)
     fit_labels = np.asarray(fit_labels)
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(fit_scores), (draws, test_size))
     order = np.argsort(-fit_scores, kind="stable")
     rank = np.empty(len(fit_scores), dtype=np.int64)
     rank[order] = np.arange(len(fit_scores))
+    wrong_pair = (fit_labels == 0).astype(np.float64)
     # pairs at or above each grid threshold, as a prefix of the score order
     cut = np.searchsorted(-fit_scores[order], -grid, side="right")
     hits = np.empty((draws, len(grid)), dtype=np.int64)
     wrong = np.empty_like(hits)
     for d in range(draws):
-        counted = np.bincount(rank[picks[d]], minlength=len(fit_scores) + 1)
-        bad = np.bincount(rank[picks[d]], weights=fit_labels[picks[d]] == 0,
-                          minlength=len(fit_scores) + 1)  # fmt: skip
-        hits[d] = np.concatenate([[0], np.cumsum(counted)])[cut]
+        # Bayesian bootstrap: the fitting part's shares are uncertain too, which matters
+        # when the testing part is several times larger (a strict threshold's few fitting
+        # hits must not be mistaken for a sure share of the testing part)
+        weights = rng.dirichlet(np.ones(len(fit_scores)))
+        drawn = rng.multinomial(test_size, weights).astype(np.float64)
+        counted = np.bincount(rank, weights=drawn, minlength=len(fit_scores) + 1)
+        bad = np.bincount(rank, weights=drawn * wrong_pair, minlength=len(fit_scores) + 1)
+        hits[d] = np.concatenate([[0], np.cumsum(counted)])[cut].astype(np.int64)
         wrong[d] = np.concatenate([[0], np.cumsum(bad)])[cut].astype(np.int64)
     distinct, where = np.unique(hits, return_inverse=True)
     passes = wrong <= rejection_limit(distinct, delta, alpha)[where.reshape(hits.shape)]
@@ -171,7 +177,13 @@ def simulated_true_hits(
             passes[:, j], np.where(following, reach[:, j + 1], true_hits[:, j]), 0.0
         )
         following = passes[:, j]
-    return cast(np.ndarray, reach[:, :-1].mean(axis=0))
+    return cast(np.ndarray, reach[:, :-1].mean(axis=0)), passes.mean(axis=0)
+
+
+SAFE_START = 0.9
+"""The walk starts where it passes in at least this share of simulated testing parts (or
+as often as any start does): certifying something is worth more to a user than a little
+more expected recall bought with a coin flip on certifying nothing."""
 
 
 def plan_sequence(
@@ -185,8 +197,9 @@ def plan_sequence(
     draws: int = 100,
 ) -> TestSequence:
     """The testing sequence from the fitting part alone: it starts at the grid threshold
-    whose walk certifies the most true hits on average (:func:`simulated_true_hits`) and
-    walks to the loosest.
+    whose walk certifies the most true hits on average (:func:`simulated_true_hits`) among
+    those whose first test passes in :data:`SAFE_START` of the simulations, and walks to the
+    loosest.
 
     Neither the most *certain* threshold (usually a strict one: a walk from there dies at
     the first local bunch of false hits — on LCQMC 7 false of 256 hits fails at δ = 5%
@@ -196,9 +209,10 @@ def plan_sequence(
     grid = threshold_grid(fit_scores, points)
     if not len(grid):
         return TestSequence(grid, 0.0, 0.0)
-    expected = simulated_true_hits(fit_scores, fit_labels, grid, test_size, delta, alpha,
-                                   draws=draws)  # fmt: skip
-    start = int(np.argmax(expected))
+    expected, passing = simulated_true_hits(fit_scores, fit_labels, grid, test_size, delta,
+                                            alpha, draws=draws)  # fmt: skip
+    safe = passing >= min(SAFE_START, float(passing.max()))
+    start = int(np.argmax(np.where(safe, expected, -1.0)))
     hits, wrong = counts_at(fit_scores, np.asarray(fit_labels), grid[start : start + 1])
     scaled = np.round(hits * test_size / max(len(fit_scores), 1)).astype(np.int64)
     chance = pass_probability(hits, wrong, scaled, delta, alpha)
@@ -269,51 +283,3 @@ def hits_needed(rate: float, delta: float, alpha: float, cap: int = 10_000_000) 
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if passes(mid) else (mid, hi)
     return hi
-
-
-@dataclass(frozen=True)
-class PairsNeeded:
-    """Labeled pairs (in all, as calibrate splits them) that would likely certify δ."""
-
-    pairs: int | None
-    threshold: float | None
-    rate: float | None  # estimated false-hit rate at that threshold
-    recall: float | None  # estimated recall there
-    floor_rate: float  # lowest estimated false-hit rate with at least ``min_hits`` hits
-
-
-def pairs_needed(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    delta: float,
-    alpha: float,
-    test_share: float,
-    *,
-    min_hits: int = 20,
-) -> PairsNeeded:
-    """Estimate, from scored labeled pairs, how many labeled pairs in all calibrate would need.
-
-    For each threshold with at least ``min_hits`` hits, the estimated false-hit rate r and the
-    share q of pairs that are hits give ``hits_needed(r) / q / test_share`` pairs, where
-    ``test_share`` is the share of all labeled pairs that reach the test (0.5 x the testing
-    part's share of the calibration half). The smallest is reported. An estimate, not a
-    guarantee: it assumes these rates hold in the new pairs.
-    """
-    scores = np.asarray(scores, np.float64)
-    grid = threshold_grid(scores, 400)
-    hits, wrong = counts_at(scores, np.asarray(labels), grid)
-    positives = max(int((np.asarray(labels) == 1).sum()), 1)
-    best = PairsNeeded(None, None, None, None, 1.0)
-    floor = 1.0
-    for t, h, k in zip(grid, hits, wrong, strict=True):
-        if h < min_hits:
-            continue
-        rate = k / h
-        floor = min(floor, rate)
-        needed = hits_needed(rate, delta, alpha)
-        if needed is None:
-            continue
-        total = math.ceil(needed / (h / len(scores)) / test_share)
-        if best.pairs is None or total < best.pairs:
-            best = PairsNeeded(total, float(t), rate, (h - k) / positives, floor)
-    return PairsNeeded(best.pairs, best.threshold, best.rate, best.recall, floor)

@@ -200,7 +200,7 @@ def walk_thresholds(
     exceed ``target`` (p > ``alpha``): the result is stricter than ``current`` when the
     current one is not certified but a stricter one is (tightening), looser when a looser
     one is certified. The other half is held out for the report."""
-    parts = split_parts(data.labels, seed)
+    parts = split_parts(data.labels, seed, 1 / 3, holdout=0.5)  # the walk needs no fitting part
     calibration = np.concatenate([parts.fit, parts.test])
     steps = round(max_change / STEP)
     sequence = current + STEP * steps - STEP * np.arange(2 * steps + 1)

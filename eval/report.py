@@ -3,7 +3,9 @@
 ``results.json`` is a list of flat records, one per dataset x embedder x verifier x
 threshold, with counts, rates and their 95% Wilson bounds (``*_lo`` / ``*_hi``). A rate that
 is undefined (false-hit rate with no hits) is ``null``. ``summary.json`` holds one record
-per dataset x embedder x verifier with the headline figures, timing and calibration.
+per dataset x embedder x verifier with the headline figures, timing and calibration, and
+with ``--frontier`` the dataset's frontier (per scorer and δ: certified recall, false-hit
+rate on the testing part, threshold; :func:`semcache.eval.frontier_view.frontier_json`).
 """
 
 from __future__ import annotations
@@ -119,8 +121,10 @@ def summary_record(
     result: SweepResult,
     timing: Timing | None = None,
     calibration: CalibrationResult | None = None,
+    frontier: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Headline figures of one dataset x embedder x verifier."""
+    """Headline figures of one dataset x embedder x verifier; ``frontier`` (with ``eval
+    --frontier``) is the dataset's, the same in each of its records."""
     return {
         "dataset": result.dataset,
         "embedder": result.embedder,
@@ -135,6 +139,7 @@ def summary_record(
         "embed_cpu_seconds": None if timing is None else timing.cpu_seconds,
         "distinct_texts": None if timing is None else timing.texts,
         "calibration": None if calibration is None else _calibration(calibration),
+        "frontier": None if frontier is None else dict(frontier),
     }
 
 
@@ -260,6 +265,7 @@ def write_outputs(
     timings: Mapping[tuple[str, str], Timing] | None = None,
     calibrations: Mapping[GroupKey, CalibrationResult] | None = None,
     plots: Sequence[Path] = (),
+    frontiers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Path]:
     """Write results.json, summary.json and report.md into ``out_dir``; return their paths.
 
@@ -275,6 +281,7 @@ def write_outputs(
             result,
             timings.get((result.dataset, result.embedder)),
             calibrations.get(key_of(result)),
+            (frontiers or {}).get(result.dataset),
         )
         for result in results
     ]

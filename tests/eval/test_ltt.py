@@ -13,7 +13,6 @@ from semcache.eval.ltt import (
     fixed_sequence,
     hits_needed,
     p_value,
-    pairs_needed,
     plan_sequence,
     upper_bound,
 )
@@ -88,14 +87,7 @@ def test_the_guarantee_holds_in_simulation():
     assert violations / certified <= alpha + 0.03
 
 
-def test_hits_needed_and_pairs_needed():
+def test_hits_needed():
     assert hits_needed(0.0, 0.05, 0.05) == 59
     assert hits_needed(0.05, 0.05, 0.05) is None
     assert hits_needed(0.025, 0.05, 0.05) > 59
-    rng = np.random.default_rng(3)
-    labels = (rng.random(1000) < 0.5).astype(int)
-    scores = np.where(labels == 1, rng.normal(0.9, 0.03, 1000), rng.normal(0.7, 0.08, 1000))
-    need = pairs_needed(scores, labels, 0.01, 0.05, test_share=1 / 3)
-    assert need.pairs is not None and need.threshold is not None and need.rate < 0.01
-    overlap = pairs_needed(rng.random(1000), labels, 0.05, 0.05, test_share=1 / 3)
-    assert overlap.pairs is None and overlap.floor_rate > 0.05

@@ -120,7 +120,8 @@ def judged(tmp_path_factory, judge_server: FakeOpenAIServer) -> Iterator[tuple[P
             code = _calibrate(
                 data, embedder, "--target", "0.05", "--scorer", "plugin",
                 "--plugin", f"llm-judge:{JUDGE}", "--judge-api-base", judge_server.api_base,
-                "--judge-api-key-env", KEY_ENV, "--judge-timeout", "7.5", "--save", str(env),
+                "--judge-api-key-env", KEY_ENV, "--judge-timeout", "7.5", "--holdout", "0.5",
+                "--save", str(env),
             )  # fmt: skip
     assert code == 0, out.getvalue()
     yield env, judge_server.chat_calls, out.getvalue()

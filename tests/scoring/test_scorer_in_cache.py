@@ -97,7 +97,8 @@ def calibrated(tmp_path_factory) -> Iterator[Path]:
             mp.delenv(f"SEMCACHE_SEMANTIC__{key}", raising=False)
         mp.setattr(resolve, "resolve_embedder", lambda name, batch, runtime="auto", **_: embedder)
         argv = ["--data", str(data), "--target", "0.02", "--embedder", EMBEDDER,
-                "--scorer", "learned", "--model", "logistic", "--save", str(env)]  # fmt: skip
+                "--scorer", "learned", "--model", "logistic", "--holdout", "0.5",
+                "--save", str(env)]  # fmt: skip
         assert cli.calibrate_main(argv) == 0
     yield env
 
