@@ -200,5 +200,5 @@ def run(args: argparse.Namespace) -> int:
 
         return run_calibrate(args, columns_of(args), out, err)
     except SemcacheError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        err.print(f"[red]semcache calibrate: error:[/red] {escape(str(exc))}", highlight=False)
         return 2

@@ -274,5 +274,5 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run_eval(args, out, err)
     except SemcacheError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        err.print(f"[red]semcache eval: error:[/red] {escape(str(exc))}", highlight=False)
         return 2

@@ -64,7 +64,8 @@ def test_calibrate_says_how_many_pairs_a_tiny_file_needs(tmp_path, capsys) -> No
     )
     assert main(["calibrate", "--data", str(pairs), "--target", "0.05"]) == 2
     err = capsys.readouterr().err
-    assert "too few" in err and "at least 177 pairs labeled 1" in err and "Traceback" not in err
+    assert err.startswith("semcache calibrate: error: 2 labeled pairs") and "too few" in err
+    assert "at least 74 pairs labeled 1" in err and "Traceback" not in err
 
 
 def test_a_bad_option_is_one_line(capsys) -> None:
