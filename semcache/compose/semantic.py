@@ -220,24 +220,12 @@ def store_factory(s: StoreSettings, r: RedisSettings | None = None) -> Callable[
 def redis_client(r: RedisSettings, url: str | None) -> object:
     """A blocking client for the Redis store, from the same ``redis.*`` settings as the
     shared tier's (nothing connects until the first command)."""
-    from semcache.replicas.connect import RedisOptions, connect_sync
+    from semcache.compose.shared import redis_options
+    from semcache.replicas.connect import connect_sync
 
     if url is None:
         return None
-    return connect_sync(
-        RedisOptions(
-            url=url,
-            username=r.username,
-            password=None if r.password is None else r.password.get_secret_value(),
-            tls_ca_file=r.tls_ca_file,
-            tls_cert_file=r.tls_cert_file,
-            tls_key_file=r.tls_key_file,
-            tls_verify=r.tls_verify,
-            timeout_s=r.timeout_s,
-            max_connections=r.max_connections,
-            cluster=r.cluster,
-        )
-    )
+    return connect_sync(redis_options(r, url))
 
 
 def store_watermark(backend: SemanticBackend, failopen: FailOpen) -> OnChange:

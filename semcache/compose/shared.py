@@ -21,6 +21,7 @@ from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 
 if TYPE_CHECKING:
+    from semcache.replicas.connect import RedisOptions
     from semcache.replicas.tier import SharedTier
 
 
@@ -52,7 +53,7 @@ def shared_tier(
     local store (``store_dir`` not False) its hits are held back until the log is replayed."""
     if r.url is None:
         return None
-    from semcache.replicas.connect import RedisOptions, connect
+    from semcache.replicas.connect import connect
     from semcache.replicas.exact import RedisExact
     from semcache.replicas.flights import SharedFlights
     from semcache.replicas.keys import CLUSTER_BUCKETS, KeySpace
@@ -60,20 +61,7 @@ def shared_tier(
     from semcache.replicas.purges import PurgeLog
     from semcache.replicas.tier import SharedTier
 
-    client = connect(
-        RedisOptions(
-            url=r.url,
-            username=r.username,
-            password=None if r.password is None else r.password.get_secret_value(),
-            tls_ca_file=r.tls_ca_file,
-            tls_cert_file=r.tls_cert_file,
-            tls_key_file=r.tls_key_file,
-            tls_verify=r.tls_verify,
-            timeout_s=r.timeout_s,
-            max_connections=r.max_connections,
-            cluster=r.cluster,
-        )
-    )
+    client = connect(redis_options(r, r.url))
     keys = KeySpace(r.key_prefix, buckets=CLUSTER_BUCKETS if r.cluster else 1)
 
     async def reset() -> int:  # the log cannot say what was missed: forget everything local
@@ -151,3 +139,22 @@ def shared_flight(
         shared.flights, failopen, stats, max_wait_s=c.max_wait_s, fresh=watch.fresh
     )
     return [flight]
+
+
+def redis_options(r: RedisSettings, url: str) -> RedisOptions:
+    """The connection options of ``redis.*`` (one place: the shared tier's async client and
+    the Redis store's blocking one must reach the same Redis the same way)."""
+    from semcache.replicas.connect import RedisOptions
+
+    return RedisOptions(
+        url=url,
+        username=r.username,
+        password=None if r.password is None else r.password.get_secret_value(),
+        tls_ca_file=r.tls_ca_file,
+        tls_cert_file=r.tls_cert_file,
+        tls_key_file=r.tls_key_file,
+        tls_verify=r.tls_verify,
+        timeout_s=r.timeout_s,
+        max_connections=r.max_connections,
+        cluster=r.cluster,
+    )
