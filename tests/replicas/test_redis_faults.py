@@ -187,6 +187,8 @@ def test_redis_unreachable_at_start_holds_the_stores_hits_back(replica, tmp_path
                 assert response.id != learned[i]
                 # the shared tier's failed read is named first; the store held back behind it
                 assert cache_info(response).miss_reason in ("failed", "warming")
+                exact = cache.completion(**req(question(i), "t2"), cache={"no-store": True})
+                assert exact.id != learned[i] and cache_info(exact).tier == "miss"  # exact too
             persistent.start()  # with its data: the log, the epoch and the store's position
             deadline = time.monotonic() + 5.0
             while not cache.health(wait=False).ready:
