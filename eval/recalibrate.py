@@ -14,9 +14,11 @@ calibration pair for the test. The current threshold is the one the proxy serves
 
 Recorded rows are first thinned (:func:`thin`) to an equal-probability sample of the
 traffic they came from: semantic hits and the misses within ``tuning.miss_margin`` (unless
-``--no-thin``). It reports the change before saving anything: the threshold, and on the
-held-out half of those pairs the share served (pairs at or over the threshold) and the
-wrong-answer rate among them, at the current and the new threshold: for that traffic,
+``--no-thin``). It reports the change before saving anything: the threshold, and the share served
+(pairs at or over the threshold) and the wrong-answer rate among them at the current and the
+new threshold. Every row goes into the walk by default (the guarantee is the binomial test,
+which needs no second sample), so these rates are on the pairs the walk saw; ``--holdout F``
+keeps a share aside and reports on it instead, at the cost of test power. For that traffic,
 not for requests far from any stored question (which neither threshold serves) nor exact
 repeats; the live estimate (``stats().tuning``) reports what is served.
 ``--apply`` serves the threshold on the proxy at ``--reload-url`` and reads it back (an error
@@ -190,7 +192,13 @@ STEP = 0.0025
 
 
 def walk_thresholds(
-    data: LabeledScores, current: float, target: float, alpha: float, seed: int, max_change: float
+    data: LabeledScores,
+    current: float,
+    target: float,
+    alpha: float,
+    seed: int,
+    max_change: float,
+    holdout: float = 0.0,
 ) -> tuple[WalkResult, Parts]:
     """Learn-then-Test over a sequence fixed from the current threshold alone, strict to
     loose: ``current + max_change`` down to ``current - max_change`` in steps of
@@ -199,8 +207,9 @@ def walk_thresholds(
     runs on the calibration half and stops at the first threshold whose false-hit rate could
     exceed ``target`` (p > ``alpha``): the result is stricter than ``current`` when the
     current one is not certified but a stricter one is (tightening), looser when a looser
-    one is certified. The other half is held out for the report."""
-    parts = split_parts(data.labels, seed, 1 / 3, holdout=0.5)  # the walk needs no fitting part
+    one is certified. Every pair walks unless ``holdout`` > 0 sets that share aside for the
+    report (``parts.held_out``)."""
+    parts = split_parts(data.labels, seed, 1 / 3, holdout=holdout)  # no fitting part needed
     calibration = np.concatenate([parts.fit, parts.test])
     steps = round(max_change / STEP)
     sequence = current + STEP * steps - STEP * np.arange(2 * steps + 1)
@@ -239,7 +248,10 @@ def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) ->
     data = gather(args, columns)
     before, where = _before(args)
     alpha = 1.0 - args.confidence
-    walk, parts = walk_thresholds(data, before, args.target, alpha, args.seed, args.max_change)
+    holdout = args.holdout or 0.0
+    walk, parts = walk_thresholds(
+        data, before, args.target, alpha, args.seed, args.max_change, holdout
+    )
     sources = ", ".join(f"{name} ({n})" for name, n in data.sources.items())
     thinned = "" if args.no_thin else " after thinning to an equal-probability sample"
     out.print(f"labeled pairs: {len(data.labels)}{thinned}, from {sources}", highlight=False)
@@ -256,7 +268,13 @@ def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) ->
             highlight=False,
         )
         return 1
-    report_change(data, parts.held_out, before, walk, args, out)
+    if len(parts.held_out):
+        report_change(data, parts.held_out, "held-out", before, walk, args, out)
+    else:
+        every = np.concatenate([parts.fit, parts.test])
+        report_change(
+            data, every, "labeled (the walk's own; --holdout F checks)", before, walk, args, out
+        )
     after = float(walk.threshold)
     if after == before:
         out.print("no change: the current threshold is the certified one", highlight=False)
@@ -279,13 +297,14 @@ def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) ->
 
 def report_change(
     data: LabeledScores,
-    held_out: np.ndarray,
+    rows: np.ndarray,
+    which: str,
     before: float,
     walk: WalkResult,
     args: argparse.Namespace,
     out: Console,
 ) -> None:
-    sims, labels = data.similarities[held_out], data.labels[held_out]
+    sims, labels = data.similarities[rows], data.labels[rows]
     after = float(walk.threshold)  # type: ignore[arg-type]
     old, new = split_stats(sims, labels, before), split_stats(sims, labels, after)
     out.print(
@@ -297,7 +316,7 @@ def report_change(
     for name, stats in (("before", old), ("after", new)):
         served = stats.hits / stats.pairs if stats.pairs else 0.0
         out.print(
-            f"  {name}: served {served:.1%} of {stats.pairs} held-out labeled pairs, "
+            f"  {name}: served {served:.1%} of {stats.pairs} {which} pairs, "
             f"wrong-answer rate {stats.false_hit_rate:.1%} "
             f"[{stats.false_hit_rate_lo:.1%}, {stats.false_hit_rate_hi:.1%}]",
             highlight=False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import httpx
 import pytest
@@ -183,6 +184,31 @@ def test_calibrate_reports_without_apply(tmp_path, capsys: pytest.CaptureFixture
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert calibrate_main(["--labels", str(labels), "--target", "0.05"]) == 2
     assert "label" in capsys.readouterr().err
+
+
+def test_recalibration_walks_every_labeled_row_unless_a_holdout_is_asked(
+    tmp_path, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 25: the labels are the scarce thing, so by default every row goes into the
+    walk (the binomial test needs no second sample); ``--holdout`` sets a share aside."""
+    labels = tmp_path / "labels.jsonl"
+    rng = random.Random(2)
+    rows = []
+    for i in range(600):
+        sim = rng.uniform(0.6, 1.0)
+        rows.append({"text_a": f"q{i}", "text_b": f"s{i}", "label": int(sim >= 0.8),
+                     "similarity": sim})  # fmt: skip
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["--labels", str(labels), "--target", "0.05", "--current", "0.9"]
+    assert calibrate_main(base) == 0
+    out = capsys.readouterr().out
+    assert "of 600 labeled (the walk's own" in out
+    hits_all = int(re.search(r"false of (\d+) hits", out).group(1))  # type: ignore[union-attr]
+    assert calibrate_main([*base, "--holdout", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "of 300 held-out pairs" in out
+    hits_half = int(re.search(r"false of (\d+) hits", out).group(1))  # type: ignore[union-attr]
+    assert hits_all > 1.6 * hits_half  # the walk saw about twice the rows
 
 
 def test_calibrate_changes_nothing_when_the_current_threshold_is_not_certified(
