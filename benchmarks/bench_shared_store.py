@@ -11,7 +11,7 @@ directory, a bag-of-words ``FakeEmbedder`` and the same Redis 8 from
    ``--asks`` asks over B and C.
 
 Prints how many later asks were served the withdrawn answer (target 0). Item 2 is the case
-docs/shared-deployment.md says needs the shared store; its figure shows why.
+docs/deployment.md says needs the shared store; its figure shows why.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def main() -> None:
         bad = served([b, c], set(seen), args.asks, seen)
         print(
             f"2. purge on A while C was down: {bad} of {args.asks} later asks on B, C served a "
-            "purged answer (embedded stores per replica; see docs/shared-deployment.md)"
+            "purged answer (embedded stores per replica; see docs/deployment.md)"
         )
         for cache in (a, b, c):
             cache.close()
