@@ -292,10 +292,14 @@ def test_exact_only_entries_for_requests_without_a_user_question(make_cache, ups
 
 def test_concurrent_threads_share_one_semantic_flight(make_cache, upstream, req):
     cache = make_cache()
-    upstream.delay_s = 0.2
+    # Long enough that a thread scheduled late on a loaded host still finds the flight open
+    # (with 0.2 s one thread once came after it ended and was an exact hit instead).
+    upstream.delay_s = 1.0
     results = []
+    start = threading.Barrier(8)
 
     def ask():
+        start.wait()
         results.append(cache.completion(**req()))
 
     threads = [threading.Thread(target=ask) for _ in range(8)]
