@@ -94,11 +94,14 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
             upstream, api_base = start_upstream(min_ms, max_ms)
             processes.append(upstream)
             store = f'[cache.store]\npath = "{workdir / "store"}"\n'
+            if args.wait_fraction is not None:
+                store += f"[cache.admission]\nwait_fraction = {args.wait_fraction}\n"
             cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
             nocache_proc, nocache_base = start_proxy("nocache", api_base, workdir, disabled)
             processes += [cache_proc, nocache_proc]
             print(f"issue 24: {clients} clients, upstream {min_ms:g}-{max_ms:g} ms, "
-                  f"{args.seconds:g} s per proxy, load avg {load_average()} "
+                  f"{args.seconds:g} s per proxy, wait_fraction {args.wait_fraction or 'default'}, "
+                  f"load avg {load_average()} "
                   "(a shared machine: figures are noisy)")  # fmt: skip
             sent: list[str] = []
             row = run_level(clients, args.seconds, args.rounds, args.seed, cache_base,

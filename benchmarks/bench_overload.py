@@ -300,6 +300,12 @@ def main() -> None:
         help="the cache proxy's admission.lookup_deadline_ms (default: the cache's default)",
     )
     parser.add_argument(
+        "--wait-fraction",
+        type=float,
+        help="the cache proxy's admission.wait_fraction (default: the cache's default, 0.1): "
+        "the share of the upstream latency a lookup may wait for queued embedding",
+    )
+    parser.add_argument(
         "--no-gc-freeze",
         action="store_true",
         help="both proxies with server.gc_freeze = false (the behaviour before it existed)",
