@@ -70,3 +70,14 @@ def test_both_judges_read_and_price_alike():
     scorer = LLMJudgeScorer(UNMAPPED, completion_kwargs={"mock_response": "yes"})
     scorer.score("q", "c", 0.9)
     assert (scorer.cost.calls, scorer.cost.unpriced_calls, scorer.cost.usd) == (1, 1, 0.0)
+
+
+def test_an_unroutable_model_is_priced_once_not_printed_on_every_call(capsys):
+    """LiteLLM prints "Provider List" on stdout whenever it cannot route a model name; a
+    streamed answer of a self-hosted model was printing it three times per call."""
+    unroutable = litellm.ModelResponse(model="my-self-hosted-model")
+    assert price(unroutable) is None
+    capsys.readouterr()
+    for _ in range(3):
+        assert price(litellm.ModelResponse(model="my-self-hosted-model")) is None
+    assert "Provider List" not in capsys.readouterr().out

@@ -56,9 +56,22 @@ def price(response: Any) -> float | None:
     if "response_cost" in hidden:
         cost = hidden["response_cost"]
         return float(cost) if isinstance(cost, (int, float)) else None
+    model = getattr(response, "model", None)
+    if model in _UNPRICED:
+        return None
     from litellm import completion_cost
 
     try:
         return float(completion_cost(completion_response=response))
     except Exception:  # LiteLLM raises bare Exception (and others) for an unmapped model
+        if isinstance(model, str) and len(_UNPRICED) < _UNPRICED_MAX:
+            _UNPRICED.add(model)
         return None
+
+
+#: Model names ``completion_cost`` found no price for. LiteLLM prints three "Provider List"
+#: lines on stdout every time it cannot route a name (a self-hosted model, a test double),
+#: so a streamed answer of such a model was printing them on every call; asked once, the
+#: answer stays None. Bounded, since model names come from responses.
+_UNPRICED: set[str] = set()
+_UNPRICED_MAX = 1024
