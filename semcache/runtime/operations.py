@@ -6,6 +6,7 @@ They run on the cache's event loop; the facade (``SemanticCache``) only schedule
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from dataclasses import replace
 
 from semcache.compose import Assembly
@@ -26,6 +27,11 @@ async def stats(p: Assembly) -> CacheStats:
     store = tier.store if tier is not None else None
     if isinstance(store, StoreAdmin):
         entries = await p.failopen.call("store_count", lambda: asyncio.to_thread(store.count), None)
+    for lane in () if tier is None or entries is None else tier.lanes()[1:]:
+        routed = lane.store  # the fallback embedder's store, once open
+        if isinstance(routed, StoreAdmin):
+            more = await p.failopen.call("store_count", partial(asyncio.to_thread, routed.count), None)
+            entries = None if more is None or entries is None else entries + more
     snapshot = p.stats.snapshot(
         memory_entries=len(p.memory),
         memory_bytes=p.memory.nbytes,
