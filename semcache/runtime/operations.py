@@ -6,8 +6,8 @@ They run on the cache's event loop; the facade (``SemanticCache``) only schedule
 from __future__ import annotations
 
 import asyncio
-from functools import partial
 from dataclasses import replace
+from functools import partial
 
 from semcache.compose import Assembly
 from semcache.core.fingerprint import resolve_model
@@ -30,7 +30,9 @@ async def stats(p: Assembly) -> CacheStats:
     for lane in () if tier is None or entries is None else tier.lanes()[1:]:
         routed = lane.store  # the fallback embedder's store, once open
         if isinstance(routed, StoreAdmin):
-            more = await p.failopen.call("store_count", partial(asyncio.to_thread, routed.count), None)
+            more = await p.failopen.call(
+                "store_count", partial(asyncio.to_thread, routed.count), None
+            )
             entries = None if more is None or entries is None else entries + more
     snapshot = p.stats.snapshot(
         memory_entries=len(p.memory),

@@ -79,7 +79,7 @@ def test_a_routed_paraphrase_is_served_from_the_fallbacks_own_store():
 
 
 def test_without_the_setting_such_questions_stay_exact_only():
-    cache, primary, _ = make(fallback=False)
+    cache, _, _ = make(fallback=False)
     try:
         stored(cache, RU_A)
         info = cache_info(ask(cache, RU_B))
@@ -163,7 +163,10 @@ def test_the_fallback_store_sits_beside_the_primarys():
     s = CacheSettings(store={"path": "/var/cache/semcache"}, redis={"key_prefix": "sc"})
     store, redis = beside(s, "use-multilingual")
     assert store.path == "/var/cache/semcache.use-multilingual"
-    assert store.collection == "semcache-use-multilingual" and redis.key_prefix == "sc-use-multilingual"
+    assert (
+        store.collection == "semcache-use-multilingual"
+        and redis.key_prefix == "sc-use-multilingual"
+    )
     assert beside(CacheSettings(store={"path": ":memory:"}), "e5-small-4bit")[0].path == ":memory:"
 
 
