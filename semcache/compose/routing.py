@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from semcache.config.settings import CacheSettings, StoreSettings
 from semcache.errors import ConfigError
@@ -87,7 +87,7 @@ def fallback_lane(
     return tier, name
 
 
-def routed(primary: dict[str, object], lane: tuple[SemanticTier, str], stats: Stats) -> RoutedTier:
+def routed(primary: dict[str, Any], lane: tuple[SemanticTier, str], stats: Stats) -> RoutedTier:
     """The primary's tier (``primary``: its :class:`SemanticTier` arguments) with ``lane``."""
     fallback, name = lane
     return RoutedTier(fallback=fallback, fallback_name=name, stats=stats, **primary)

@@ -4,7 +4,7 @@ the hit scorer (learned file or plug-in) and the answer guard."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from semcache.config.settings import (
     CacheSettings,
@@ -47,7 +47,7 @@ def semantic_tier(
 
     guard = verifier if verifier is not None else build_verifier(s.semantic.verifier)
     vectors = vector_cache(s.semantic.vector_cache_entries)
-    primary: dict[str, object] = {
+    primary: dict[str, Any] = {
         "embedder": (lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
         "store": (lambda: store) if store is not None else store_factory(s.store, s.redis),
         "verifier": guard,
@@ -71,7 +71,7 @@ def semantic_tier(
         vectors=vectors,
     )
     if lane is None:
-        return SemanticTier(**primary)  # type: ignore[arg-type]
+        return SemanticTier(**primary)
     return routed(primary, lane, stats if stats is not None else Stats())
 
 
