@@ -7,6 +7,7 @@ by neither. One test runs the real ``use-multilingual`` model.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import numpy as np
@@ -187,5 +188,58 @@ def test_the_real_multilingual_model_serves_a_chinese_paraphrase():
         wrong = cache_info(ask(cache, "怎么删除账户？"))
         assert load_embedder("use-multilingual").name == hit.routed_to
         assert hit.tier == "semantic" and wrong.tier == "miss"
+    finally:
+        cache.close()
+
+
+class Table:
+    """Chosen 4-d vectors: the English leader and both Russian questions at cosine >= 0.96,
+    so only the lanes keep an English and a Russian question from merging."""
+
+    dim = 4
+
+    def __init__(self, name, readability) -> None:
+        self.name, self.readability = name, readability
+
+    def embed(self, texts):
+        table = {EN: [1.0, 0, 0, 0], RU_A: [1.0, 0, 0, 0], RU_B: [0.96, 0.28, 0, 0]}
+        return np.asarray([table.get(t, [0, 0, 0, 1.0]) for t in texts], dtype=np.float32)
+
+
+EN = "how do I reset my password"
+
+
+async def in_flight_together(cache, first, second):
+    async def later():
+        await asyncio.sleep(0.1)
+        return await cache.acompletion(model="gpt-4o-mini", tenant="m",
+                                       messages=[{"role": "user", "content": second}])  # fmt: skip
+
+    lead = cache.acompletion(model="gpt-4o-mini", tenant="m",
+                             messages=[{"role": "user", "content": first}])  # fmt: skip
+    return await asyncio.gather(lead, later())
+
+
+@pytest.mark.parametrize(("first", "second", "merged"), [(EN, RU_A, False), (RU_A, RU_B, True)])
+def test_in_flight_questions_merge_only_within_one_embedder(first, second, merged):
+    upstream = FakeUpstream(delay_s=0.4)
+    cache = SemanticCache(
+        CacheSettings(
+            semantic={"threshold": 0.9, "fallback_threshold": 0.9, "verifier": "none",
+                      "max_batch_wait_ms": 0},
+            admission={"wait_ms": 60_000, "max_loop_lag_ms": None}, store={"backend": "edge"},
+        ),
+        embedder=Table("en-table", ENGLISH), store=InMemoryStore(),
+        fallback_embedder=Table("multi-table", CYRILLIC), fallback_store=InMemoryStore(),
+        upstream=upstream,
+    )  # fmt: skip
+    try:
+        assert cache.ready()
+        stored(cache, "warm up")
+        stored(cache, "разогрев")  # the fallback's lane is up (its write waited for it)
+        upstream.calls.clear()
+        _, follower = asyncio.run(in_flight_together(cache, first, second))
+        assert (cache_info(follower).tier == "merged") is merged
+        assert len(upstream.calls) == (1 if merged else 2)
     finally:
         cache.close()
