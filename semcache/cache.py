@@ -59,6 +59,8 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         verifier: HitVerifier | None = None,
         upstream: Upstream | None = None,
         clock: Callable[[], float] = time.time,
+        fallback_embedder: Embedder | None = None,
+        fallback_store: VectorStore | None = None,
     ) -> None:
         if isinstance(store, dict):  # settings, not a store: SemanticCache(store={"path": ...})
             raise ConfigError(
@@ -71,6 +73,8 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
             verifier=verifier,
             upstream=upstream,
             clock=clock,
+            fallback_embedder=fallback_embedder,
+            fallback_store=fallback_store,
         )
         self._loop = shared_loop()
         # the model loads in the background from now on; requests meanwhile go upstream

@@ -102,7 +102,9 @@ class CacheInfo:
     feedback names the entry ``key``). ``miss_reason``: why a ``miss`` or ``bypass`` went
     upstream (:class:`MissReason`; None on hits). ``unreadable``: the question is in a script
     the embedder cannot read (miss reason ``unreadable``), so it was only looked up exactly
-    and its answer is stored for exact repeats only.
+    and its answer is stored for exact repeats only. ``routed_to``: the embedder that
+    looked the question up when the primary cannot read it (``semantic.fallback_embedder``:
+    its own store and threshold); None when the primary did, or no semantic lookup ran.
     """
 
     tier: Tier
@@ -120,6 +122,7 @@ class CacheInfo:
     serve_id: str | None = None
     miss_reason: MissReason | None = None
     unreadable: bool = False
+    routed_to: str | None = None
 
     @property
     def hit(self) -> bool:

@@ -104,16 +104,23 @@ def assemble(
     upstream: Upstream | None = None,
     clock: Callable[[], float] = time.time,
     scorer: ScoredDecision | None = None,
+    fallback_embedder: Embedder | None = None,
+    fallback_store: VectorStore | None = None,
 ) -> Assembly:
     """The request path that ``settings`` describe; injected components replace built ones
-    (``scorer``: a hit decision used instead of ``semantic.scorer``'s file)."""
+    (``scorer``: a hit decision used instead of ``semantic.scorer``'s file;
+    ``fallback_embedder`` / ``fallback_store``: the routed lane's, see
+    :mod:`semcache.compose.routing`)."""
     s = settings
     stats = Stats()
     failopen = FailOpen(
         stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
     )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
-    tier = semantic_tier(s, embedder, store, verifier, scorer, stats)
+    tier = semantic_tier(
+        s, embedder, store, verifier, scorer, stats,
+        fallback_embedder=fallback_embedder, fallback_store=fallback_store,
+    )  # fmt: skip
     backend = SemanticBackend(tier, failopen, stats)
     wait_s = s.admission.wait_ms / 1000.0
     max_lag_ms = s.admission.max_loop_lag_ms

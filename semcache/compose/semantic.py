@@ -4,7 +4,7 @@ the hit scorer (learned file or plug-in) and the answer guard."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from semcache.config.settings import (
     CacheSettings,
@@ -35,23 +35,44 @@ def semantic_tier(
     verifier: HitVerifier | None,
     scorer: ScoredDecision | None = None,
     stats: Stats | None = None,
+    *,
+    fallback_embedder: Embedder | None = None,
+    fallback_store: VectorStore | None = None,
 ) -> SemanticTier | None:
+    """The semantic tier, with a fallback lane when ``semantic.fallback_embedder`` is set
+    (or a ``fallback_embedder`` is injected): see :mod:`semcache.compose.routing`."""
     if not s.semantic.enabled or (store is None and s.store.backend == "none"):
         return None
-    return SemanticTier(
-        embedder=(lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
-        store=(lambda: store) if store is not None else store_factory(s.store, s.redis),
-        verifier=verifier if verifier is not None else build_verifier(s.semantic.verifier),
-        threshold=s.semantic.threshold,
-        namespace_thresholds=s.semantic.namespace_thresholds,
-        scorer=(lambda: scorer)
+    from semcache.compose.routing import fallback_lane, routed
+
+    guard = verifier if verifier is not None else build_verifier(s.semantic.verifier)
+    vectors = vector_cache(s.semantic.vector_cache_entries)
+    primary: dict[str, Any] = {
+        "embedder": (lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
+        "store": (lambda: store) if store is not None else store_factory(s.store, s.redis),
+        "verifier": guard,
+        "threshold": s.semantic.threshold,
+        "namespace_thresholds": s.semantic.namespace_thresholds,
+        "scorer": (lambda: scorer)
         if scorer is not None
         else scorer_factory(s.semantic, embedder, stats),
-        max_batch=s.semantic.batch_size,
-        max_wait_ms=s.semantic.max_batch_wait_ms,
-        vectors=vector_cache(s.semantic.vector_cache_entries),
-        readability=readability(s.semantic, embedder),
+        "max_batch": s.semantic.batch_size,
+        "max_wait_ms": s.semantic.max_batch_wait_ms,
+        "vectors": vectors,
+        "readability": readability(s.semantic, embedder),
+    }
+    lane = fallback_lane(
+        s,
+        primary_name=embedder.name if embedder is not None else s.semantic.embedder,
+        embedder=fallback_embedder,
+        store=fallback_store,
+        primary_injected=store is not None,
+        verifier=guard,
+        vectors=vectors,
     )
+    if lane is None:
+        return SemanticTier(**primary)
+    return routed(primary, lane, stats if stats is not None else Stats())
 
 
 def readability(s: SemanticSettings, embedder: Embedder | None) -> Readability:

@@ -126,6 +126,22 @@ class SemanticSettings(SettingsSection):
         description="Embedder name: 'minilm' (bundled all-MiniLM-L6-v2), 'use-multilingual', "
         "'e5-small-4bit', 'litellm:<model>', a sentence-transformers hub name or a local path.",
     )
+    fallback_embedder: str | None = Field(
+        None,
+        description="A multilingual embedder for questions 'embedder' cannot read (by its "
+        "declared scripts): such a question is embedded by this one and looked up and stored in "
+        "its own store, never compared with the primary's entries; 'use-multilingual' or "
+        "'e5-small-4bit' (each declares its scripts). Unset: those questions are exact-only. "
+        "Loads in the background after the primary; needs 'fallback_threshold'.",
+    )
+    fallback_threshold: float | None = Field(
+        None,
+        ge=-1,
+        le=1,
+        description="Cosine similarity a routed question needs on 'fallback_embedder' (a hit "
+        "when >=); a threshold belongs to one embedder, so 'threshold', 'namespace_thresholds' "
+        "and 'scorer' never apply to routed questions.",
+    )
     device: str = Field("auto", description="Embedding device: auto, cpu, cuda, mps.")
     precision: Literal["auto", "float32", "float16", "bfloat16", "int8"] = Field(
         "auto",
@@ -183,7 +199,7 @@ class SemanticSettings(SettingsSection):
         "empty or unset: hits are cosine >= threshold plus 'verifier'.",
     )
 
-    @field_validator("scorer")
+    @field_validator("scorer", "fallback_embedder")
     @classmethod
     def _empty_scorer_is_none(cls, value: str | None) -> str | None:
         return None if value is None or not value.strip() else value

@@ -39,7 +39,7 @@ from litellm.types.utils import is_litellm_owned_kwarg
 
 from semcache.errors import InvalidRequest, UnknownServe
 from semcache.integrations.litellm_served import SERVED, SlotServe
-from semcache.stats import CacheHit, CacheInfo
+from semcache.stats import CacheHit, CacheInfo, MissReason, Tier
 
 if TYPE_CHECKING:
     from litellm.caching.base_cache import BaseCache
@@ -246,17 +246,39 @@ class LiteLLMCache(Cache):
     def add_cache(self, result: Any, **kwargs: Any) -> None:
         response = as_model_response(result)
         if response is not None and self._handles(kwargs):
-            self.semcache.store(response=response, **semcache_call(kwargs))
+            call = semcache_call(kwargs)
+            _note_bypass(kwargs, call)
+            self.semcache.store(response=response, **call)
 
     async def async_add_cache(
         self, result: Any, dynamic_cache_object: BaseCache | None = None, **kwargs: Any
     ) -> None:
         response = as_model_response(result)
         if response is not None and self._handles(kwargs):
-            await self.semcache.astore(response=response, **semcache_call(kwargs))
+            call = semcache_call(kwargs)
+            _note_bypass(kwargs, call)
+            await self.semcache.astore(response=response, **call)
 
     def _handles(self, kwargs: Mapping[str, Any]) -> bool:
         return "messages" in kwargs and self.should_use_cache(**kwargs) is True  # type: ignore[no-untyped-call]
+
+
+def _note_bypass(kwargs: Mapping[str, Any], call: Mapping[str, Any]) -> None:
+    """A ``no-cache`` call's ``cache_info`` (a bypass), recorded when it is stored.
+
+    LiteLLM tests ``no-cache`` itself and never calls ``get_cache`` then, so the store is
+    the slot's only sight of the call: on the sync path it runs before the caller gets the
+    response; on the async path in a background task LiteLLM starts after (so the info may
+    come later), and with ``no-store`` not at all (docs/trust.md)."""
+    control = kwargs.get("cache")
+    call_id = kwargs.get("litellm_call_id")
+    if not isinstance(control, Mapping) or control.get("no-cache") is not True:
+        return
+    if not isinstance(call_id, str) or SERVED.by_call(call_id) is not None:
+        return
+    tenant = call.get("tenant")
+    info = CacheInfo(Tier.BYPASS, miss_reason=MissReason.BYPASS)
+    SERVED.record(call_id, None, SlotServe(info, tenant if isinstance(tenant, str) else None))
 
 
 def _ref(info: CacheInfo) -> str:

@@ -84,6 +84,8 @@ class Found:
     ``score``: the scorer's score of a semantic hit when one ran; ``serve_id``: the id the
     tuning stage gave a semantic hit (feedback names it). ``unreadable``: the question is in
     a script the embedder cannot read, so it was exact-only (miss reason ``unreadable``).
+    ``routed_to``: the fallback embedder that looked the question up instead (the primary
+    cannot read it; ``semantic.fallback_embedder``); None otherwise.
     """
 
     answer: Answer
@@ -101,6 +103,7 @@ class Found:
     serve_id: str | None = None
     miss_reason: MissReason | None = None
     unreadable: bool = False
+    routed_to: str | None = None
 
 
 Next = Callable[[Request], Awaitable[Found]]

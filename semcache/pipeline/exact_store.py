@@ -61,6 +61,7 @@ class ExactStoreStage:
                 namespace=request.control.namespace,
                 scope=request.entry_scope,
                 now=self._clock(),
+                prompt=request.keys.prompt,
             ),
             None,
         )

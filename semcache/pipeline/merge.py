@@ -45,8 +45,9 @@ if TYPE_CHECKING:
 
     from semcache.stores.base import Entry
 
-Partition = tuple[str, str, str]
-"""(tenant, namespace, scope): questions are only ever compared inside one."""
+Partition = tuple[str, str, str, str]
+"""(tenant, namespace, scope, embedder): questions are only ever compared inside one (a
+routed question's vector is the fallback embedder's: never compared with the primary's)."""
 
 #: Where a forwarded chunk carries the similarity of the merge, for the caller's CacheInfo
 #: before the final answer is known (read by :func:`merged_similarity`).
@@ -154,15 +155,14 @@ class MergeStage:
     def _partition(self, request: Request) -> Partition | None:
         """Where this request's question is compared, or None when it takes no part."""
         scope = request.keys.scope
-        if (
-            not self._merge
-            or self._backend.started is None
-            or request.keys.prompt is None
-            or scope is None
-            or not request.decision.semantic
-        ):
+        tier = self._backend.started
+        prompt = request.keys.prompt
+        if not self._merge or tier is None or prompt is None or scope is None:
             return None
-        return (request.tenant, request.control.namespace, scope)
+        embedder = tier.lane(prompt).embedder  # vectors of two embedders are never compared
+        if not request.decision.semantic or embedder is None:
+            return None
+        return (request.tenant, request.control.namespace, scope, embedder.name)
 
     async def _lead(self, request: Request, call_next: Next, partition: Partition | None) -> Found:
         key = object()  # nobody joins by accident: only through the index

@@ -9,6 +9,7 @@ from dataclasses import replace
 from semcache.core.answer import Answer
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
+from semcache.pipeline.routed_tier import FALLBACK_WARMING
 from semcache.pipeline.semantic_tier import Lookup, Search, SemanticTier, Verdict
 from semcache.runtime.admission import Admission
 from semcache.runtime.failopen import FailOpen
@@ -68,6 +69,10 @@ class SemanticStage:
             off = self._backend.tier is None or not self._backend.warming
             reason = MissReason.SEMANTIC_OFF if off else MissReason.WARMING
             return await call_next(replace(request, miss_reason=_earlier(request, reason)))
+        if not tier.ready_for(prompt):  # routed, and the fallback's model is still loading
+            self._stats.count(FALLBACK_WARMING)
+            why = _earlier(request, MissReason.WARMING)
+            return await call_next(replace(request, miss_reason=why))
         ticket = self._admission.enter()
         if ticket is None:
             self._failopen.shed("semantic_lookup")

@@ -117,6 +117,27 @@ class SemanticTier:
         """Can the embedder read ``text``? Pure and cheap (no model needed)."""
         return self.readability.reads(text)
 
+    def routes(self, text: str) -> bool:
+        """Is ``text`` embedded by another tier's embedder (:meth:`lane`)? Never here; a
+        :class:`~semcache.pipeline.routed_tier.RoutedTier` routes what its primary cannot read."""
+        return False
+
+    def ready_for(self, text: str) -> bool:
+        """Can ``text`` be looked up now without waiting for a model (its lane is up)?"""
+        return self.store is not None
+
+    def lane(self, text: str | None) -> SemanticTier:
+        """The tier that embeds, searches and stores ``text``: this one."""
+        return self
+
+    def lane_named(self, embedder: str) -> SemanticTier:
+        """The tier whose store holds entries of ``embedder``: this one."""
+        return self
+
+    def lanes(self) -> tuple[SemanticTier, ...]:
+        """Every tier with a store of its own (purges and expiry reach each)."""
+        return (self,)
+
     def threshold_for(self, namespace: str) -> float:
         """Cosine similarity a candidate needs in ``namespace`` (a hit when >=)."""
         return self.namespace_thresholds.get(namespace, self.threshold)
@@ -236,10 +257,12 @@ class SemanticTier:
         scope: str,
         now: float,
         filters: tuple[tuple[str, tuple[str | int, ...]], ...] = (),
+        prompt: str | None = None,
     ) -> Entry | None:
         """The live entry stored under exact ``key`` in this partition (``scope``: the one
         the entry was stored with, ``EXACT_ONLY_SCOPE`` for exact-only entries), matching
-        ``filters`` on its metadata."""
+        ``filters`` on its metadata. ``prompt``: the question, which says which lane's store
+        holds the entry (:meth:`lane`; unused by a tier of one lane)."""
         store = self._store or self._exact_store or await self.setup()
         where = replace(self._where(tenant, namespace, scope, now), filters=filters)
         return await asyncio.to_thread(store.retrieve, key, where)

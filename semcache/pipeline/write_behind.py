@@ -192,15 +192,17 @@ class WriteBehind:
         if tier is None or tier.embedder is None:
             raise StoreError("the semantic tier is not set up (its warm-up failed)")
         entry = answer.entry
+        lane = tier.lane(prompt)  # a routed question's entry goes to the fallback's store
         if vector is None and prompt is not None:
-            vector = await tier.embed(prompt, background=True)
+            vector = await lane.embed(prompt, background=True)
         if vector is None:
-            vector = tier.exact_only_vector()
+            lane, vector = tier, tier.exact_only_vector()
+        embedder = lane.embedder
+        if embedder is None:  # pragma: no cover - embed() set the lane up
+            raise StoreError("the fallback embedder is not set up")
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_retrieved)  # a writer that timed out no longer reads it
-        self._commits.append(
-            (replace(entry, vector=vector, embedder=tier.embedder.name), token, future)
-        )
+        self._commits.append((replace(entry, vector=vector, embedder=embedder.name), token, future))
         if self._committer is None or self._committer.done():
             self._committer = asyncio.get_running_loop().create_task(self._commit(tier))
         return await asyncio.shield(future)
@@ -256,12 +258,15 @@ class WriteBehind:
             tier = self._backend.tier
             if tier is None:
                 return removed
-            store = await tier.setup()  # raises when the store cannot be opened
-            if not isinstance(store, StoreAdmin):
-                raise StoreError(f"{type(store).__name__} cannot purge (no StoreAdmin operations)")
-            stored = await asyncio.to_thread(
-                store.purge, tenant=purge.tenant, namespace=purge.namespace, model=purge.model
-            )
+            stored = 0
+            for lane in tier.lanes():  # every embedder's store (semantic.fallback_embedder)
+                store = await lane.setup()  # raises when the store cannot be opened
+                if not isinstance(store, StoreAdmin):
+                    name = type(store).__name__
+                    raise StoreError(f"{name} cannot purge (no StoreAdmin operations)")
+                stored += await asyncio.to_thread(
+                    store.purge, tenant=purge.tenant, namespace=purge.namespace, model=purge.model
+                )
             return max(removed, stored)
 
     async def withdraw(self, key: str, expire: Callable[[], Awaitable[int]]) -> int:
@@ -293,7 +298,8 @@ class WriteBehind:
         )
         if entry is None:
             return 0
-        await tier.upsert(replace(entry, expires_at=now, vector=tier.exact_only_vector()))
+        lane = tier.lane_named(entry.embedder)  # a routed entry is in the fallback's store
+        await lane.upsert(replace(entry, expires_at=now, vector=lane.exact_only_vector()))
         return 1
 
     async def flush(self) -> FlushReport:
@@ -319,9 +325,10 @@ class WriteBehind:
         while True:
             await asyncio.sleep(self._purge_interval_s)
             tier = self._backend.started
-            if tier is not None and tier.store is not None:
-                purge = partial(asyncio.to_thread, tier.store.purge_expired, self._clock())
-                await self._failopen.call("purge_expired", purge, 0)
+            for lane in () if tier is None else tier.lanes():
+                if lane.store is not None:
+                    purge = partial(asyncio.to_thread, lane.store.purge_expired, self._clock())
+                    await self._failopen.call("purge_expired", purge, 0)
 
     async def close(self) -> FlushReport:
         if self._janitor is not None:

@@ -39,6 +39,7 @@ class Delivery:
                 private_data=found.private_data,
                 miss_reason=found.miss_reason,
                 unreadable=found.unreadable,
+                routed_to=found.routed_to,
             )
         return CacheInfo(
             tier=found.tier,
@@ -53,6 +54,7 @@ class Delivery:
             score=found.score,
             serve_id=found.serve_id,
             unreadable=found.unreadable,
+            routed_to=found.routed_to,
         )
 
     def record(self, info: CacheInfo) -> None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from functools import partial
 
 from semcache.compose import Assembly
 from semcache.core.fingerprint import resolve_model
 from semcache.pipeline.fence import PurgeFilter
+from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.health import with_integrity
 from semcache.stats import CacheStats, StoredEntry
 from semcache.stores.base import StoreAdmin
@@ -26,6 +28,14 @@ async def stats(p: Assembly) -> CacheStats:
     store = tier.store if tier is not None else None
     if isinstance(store, StoreAdmin):
         entries = await p.failopen.call("store_count", lambda: asyncio.to_thread(store.count), None)
+    others: tuple[SemanticTier, ...] = () if tier is None else tier.lanes()[1:]
+    for lane in others:
+        routed = lane.store  # the fallback embedder's store, once open
+        if isinstance(routed, StoreAdmin):
+            more = await p.failopen.call(
+                "store_count", partial(asyncio.to_thread, routed.count), None
+            )
+            entries = None if more is None or entries is None else entries + more
     snapshot = p.stats.snapshot(
         memory_entries=len(p.memory),
         memory_bytes=p.memory.nbytes,

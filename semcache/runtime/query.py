@@ -89,8 +89,9 @@ async def query(
     semantic = request.decision.semantic and keys.prompt is not None and keys.scope is not None
     if tier is not None and semantic and len(hits) < k:
         assert keys.prompt is not None and keys.scope is not None
-        where = Where(request.tenant, namespace, keys.scope, _embedder(tier), now, filters)
-        vector = await tier.embed(keys.prompt)
+        vector = await tier.embed(keys.prompt)  # sets up a routed question's lane
+        lane = tier.lane(keys.prompt)  # a routed question: the fallback's embedder
+        where = Where(request.tenant, namespace, keys.scope, _embedder(lane), now, filters)
         nothing: list[Match] = []
         matches = await parts.failopen.call(
             "semantic_lookup", lambda: tier.nearest_k(vector, where, k + 1), nothing
@@ -125,6 +126,7 @@ async def _exact(
             lambda: tier.retrieve(
                 key, tenant=request.tenant, namespace=request.control.namespace,
                 scope=request.entry_scope, now=now, filters=filters,
+                prompt=request.keys.prompt,
             ),
             None,
         )  # fmt: skip
@@ -196,7 +198,8 @@ async def drop(parts: Assembly, request: Request) -> int:
         )  # fmt: skip
         if entry is None:
             return 0
-        await tier.upsert(replace(entry, expires_at=now, vector=tier.exact_only_vector()))
+        lane = tier.lane_named(entry.embedder)  # a routed entry is in the fallback's store
+        await lane.upsert(replace(entry, expires_at=now, vector=lane.exact_only_vector()))
         return 1
 
     return await parts.writer.withdraw(key, expire)

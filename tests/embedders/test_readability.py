@@ -24,10 +24,13 @@ ROWS = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitline
 LANGS = ("zh", "ja", "ko", "ar", "hi", "th", "ru")
 
 
-def test_the_pair_file_has_fifty_unrelated_and_some_paraphrase_pairs_per_language():
+def test_the_pair_file_has_fifty_unrelated_ten_hard_and_twenty_paraphrase_pairs_per_language():
     for lang in LANGS:
-        labels = [r["label"] for r in ROWS if r["lang"] == lang]
-        assert labels.count("unrelated") >= 50 and labels.count("paraphrase") >= 5
+        rows = [r for r in ROWS if r["lang"] == lang]
+        labels = [r["label"] for r in rows]
+        assert labels.count("unrelated") >= 50 and labels.count("paraphrase") >= 20
+        assert sum(bool(r.get("hard")) and r["label"] == "unrelated" for r in rows) >= 10
+        assert len({(r["a"], r["b"]) for r in rows}) == len(rows)  # no pair twice
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -161,3 +161,34 @@ def test_proxy_identity_is_the_tenant_when_none_is_given():
     proxy = {"litellm_params": {"metadata": {"user_api_key": "hk", "user_api_key_team_id": "x"}}}
     assert tenant_of(proxy) == "litellm:user_api_key=hk;user_api_key_team_id=x"
     assert tenant_of({"metadata": {}}) is None
+
+
+def test_a_no_cache_call_has_cache_info_on_the_sync_path(installed, call, upstream):
+    """LiteLLM tests ``no-cache`` itself and never calls the slot's ``get_cache``; the slot
+    records the bypass when LiteLLM stores the answer (before returning, on the sync path)."""
+    from semcache import cache_info
+
+    call(QUESTION)
+    response = call(QUESTION, cache={"no-cache": True})
+    info = cache_info(response)
+    assert info is not None and info.tier == Tier.BYPASS and info.miss_reason == "bypass"
+    assert not hit(response) and upstream.chat_calls == 2
+    assert cache_info(call(QUESTION, cache={"no-cache": True, "no-store": True})) is None
+
+
+def test_an_async_no_cache_call_gets_its_cache_info_once_litellm_stored_it(installed, upstream):
+    from semcache import cache_info
+
+    async def go():
+        response = await litellm.acompletion(
+            model="openai/gpt-4o-mini", api_base=upstream.api_base, api_key="k",
+            messages=QUESTION, cache={"no-cache": True},
+        )  # fmt: skip
+        for _ in range(100):  # LiteLLM stores from a background task
+            if cache_info(response) is not None:
+                break
+            await asyncio.sleep(0.02)
+        return cache_info(response)
+
+    info = asyncio.run(go())
+    assert info is not None and info.tier == Tier.BYPASS
