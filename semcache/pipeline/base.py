@@ -46,6 +46,7 @@ class Request:
     (not served: miss analysis records it without searching again). ``privacy`` is the
     private-data gate's verdict on the question (None when the gate did not look).
     ``miss_reason``: why no tier answered so far (set by the stage that gave up).
+    ``routed_to``: the fallback embedder the readability gate routed the question to.
     """
 
     params: dict[str, Any]
@@ -61,6 +62,7 @@ class Request:
     candidate: Match | None = None
     privacy: Verdict | None = None
     miss_reason: MissReason | None = None
+    routed_to: str | None = None
 
     @property
     def entry_scope(self) -> str:

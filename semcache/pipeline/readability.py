@@ -36,8 +36,9 @@ class ReadabilityStage:
         tier = self._tier
         if isinstance(tier, RoutedTier) and tier.routes(prompt):
             self._stats.count(ROUTED)
-            found = await call_next(request)
-            return replace(found, routed_to=tier.routed_name())
+            name = tier.routed_name()
+            found = await call_next(replace(request, routed_to=name))
+            return replace(found, routed_to=name)
         if tier.reads(prompt):
             return await call_next(request)
         self._stats.count(UNREADABLE)

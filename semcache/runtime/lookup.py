@@ -50,6 +50,7 @@ async def lookup(parts: Assembly, delivery: Delivery, request: Request) -> Cache
             miss_reason=ended.miss_reason or MissReason.NO_CANDIDATE,
             private_data=_private_kinds(ended),
             unreadable=ended.miss_reason is MissReason.UNREADABLE,
+            routed_to=ended.routed_to,
         )
         delivery.record(info)
         return info

@@ -243,3 +243,16 @@ def test_in_flight_questions_merge_only_within_one_embedder(first, second, merge
         assert len(upstream.calls) == (1 if merged else 2)
     finally:
         cache.close()
+
+
+def test_a_routed_miss_says_where_it_was_looked_up_on_the_lookup_path_too():
+    """``cache.lookup`` ends a miss without a Found: the route travels on the request."""
+    cache, _, _ = make()
+    try:
+        stored(cache, RU_A)
+        missed = cache.lookup(model="gpt-4o-mini", messages=[{"role": "user", "content": RU_FAR}])
+        assert missed.tier == "miss" and missed.routed_to == "multi-32"
+        hit = cache.lookup(model="gpt-4o-mini", messages=[{"role": "user", "content": RU_B}])
+        assert hit.info.routed_to == "multi-32"
+    finally:
+        cache.close()
