@@ -252,6 +252,9 @@ class BrokenStore(QdrantEdgeStore):
     def nearest(self, *args, **kwargs):
         raise StoreError("store down")
 
+    def nearest_k(self, *args, **kwargs):
+        raise StoreError("store down")
+
     def upsert(self, entries):
         raise StoreError("store down")
 
@@ -432,6 +435,9 @@ class RequestPathOnly:
 
     def nearest(self, vector, where):
         return self.inner.nearest(vector, where)
+
+    def nearest_k(self, vector, where, k):
+        return self.inner.nearest_k(vector, where, k)
 
     def upsert(self, entries):
         self.inner.upsert(entries)

@@ -60,6 +60,7 @@ def semantic_tier(
         "max_wait_ms": s.semantic.max_batch_wait_ms,
         "vectors": vectors,
         "readability": readability(s.semantic, embedder),
+        "guard_candidates": s.semantic.guard_candidates,
     }
     lane = fallback_lane(
         s,

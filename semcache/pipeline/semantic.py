@@ -132,19 +132,21 @@ class SemanticStage:
         )  # fmt: skip
         if not isinstance(found, Search):
             return found
-        best = found.best
-        if best is None:
-            return Lookup(vector=found.vector, match=None, nearest=None)
-        verdict = await self._failopen.call(
-            "semantic_judge",
-            lambda: tier.ajudge(prompt, best.entry.question, best.similarity, namespace),
-            Verdict(hit=False),
-        )
-        return tier.outcome(found, verdict)
+
+        async def judge(prompt: str, question: str | None, similarity: float, ns: str) -> Verdict:
+            return await self._failopen.call(
+                "semantic_judge",
+                lambda: tier.ajudge(prompt, question, similarity, ns),
+                Verdict(hit=False),
+            )
+
+        return await tier.settle(prompt, found, namespace, judge)
 
     def _count(self, lookup: Lookup) -> None:
         if lookup.rejected:
             self._stats.count("verifier_rejections")
+            if lookup.match is not None:  # served a next-nearest candidate instead
+                self._stats.count("verifier_next_hits")
         if lookup.score is not None:
             self._stats.count("scorer_scored")
             if lookup.match is None:

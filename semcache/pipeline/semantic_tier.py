@@ -20,7 +20,7 @@ Errors propagate: the caller's fail-open boundary turns them into misses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -58,10 +58,13 @@ class Lookup:
 
 @dataclass(frozen=True, slots=True)
 class Search:
-    """The question's vector and the nearest live entry in its partition, not yet judged."""
+    """The question's vector and the nearest live entry in its partition, not yet judged;
+    ``others``: the next nearest, closest first, judged only when the guard vetoes ``best``
+    (:meth:`SemanticTier.settle`)."""
 
     vector: np.ndarray
     best: Match | None
+    others: tuple[Match, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +93,15 @@ class SemanticTier:
         max_wait_ms: float = 2.0,
         vectors: VectorCache | None = None,
         readability: Readability = ANY,
+        guard_candidates: int = 0,
     ) -> None:
         """``readability``: what the embedder reads; a question outside it is never embedded
         nor matched (:meth:`reads`). ``scorer``: builds the calibrated decision (loading
         any extra embedder it needs); called once, in a worker thread, when the tier is set
-        up. ``vectors``: the text -> vector LRU (None: embed every time)."""
+        up. ``vectors``: the text -> vector LRU (None: embed every time).
+        ``guard_candidates``: how many more entries, next nearest first, are judged when the
+        guard vetoes the nearest (0: the nearest only; never with a scorer)."""
+        self.guard_candidates = guard_candidates
         self._vectors = vectors
         self.readability = readability
         self._make_embedder = embedder
@@ -289,17 +296,47 @@ class SemanticTier:
         # The store returns the nearest regardless of the threshold, so misses report how
         # close they came.
         where = self._where(tenant, namespace, scope, now)
-        return Search(vector, await asyncio.to_thread(store.nearest, vector, where))
+        extra = 0 if self._make_scorer is not None else self.guard_candidates
+        if extra < 1:
+            return Search(vector, await asyncio.to_thread(store.nearest, vector, where))
+        found = await asyncio.to_thread(store.nearest_k, vector, where, 1 + extra)
+        return Search(vector, found[0] if found else None, tuple(found[1:]))
 
     async def lookup(
         self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float
     ) -> Lookup:
         """Embed ``prompt``, find the best live candidate in its partition and judge it."""
         found = await self.search(prompt, tenant=tenant, namespace=namespace, scope=scope, now=now)
+        return await self.settle(prompt, found, namespace, self.ajudge)
+
+    async def settle(
+        self,
+        prompt: str,
+        found: Search,
+        namespace: str,
+        ajudge: Callable[[str, str | None, float, str], Awaitable[Verdict]],
+    ) -> Lookup:
+        """Judge the nearest candidate; when the guard vetoes it (over the threshold, a
+        differing detail), judge the next ones, closest first, while they are over the
+        threshold, and serve the first the rule accepts.
+
+        Why: a stored question that differs from the new one in one detail ("... not safe
+        to eat ..." for "... safe to eat ...") is often nearer than a true paraphrase of it,
+        and judging only the nearest let it hide that paraphrase. Each candidate passes the
+        same rule a nearest one would. With a scorer the search returns the nearest only
+        (:meth:`search`): the calibrated guarantee is for the nearest candidate's rule.
+        ``ajudge`` is :meth:`ajudge`, or the caller's wrapper of it (fail-open)."""
         best = found.best
         if best is None:
             return Lookup(vector=found.vector, match=None, nearest=None)
-        verdict = await self.ajudge(prompt, best.entry.question, best.similarity, namespace)
+        verdict = await ajudge(prompt, best.entry.question, best.similarity, namespace)
+        if verdict.rejected:
+            for other in found.others:
+                later = await ajudge(prompt, other.entry.question, other.similarity, namespace)
+                if later.hit:
+                    return replace(self.outcome(found, later), match=other, rejected=True)
+                if not later.rejected:
+                    break  # under the threshold: so is every one after it
         return self.outcome(found, verdict)
 
     @staticmethod

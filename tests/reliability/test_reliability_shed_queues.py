@@ -104,6 +104,11 @@ class BlockingSearchStore(InMemoryStore):
         self.release.wait(10)
         return super().nearest(vector, where)
 
+    def nearest_k(self, vector, where, k):
+        self.searching += 1
+        self.release.wait(10)
+        return super().nearest_k(vector, where, k)
+
 
 async def test_a_lookup_searching_the_store_is_not_embedder_queue():
     """Lookups waiting on a store search are past the embedder: they must not make the next
