@@ -5,10 +5,10 @@ failing δ would need."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from semcache.eval.frontier import (
     DELTAS,
-    FIRST_SHARE,
     band_floor,
     frontier,
     guarded,
@@ -33,23 +33,26 @@ def _data(n: int = 3000, seed: int = 0):
 
 def test_parts_are_disjoint_and_cover_the_pairs():
     labels, *_ = _data()
-    parts = split_parts(labels, seed=0)  # default: a fifth fits, every other pair tests
+    parts = split_parts(labels, seed=0)  # default: a tenth fits, every other pair tests
     assert len(parts.held_out) == 0
     assert sorted([*parts.fit, *parts.test]) == list(range(len(labels)))
-    assert abs(len(parts.fit) - len(labels) / 5) <= 2
+    assert abs(len(parts.fit) - len(labels) / 10) <= 2
     held = split_parts(labels, seed=0, holdout=0.3)
     everything = np.concatenate([held.fit, held.test, held.held_out])
     assert sorted(everything.tolist()) == list(range(len(labels)))
-    assert abs(len(held.held_out) - 900) <= 2 and abs(len(held.fit) - 2100 / 5) <= 2
+    assert abs(len(held.held_out) - 900) <= 2 and abs(len(held.fit) - 2100 / 10) <= 2
     for part in (held.fit, held.test, held.held_out):  # stratified
         assert abs(labels[part].mean() - labels.mean()) < 0.01
 
 
 def test_levels_split_alpha_over_the_ranking():
     assert levels(["a"], 0.05) == {"a": 0.05}
-    split = levels(["a", "b", "c"], 0.05)
-    assert split["a"] == 0.05 * FIRST_SHARE and split["b"] == split["c"]
-    assert abs(sum(split.values()) - 0.05) < 1e-12
+    split = levels(["a", "b", "c"], 0.05)  # default: equal shares
+    assert split["a"] == split["b"] == split["c"] == 0.05 / 3
+    ranked = levels(["a", "b", "c"], 0.05, first_share=0.8)
+    assert ranked["a"] == 0.05 * 0.8 and ranked["b"] == ranked["c"] == pytest.approx(0.005)
+    for shares in (split, ranked):
+        assert abs(sum(shares.values()) - 0.05) < 1e-12
 
 
 def test_every_scorer_at_every_delta_and_the_choice_ignores_testing_labels():
@@ -65,7 +68,7 @@ def test_every_scorer_at_every_delta_and_the_choice_ignores_testing_labels():
     assert result.ranked[0.05][0] == "guard:good"  # the guard removes half the negatives
     assert result.chosen[0.05] == "guard:good"
     first = result.rows[("guard:good", 0.10)]
-    assert first.threshold is not None and first.alpha == 0.05 * FIRST_SHARE
+    assert first.threshold is not None and first.alpha == 0.05 / 3
     assert first.holds is None  # no held-out part by default
     assert result.tightest is not None and result.tightest <= 0.05
     flipped = labels.copy()
