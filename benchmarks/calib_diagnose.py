@@ -42,8 +42,10 @@ def why(everything, labels, parts, full, delta) -> tuple[str, str]:  # type: ign
     first = full.rows[(order[0], delta)]
     s = by_name[order[0]]
     at_full = fixed_sequence(s.test, test_labels, first.plan.thresholds, delta, ALPHA)
-    detail = (f"first={order[0]} level={first.alpha:.3f} start={first.plan.thresholds[0]:.3f}"
-              f" stopped={first.walk.stopped_counts} chance={first.plan.pass_chance:.2f}")
+    detail = (
+        f"first={order[0]} level={first.alpha:.3f} start={first.plan.thresholds[0]:.3f}"
+        f" stopped={first.walk.stopped_counts} chance={first.plan.pass_chance:.2f}"
+    )
     if at_full.threshold is not None:
         return "alpha-split", detail
     for name in order[1:]:
@@ -93,16 +95,20 @@ def main() -> None:
                               for s in everything)  # fmt: skip
                 pred = {n: round(full.predicted[(n, d)], 3) for n in full.ranked[d]}
                 if row.threshold is not None:
-                    print(f"{pairs.name[:20]:20} s{seed} δ={d:.0%} certified {row.scorer} "
-                          f"recall {row.testing.recall:.1%} (ceiling {ceiling:.1%}) "  # type: ignore[union-attr]
-                          f"ranked {pred}")
+                    print(
+                        f"{pairs.name[:20]:20} s{seed} δ={d:.0%} certified {row.scorer} "
+                        f"recall {row.testing.recall:.1%} (ceiling {ceiling:.1%}) "  # type: ignore[union-attr]
+                        f"ranked {pred}"
+                    )
                     continue
                 if ceiling == 0:
                     continue
                 reason, detail = why(everything, labels, parts, full, d)
                 reasons[f"δ={d:.0%} {reason}"] += 1
-                print(f"{pairs.name[:20]:20} s{seed} δ={d:.0%} LOST {reason}: {detail} "
-                      f"(ceiling {ceiling:.1%}) ranked {pred}")
+                print(
+                    f"{pairs.name[:20]:20} s{seed} δ={d:.0%} LOST {reason}: {detail} "
+                    f"(ceiling {ceiling:.1%}) ranked {pred}"
+                )
     print(dict(sorted(reasons.items())), "load", os.getloadavg())
 
 

@@ -16,10 +16,11 @@ One run over a labeled pair set, as ``semcache calibrate`` does it:
 4. split α equally over the candidates (Bonferroni: k scorers test at α/k each); each
    scorer's sequence is planned on the fitting part at its own level and walked on the
    testing part. (An earlier split gave the first-ranked scorer 0.8·α: on the dev sets the
-   fitting part's ranking was too often wrong for that to pay, see docs/calibration.md.) By the union bound every
-   certified cell holds simultaneously with probability >= 1 - α, so the *chosen*
-   configuration may be the certified one with the most testing-part recall (looking at the
-   testing part to pick among cells that are all guaranteed spends nothing more);
+   fitting part's ranking was too often wrong for that to pay, see docs/calibration.md.)
+   By the union bound every certified cell holds simultaneously with probability >= 1 - α,
+   so the *chosen* configuration may be the certified one with the most testing-part
+   recall (looking at the testing part to pick among cells that are all guaranteed spends
+   nothing more);
 5. when nothing is certified at a δ, :mod:`semcache.eval.needed` simulates the same
    procedure on more pairs to say how many would likely certify it.
 """
