@@ -56,10 +56,10 @@ def test_the_default_fitting_part_is_a_tenth_but_never_under_150_pairs():
 
 def test_levels_split_alpha_over_the_ranking():
     assert levels(["a"], 0.05) == {"a": 0.05}
-    split = levels(["a", "b", "c"], 0.05)  # default: equal shares
-    assert split["a"] == split["b"] == split["c"] == 0.05 / 3
-    ranked = levels(["a", "b", "c"], 0.05, first_share=0.8)
+    ranked = levels(["a", "b", "c"], 0.05)  # default: 0.8 to the first
     assert ranked["a"] == 0.05 * 0.8 and ranked["b"] == ranked["c"] == pytest.approx(0.005)
+    split = levels(["a", "b", "c"], 0.05, first_share=None)  # equal shares
+    assert split["a"] == split["b"] == split["c"] == 0.05 / 3
     for shares in (split, ranked):
         assert abs(sum(shares.values()) - 0.05) < 1e-12
 
@@ -77,7 +77,7 @@ def test_every_scorer_at_every_delta_and_the_choice_ignores_testing_labels():
     assert result.ranked[0.05][0] == "guard:good"  # the guard removes half the negatives
     assert result.chosen[0.05] == "guard:good"
     first = result.rows[("guard:good", 0.10)]
-    assert first.threshold is not None and first.alpha == 0.05 / 3
+    assert first.threshold is not None and first.alpha == 0.05 * 0.8
     assert first.holds is None  # no held-out part by default
     assert result.tightest is not None and result.tightest <= 0.05
     flipped = labels.copy()
