@@ -48,7 +48,7 @@ from semcache.eval.frontier import (
     scored_parts,
     split_parts,
 )
-from semcache.eval.parts import MIN_FIT_PAIRS, Parts
+from semcache.eval.parts import Parts
 from semcache.eval.scorer_fit import average_precision
 
 DELTAS = (0.05, 0.10, 0.20)
@@ -88,7 +88,7 @@ def recall(result: Frontier, delta: float) -> float:
     return 0.0 if row.testing is None else row.testing.recall
 
 
-def run_set(path: Path, cap: int, seeds: int, fit: float | None, check: float,
+def run_set(path: Path, cap: int, seeds: int, fit: float, check: float,
             english: tuple[str, ...] | None = None) -> dict[str, object]:  # fmt: skip
     pairs = load_set(path, cap)
     labels = pairs.labels.astype(np.int64)
@@ -200,8 +200,7 @@ def main() -> None:
     parser.add_argument("--dev", type=Path, default=DEV)
     parser.add_argument("--cap", type=int, default=CAP)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--fit", type=float, default=None, help="fitting share (default: "
-                        f"{DEFAULT_FIT_FRACTION:g}, at least {MIN_FIT_PAIRS} pairs)")  # fmt: skip
+    parser.add_argument("--fit", type=float, default=DEFAULT_FIT_FRACTION)
     parser.add_argument("--check", type=float, default=0.3)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of set names")
     parser.add_argument("--json", type=Path)
@@ -214,8 +213,7 @@ def main() -> None:
         paths = [p for p in paths if any(o in p.name for o in args.only)]
     english = tuple(args.english) if args.english else None
     sets = [run_set(p, args.cap, args.seeds, args.fit, args.check, english) for p in paths]
-    fit = "default" if args.fit is None else f"{args.fit:g}"
-    print(f"cap {args.cap}, {args.seeds} seeds, fit {fit} of the calibration pairs, "
+    print(f"cap {args.cap}, {args.seeds} seeds, fit {args.fit:g} of the calibration pairs, "
           f"check part {args.check:g} (never touched), 95% confidence, "
           f"{time.perf_counter() - started:.0f} s, load average {os.getloadavg()}")  # fmt: skip
     report(sets, args.seeds)

@@ -25,7 +25,7 @@ from .options import (
     parse_args,
     positive_float,
 )
-from .parts import DEFAULT_FIT_FRACTION, MIN_FIT_PAIRS
+from .parts import DEFAULT_FIT_FRACTION
 
 
 def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentParser:
@@ -76,9 +76,8 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
     parser.add_argument(
         "--fit-fraction",
         type=fraction,
-        default=None,
-        help=f"share of the calibration pairs that fits and plans (default "
-        f"{DEFAULT_FIT_FRACTION:g}, but at least {MIN_FIT_PAIRS} pairs and at most a third); "
+        default=DEFAULT_FIT_FRACTION,
+        help=f"share of the calibration pairs that fits and plans ({DEFAULT_FIT_FRACTION:g}); "
         "all the rest tests",
     )
     parser.add_argument(

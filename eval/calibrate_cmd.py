@@ -52,7 +52,6 @@ from .frontier import (
     split_parts,
 )
 from .frontier_view import choice_line, frontier_json, print_frontier
-from .parts import default_fit_fraction
 from .plugin_scores import PluginRun, in_band, plugin_band, plugin_parts
 from .scorer_fit import ModelKind, average_precision
 from .similarity import pair_similarities
@@ -112,9 +111,6 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
     plugin_args = None if args.plugin is None else _plugin_args(args)  # checked before any work
     pairs = load_pairs(args.data, columns=columns, limit=args.limit, seed=args.seed)
     labels = pairs.labels.astype(np.int64)
-    if args.fit_fraction is None:  # the default: from the count of calibration pairs only
-        calibration = len(labels) - round(len(labels) * (args.holdout or 0.0))
-        args.fit_fraction = default_fit_fraction(calibration)
     _enough_pairs(labels, args, err)
     verifier = resolve.resolve_verifier(args.verifier)
     sims: dict[str, np.ndarray] = {}

@@ -27,21 +27,7 @@ high-score end's labels and a model over ~25 features is fit well by a few hundr
 (issue 25, 8 dev sets at 3,000 pairs, 3 seeds: 0.1 certified as many sets as 0.2 or 0.3 at
 δ = 5 and 20% and more at 10%; 0.05 no more than 0.1)."""
 
-MIN_FIT_PAIRS = 150
-"""Fewest fitting pairs the default split gives (up to a third of the calibration pairs):
-a tenth of 700 pairs (70) is too few to plan a start or fit a model (issue 25, 1,000-pair
-cap: 0.33 / 2.67 / 5.33 sets at δ = 5 / 10 / 20% with a tenth, 0.33 / 3.33 / 5.67 with a
-fifth, 0.33 / 3.00 / 5.00 with 0.3)."""
-
 DEFAULT_HOLDOUT = 0.0
-
-
-def default_fit_fraction(calibration_pairs: int) -> float:
-    """The default share that fits: a tenth, but at least :data:`MIN_FIT_PAIRS` pairs and at
-    most a third. It depends on the count of pairs only, never on their labels or scores."""
-    if calibration_pairs <= 0:
-        return DEFAULT_FIT_FRACTION
-    return max(DEFAULT_FIT_FRACTION, min(MIN_FIT_PAIRS / calibration_pairs, 1 / 3))
 
 
 @dataclass(frozen=True)
@@ -57,19 +43,16 @@ class Parts:
 def split_parts(
     labels: np.ndarray,
     seed: int = 0,
-    fit_fraction: float | None = None,
+    fit_fraction: float = DEFAULT_FIT_FRACTION,
     holdout: float = DEFAULT_HOLDOUT,
 ) -> Parts:
     """Held-out part (``holdout`` of each label, possibly none), then of the rest the
-    fitting part (``fit_fraction``; None: :func:`default_fit_fraction`) and the testing
-    part."""
+    fitting part (``fit_fraction``) and the testing part."""
     labels = np.asarray(labels)
     if holdout > 0.0:
         calibration, held_out = stratified_split(labels, seed, 1.0 - holdout)
     else:
         calibration, held_out = np.arange(len(labels)), np.empty(0, dtype=np.int64)
-    if fit_fraction is None:
-        fit_fraction = default_fit_fraction(len(calibration))
     fit_rel, test_rel = stratified_split(labels[calibration], seed + 1, fit_fraction)
     return Parts(calibration[fit_rel], calibration[test_rel], held_out)
 

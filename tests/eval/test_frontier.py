@@ -18,7 +18,6 @@ from semcache.eval.frontier import (
     scored_parts,
     split_parts,
 )
-from semcache.eval.parts import DEFAULT_FIT_FRACTION, MIN_FIT_PAIRS, default_fit_fraction
 
 
 def _data(n: int = 3000, seed: int = 0):
@@ -44,14 +43,6 @@ def test_parts_are_disjoint_and_cover_the_pairs():
     assert abs(len(held.held_out) - 900) <= 2 and abs(len(held.fit) - 2100 / 10) <= 2
     for part in (held.fit, held.test, held.held_out):  # stratified
         assert abs(labels[part].mean() - labels.mean()) < 0.01
-
-
-def test_the_default_fitting_part_is_a_tenth_but_never_under_150_pairs():
-    labels = np.array([0, 1] * 350)  # 700 pairs: a tenth would be 70
-    assert abs(len(split_parts(labels, seed=0).fit) - MIN_FIT_PAIRS) <= 2
-    assert abs(len(split_parts(labels, seed=0, fit_fraction=0.1).fit) - 70) <= 2  # as asked
-    assert default_fit_fraction(300) == pytest.approx(1 / 3)  # at most a third
-    assert default_fit_fraction(5000) == DEFAULT_FIT_FRACTION == 0.1
 
 
 def test_levels_split_alpha_over_the_ranking():
