@@ -59,9 +59,9 @@ DELTAS = (0.01, 0.02, 0.05, 0.10, 0.20)
 
 FIRST_SHARE: float | None = 0.8
 """Share of α the first-ranked scorer's walk tests at, the others sharing the rest; None:
-every scorer at α/k. On the 8 dev sets (8 seeds, 1,000 and 3,000 pairs) equal shares
-certified no more in all (at 3,000: 1.88 / 4.12 / 6.88 sets at δ = 5 / 10 / 20% against
-2.25 / 4.12 / 6.62; at 1,000: 0.25 / 3.25 / 5.38 against 0.38 / 3.38 / 5.62)."""
+every scorer at α/k. On the 8 dev sets (8 seeds, 1,000 and 3,000 pairs, a tenth fitting)
+equal shares certified no more in all (at 3,000: 1.88 / 4.12 / 6.88 sets at δ = 5 / 10 /
+20% against 2.25 / 4.12 / 6.62; at 1,000: 0.25 / 3.25 / 5.38 against 0.38 / 3.38 / 5.62)."""
 
 LEARNED_MARGIN = 0.02
 """Predicted certified recall (fitting part) a learned scorer must add over the best fixed

@@ -121,7 +121,6 @@ def judged(tmp_path_factory, judge_server: FakeOpenAIServer) -> Iterator[tuple[P
                 data, embedder, "--target", "0.05", "--scorer", "plugin",
                 "--plugin", f"llm-judge:{JUDGE}", "--judge-api-base", judge_server.api_base,
                 "--judge-api-key-env", KEY_ENV, "--judge-timeout", "7.5", "--holdout", "0.5",
-                "--fit-fraction", "0.2",  # 60 fitting pairs place the band; 30 are too few
                 "--save", str(env),
             )  # fmt: skip
     assert code == 0, out.getvalue()
