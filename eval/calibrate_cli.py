@@ -70,7 +70,8 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
         "--model",
         choices=["auto", "logistic", "boosted-trees"],
         default="auto",
-        help="learned scorer family ('auto': the better cross-validated one)",
+        help="learned scorer family ('auto': the better cross-validated one; logistic "
+        "only under 1,000 fitting pairs)",
     )
     parser.add_argument(
         "--fit-fraction",

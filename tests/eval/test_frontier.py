@@ -5,10 +5,10 @@ failing δ would need."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from semcache.eval.frontier import (
     DELTAS,
-    FIRST_SHARE,
     band_floor,
     frontier,
     guarded,
@@ -47,9 +47,12 @@ def test_parts_are_disjoint_and_cover_the_pairs():
 
 def test_levels_split_alpha_over_the_ranking():
     assert levels(["a"], 0.05) == {"a": 0.05}
-    split = levels(["a", "b", "c"], 0.05)
-    assert split["a"] == 0.05 * FIRST_SHARE and split["b"] == split["c"]
-    assert abs(sum(split.values()) - 0.05) < 1e-12
+    ranked = levels(["a", "b", "c"], 0.05)  # default: 0.8 to the first
+    assert ranked["a"] == 0.05 * 0.8 and ranked["b"] == ranked["c"] == pytest.approx(0.005)
+    split = levels(["a", "b", "c"], 0.05, first_share=None)  # equal shares
+    assert split["a"] == split["b"] == split["c"] == 0.05 / 3
+    for shares in (split, ranked):
+        assert abs(sum(shares.values()) - 0.05) < 1e-12
 
 
 def test_every_scorer_at_every_delta_and_the_choice_ignores_testing_labels():
@@ -65,7 +68,7 @@ def test_every_scorer_at_every_delta_and_the_choice_ignores_testing_labels():
     assert result.ranked[0.05][0] == "guard:good"  # the guard removes half the negatives
     assert result.chosen[0.05] == "guard:good"
     first = result.rows[("guard:good", 0.10)]
-    assert first.threshold is not None and first.alpha == 0.05 * FIRST_SHARE
+    assert first.threshold is not None and first.alpha == 0.05 * 0.8
     assert first.holds is None  # no held-out part by default
     assert result.tightest is not None and result.tightest <= 0.05
     flipped = labels.copy()

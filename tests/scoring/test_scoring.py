@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from semcache.errors import ConfigError
-from semcache.eval.scorer_fit import fit_boosted, fit_logistic, fit_scorer
+from semcache.eval.scorer_fit import TREES_MIN_PAIRS, fit_boosted, fit_logistic, fit_scorer
 from semcache.scoring import (
     HitScorer,
     LearnedScorer,
@@ -115,6 +115,9 @@ def test_boosted_trees_equal_sklearns_own_probabilities():
 
 def test_fit_scorer_compares_both_families_by_cross_validation():
     a, b, labels = _synthetic(300, seed=3)
+    small = fit_scorer(_rows(a, b), labels, "auto")  # too few pairs for the trees to compete
+    assert set(small.cv_average_precision) == {"logistic"} and small.model.kind == "logistic"
+    a, b, labels = _synthetic(TREES_MIN_PAIRS, seed=3)
     fitted = fit_scorer(_rows(a, b), labels, "auto")
     assert set(fitted.cv_average_precision) == {"logistic", "boosted-trees"}
     best = max(fitted.cv_average_precision, key=fitted.cv_average_precision.get)
