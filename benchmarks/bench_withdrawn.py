@@ -164,6 +164,7 @@ def every_ask(processes: list[Process], key: str, chunk: list[tuple[str, str]]) 
 class Outcome:
     case: str
     withdrawn: int
+    reported: int  # feedback calls answered withdrawn=true (-1: a purge)
     served_withdrawn: Counter[str]
     later: Counter[str]
     asks: int
@@ -190,6 +191,7 @@ def run_case(
     if case == "verdict":
         again = asyncio.run(ask_many(firsts, name_of))  # exact hits on A: their keys
         withdrawn = set()
+        reported = 0
         with httpx.Client(timeout=60) as http:
             for _tier, text, entry_key, _ in again:
                 r = http.post(
@@ -198,10 +200,11 @@ def run_case(
                     headers={"authorization": f"Bearer {key}"},
                 )
                 r.raise_for_status()
-                if r.json()["withdrawn"]:
-                    withdrawn.add(text)
+                withdrawn.add(text)  # counted whether or not it reports an entry removed
+                reported += bool(r.json()["withdrawn"])
     else:
         withdrawn = {text for _, text, _, _ in learned + before}
+        reported = -1
         if case == "purge, C down":
             c.stop()
         r = httpx.post(
@@ -220,7 +223,8 @@ def run_case(
     later = asyncio.run(ask_many(every_ask(list(processes.values()), key, chunk) * rounds, name_of))
     served = Counter(name for _, text, _, name in later if text in withdrawn)
     tiers = Counter(tier for tier, _, _, _ in later)
-    return Outcome(case, len(withdrawn), served, tiers, len(later), time.monotonic() - started)
+    elapsed = time.monotonic() - started
+    return Outcome(case, len(withdrawn), reported, served, tiers, len(later), elapsed)
 
 
 @contextlib.contextmanager
@@ -298,9 +302,10 @@ def main() -> None:
         outcomes = deployment(name, args, all_pairs)
         print(f"\n{labels[name]} ({time.monotonic() - started:.0f} s):")
         for o in outcomes:
+            verdicts = f", {o.reported} verdicts reported withdrawn" if o.reported >= 0 else ""
             print(
                 f"  {o.case}: {sum(o.served_withdrawn.values())} of {o.asks} later asks served a "
-                f"withdrawn answer ({o.withdrawn} withdrawn texts; by process "
+                f"withdrawn answer ({o.withdrawn} withdrawn texts{verdicts}; by process "
                 f"{dict(o.served_withdrawn) or '-'}); later tiers {dict(o.later)}; "
                 f"{o.seconds:.0f} s"
             )
