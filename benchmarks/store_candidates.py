@@ -1,6 +1,6 @@
 """Does the Redis store give the answer guard other candidates than the edge store?
 
-    python benchmarks/guard_candidates.py
+    python benchmarks/store_candidates.py
 
 The round-robin stream of ``bench_round_robin.py`` (every first question, then every second
 question of the English label-1 pairs), asked in order in ONE process (``SemanticCache``,
@@ -8,8 +8,8 @@ the default embedder, threshold 0.9), once with ``store.backend = "edge"`` and o
 ``store.backend = "redis"`` on the same Redis 8. Prints the tiers and miss reasons of the
 second questions per store, and every question where the two differ (tier, miss reason or
 the served similarity beyond 1e-5). No difference means the store's candidates (count,
-order, similarity) are not what separates 4 processes on one Redis store from one process:
-the semantic lookup asks for ``k + 1`` and the guard judges each, on both stores alike.
+order, similarity) are not what separates 4 processes on one Redis store from one process
+(that was the guard judging the nearest candidate only: ``bench_guard_candidates.py``).
 """
 
 from __future__ import annotations
