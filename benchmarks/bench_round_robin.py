@@ -126,15 +126,25 @@ async def ask_all(ports: list[int], questions: list[str], offset: int) -> Counte
     return tiers
 
 
-def run(name: str, configs: list[Path], firsts: list[str], seconds: list[str]) -> Counter[str]:
+def run(
+    name: str,
+    configs: list[Path],
+    firsts: list[str],
+    seconds: list[str],
+    upstream: FakeOpenAIServer,
+) -> Counter[str]:
     ports = [free_port() for _ in configs]
     processes = [start(config, port) for config, port in zip(configs, ports, strict=True)]
     try:
         wait_ready(ports, processes)
+        before = upstream.chat_calls
         asyncio.run(ask_all(ports, firsts, 0))
+        first_calls = upstream.chat_calls - before
         time.sleep(3.0)  # write-behind: let every store write land before the second questions
         # offset 1: the second question of the i-th pair goes to the next process over
         tiers = asyncio.run(ask_all(ports, seconds, 1))
+        tiers["upstream:first"] = first_calls
+        tiers["upstream:second"] = upstream.chat_calls - before - first_calls
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)
@@ -178,7 +188,7 @@ def main() -> None:
             flush = redis_client.Redis.from_url(redis.url)
             flush.flushall()  # each deployment starts empty
             flush.close()
-            results[name] = run(name, configs, firsts, seconds)
+            results[name] = run(name, configs, firsts, seconds, upstream)
     total = len(seconds)
     base = None
     print(
@@ -195,6 +205,10 @@ def main() -> None:
         )
         reasons = {k[7:]: v for k, v in tiers.items() if k.startswith("reason:")}
         print(f"  misses by reason: {reasons}")
+        print(
+            f"  upstream calls: {tiers['upstream:first']} for the {len(firsts)} first questions, "
+            f"{tiers['upstream:second']} for the second"
+        )
     print(f"load average (1, 5, 15 min): {os.getloadavg()}; {os.cpu_count()} cores, shared")
 
 

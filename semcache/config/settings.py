@@ -60,8 +60,15 @@ from semcache.replicas.settings import RedisSettings
 from semcache.tuning.settings import TuningSettings, VerifySettings
 
 __all__ = [
-    "OTHER_VARIABLES", "AdmissionSettings", "CacheSettings", "CoalesceSettings", "ExactSettings",
-    "HealthSettings", "PolicySettings", "SemanticSettings", "StoreSettings",
+    "OTHER_VARIABLES",
+    "AdmissionSettings",
+    "CacheSettings",
+    "CoalesceSettings",
+    "ExactSettings",
+    "HealthSettings",
+    "PolicySettings",
+    "SemanticSettings",
+    "StoreSettings",
 ]
 
 #: ``SEMCACHE_*`` variables semcache reads or documents that are not deployment settings,

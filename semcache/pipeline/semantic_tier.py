@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,53 +30,18 @@ from semcache.embedders.base import Embedder
 from semcache.embedders.readability import ANY, Readability
 from semcache.errors import StoreError
 from semcache.guard import HitVerifier
+from semcache.pipeline.lookup_result import Lookup, Search, Verdict
 from semcache.stores.base import Entry, Match, RecordedEmbedder, VectorStore
 from semcache.stores.where import Where
 
 if TYPE_CHECKING:
     from semcache.embedders.batcher import MicroBatcher
     from semcache.embedders.vector_cache import VectorCache
-    from semcache.scoring.decide import Outcome, ScoredDecision
+    from semcache.scoring.decide import ScoredDecision
 
 #: ``scope`` of entries that only answer exact lookups (requests with no user question
 #: last). Real scopes are SHA-256 hex digests, so a semantic search never matches it.
 EXACT_ONLY_SCOPE = "-"
-
-
-@dataclass(frozen=True, slots=True)
-class Lookup:
-    """Result of one semantic lookup; ``vector`` is reused to store the answer on a miss."""
-
-    vector: np.ndarray
-    match: Match | None
-    nearest: float | None
-    rejected: bool = False
-    score: float | None = None
-    outcome: Outcome | None = None
-    candidate: Match | None = None  # the nearest live entry, served or not
-
-
-@dataclass(frozen=True, slots=True)
-class Search:
-    """The question's vector and the nearest live entry in its partition, not yet judged;
-    ``others``: the next nearest, closest first, judged only when the guard vetoes ``best``
-    (:meth:`SemanticTier.settle`)."""
-
-    vector: np.ndarray
-    best: Match | None
-    others: tuple[Match, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """The hit rule's answer for one candidate; ``rejected``: over the threshold but vetoed
-    by the verifier; ``score``: the scorer's score when one ran (None otherwise);
-    ``outcome``: with a scorer, why it decided so (None without one)."""
-
-    hit: bool
-    rejected: bool = False
-    score: float | None = None
-    outcome: Outcome | None = None
 
 
 class SemanticTier:

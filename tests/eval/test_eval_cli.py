@@ -368,4 +368,7 @@ def test_a_tiny_file_gets_one_line_saying_how_many_pairs_it_needs(
     captured = capsys.readouterr()
     assert captured.out == "" and "Traceback" not in captured.err
     error = " ".join(captured.err.split())
-    assert error.startswith("semcache calibrate: error: 2 labeled pairs") and "at least 74 pairs labeled 1" in error
+    assert (
+        error.startswith("semcache calibrate: error: 2 labeled pairs")
+        and "at least 74 pairs labeled 1" in error
+    )

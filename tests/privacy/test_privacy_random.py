@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from semcache.privacy import PrivacyGate, PrivacyPolicy, default_detector, load_privacy_corpus
+from semcache.privacy.redact import redact
 from semcache.privacy.walk import request_texts
 
 
@@ -83,3 +84,21 @@ def test_redacted_request_never_contains_a_private_value(gate, case):
     for value in values:
         assert value not in masked
     assert not gate.inspect(request, PrivacyPolicy.NO_STORE).store
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an Aadhaar number after a phone number: the ID scheme's first candidate spanned both
+        # and failed its checksum, and the search resumed past the real one
+        "please +1 415 577 3416 8985 5364 4697 please",
+        # a phone number after a Chinese resident ID ending in X: libphonenumber read the X
+        # as an extension mark and dropped the whole candidate
+        "please 11010519740406134X , 010-28742761 thanks",
+    ],
+)
+def test_adjacent_private_values_are_each_masked(text):
+    """Found by the randomized test above: two values side by side, the second unmasked."""
+    values = {"8985 5364 4697", "+1 415 577 3416", "11010519740406134X", "010-28742761"}
+    masked = redact(text, default_detector().detect(text))
+    assert not [v for v in values if v in masked], masked

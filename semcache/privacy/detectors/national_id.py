@@ -117,8 +117,13 @@ class NationalIdDetector:
         findings: list[Finding] = []
         taken: list[tuple[int, int]] = []
         for scheme in self._schemes:
-            for match in scheme.pattern.finditer(text):
+            position = 0
+            while (match := scheme.pattern.search(text, position)) is not None:
                 start, end = match.span()
+                # An ID may start inside a rejected run: "… 3416 8985 5364 4697" after a phone
+                # number first matched "3416 8985 5364" (no valid Aadhaar), and a plain
+                # finditer resumed after it, so the real one was never tried.
+                position = start + 1
                 if any(start < t_end and t_start < end for t_start, t_end in taken):
                     continue
                 if scheme.keywords is not None and not preceded_by(
@@ -128,4 +133,5 @@ class NationalIdDetector:
                 if _deps.stdnum(scheme.module).is_valid(match.group()):
                     findings.append(Finding(Kind.NATIONAL_ID, start, end, scheme.name))
                     taken.append((start, end))
+                    position = end
         return findings

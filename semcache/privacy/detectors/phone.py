@@ -92,9 +92,9 @@ class PhoneDetector:
     ) -> set[tuple[int, int]]:
         found: set[tuple[int, int]] = set()
         for run in _DIGIT_RUN.finditer(text, start, end):
+            # One token is tried too: "11010519740406134X , 010-28742761" is read by the
+            # main scan as one candidate (the X as an extension mark) and dropped whole.
             tokens = [m.span() for m in re.finditer(r"\S+", run.group())]
-            if len(tokens) < 2:
-                continue
             taken_until = 0
             for first in range(len(tokens)):
                 if tokens[first][0] < taken_until:
