@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE, Search, SemanticTier, Verdict
+from semcache.pipeline.lookup_result import Search, Verdict
+from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE, SemanticTier
 from semcache.stats import Stats
 from semcache.stores.base import Entry, Match, VectorStore, Where
 

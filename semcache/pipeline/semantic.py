@@ -9,8 +9,9 @@ from dataclasses import replace
 from semcache.core.answer import Answer
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
+from semcache.pipeline.lookup_result import Lookup, Search, Verdict
 from semcache.pipeline.routed_tier import FALLBACK_WARMING
-from semcache.pipeline.semantic_tier import Lookup, Search, SemanticTier, Verdict
+from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.admission import Admission
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import MissReason, Stats, Tier
