@@ -119,7 +119,7 @@ async def ask_all(ports: list[int], questions: list[str], offset: int) -> Counte
             r.raise_for_status()
             tier = r.headers.get("x-semcache-tier", "miss")
             tiers[tier] += 1
-            if tier not in ("semantic", "exact"):
+            if tier == "miss":
                 tiers["reason:" + r.headers.get("x-semcache-miss-reason", "?")] += 1
 
         await asyncio.gather(*(ask(i, q) for i, q in enumerate(questions)))
@@ -204,7 +204,10 @@ def main() -> None:
             f"from the cache {cached:.1%} ({semantic - base:+.1%} semantic vs one process)"
         )
         reasons = {k[7:]: v for k, v in tiers.items() if k.startswith("reason:")}
-        print(f"  misses by reason: {reasons}")
+        print(
+            f"  misses by reason: {reasons}; merged with a paraphrase in flight "
+            f"{tiers['merged']}, coalesced {tiers['coalesced']}"
+        )
         print(
             f"  upstream calls: {tiers['upstream:first']} for the {len(firsts)} first questions, "
             f"{tiers['upstream:second']} for the second"

@@ -63,6 +63,7 @@ from semcache.compose.shared import (
     redis_read,
     redis_write,
     shared_flight,
+    shared_merge,
     shared_tier,
 )
 from semcache.compose.tuning import tuning_loop
@@ -188,6 +189,7 @@ def assemble(
             failopen,
             merge=s.coalesce.merge and s.coalesce.enabled,
             fresh=watch.fresh,
+            shared=shared_merge(shared, failopen, stats, s.coalesce, watch),
         ),
         tuning.miss_stage,
         WriteBehindStage(writer),

@@ -21,8 +21,15 @@ from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 
 if TYPE_CHECKING:
+    from semcache.pipeline.shared_merge import SharedMerge
     from semcache.replicas.connect import RedisOptions
     from semcache.replicas.tier import SharedTier
+
+
+#: Seconds a question stays in the shared in-flight set if its leader never removes it (a
+#: crash): longer than most upstream calls, short enough that a dead one soon stops being the
+#: nearest (a follower that finds its leader gone also removes it).
+IN_FLIGHT_LIFETIME_S = 120
 
 
 def local_store_dir(backend: str, path: str, injected: bool) -> Path | bool | None:
@@ -56,6 +63,7 @@ def shared_tier(
     from semcache.replicas.connect import connect
     from semcache.replicas.exact import RedisExact
     from semcache.replicas.flights import SharedFlights
+    from semcache.replicas.inflight import SharedQuestions
     from semcache.replicas.keys import CLUSTER_BUCKETS, KeySpace
     from semcache.replicas.purge_state import FILE_NAME, PositionFile
     from semcache.replicas.purges import PurgeLog
@@ -89,7 +97,7 @@ def shared_tier(
     if store_dir is not False and backend.tier is not None:
         backend.gate.require("replaying the purge log before serving from the local store",
                              log.start)  # fmt: skip
-    flights = None
+    flights = questions = None
     if r.coalesce:
         # A follower polls the lease between blocking reads; a read must end well within
         # the command timeout, and often enough to notice a dead leader soon after expiry.
@@ -102,8 +110,9 @@ def shared_tier(
             stream_ttl_ms=int(r.stream_ttl_s * 1000),
             poll_ms=poll_ms,
         )
+        questions = SharedQuestions(client, keys, lifetime_s=IN_FLIGHT_LIFETIME_S)
     exact = RedisExact(client, keys, clock, failopen=failopen)
-    return SharedTier(client, exact, log, flights)
+    return SharedTier(client, exact, log, flights, questions)
 
 
 def redis_read(
@@ -139,6 +148,27 @@ def shared_flight(
         shared.flights, failopen, stats, max_wait_s=c.max_wait_s, fresh=watch.fresh
     )
     return [flight]
+
+
+def shared_merge(
+    shared: SharedTier | None,
+    failopen: FailOpen,
+    stats: Stats,
+    c: CoalesceSettings,
+    watch: ModelWatch,
+) -> SharedMerge | None:
+    """The paraphrase merge across replicas: on wherever the in-process merge and the
+    cross-replica flights both are."""
+    if shared is None or shared.flights is None or shared.questions is None:
+        return None
+    if not (c.enabled and c.merge):
+        return None
+    from semcache.pipeline.shared_merge import SharedMerge
+
+    return SharedMerge(
+        shared.questions, shared.flights, failopen, stats, max_wait_s=c.max_wait_s,
+        fresh=watch.fresh,
+    )  # fmt: skip
 
 
 def redis_options(r: RedisSettings, url: str) -> RedisOptions:

@@ -73,8 +73,9 @@ class CoalesceSettings(SettingsSection):
     merge: bool = Field(
         True,
         description="A paraphrase of a question whose upstream call is in flight in this "
-        "process (same partition, and a semantic hit by the same threshold and guard) waits "
-        "for that call instead of making its own (cache_info tier 'merged').",
+        "process, or in any replica sharing redis.url when redis.coalesce is on (same "
+        "partition, and a semantic hit by the same threshold and guard), waits for that call "
+        "instead of making its own (cache_info tier 'merged').",
     )
     window_ms: float | Literal["adaptive"] = Field(
         0.0,

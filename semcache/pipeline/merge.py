@@ -18,7 +18,8 @@ A follower falls back to its own call when the leader fails, is fenced by a purg
 answer is not servable (not storable, cut off, from a replaced model snapshot). A streaming
 follower can do so only before it has passed on a chunk: after that it shares the leader's
 outcome, as an identical request's follower does (chunks handed out cannot be taken back).
-Merging is per process; replicas share calls for identical requests only.
+With replicas sharing a Redis (``redis.coalesce``), a miss that finds no leader to follow
+here asks for the nearest question in flight in any replica (:mod:`semcache.pipeline.shared_merge`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,21 +38,20 @@ from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.pipeline.gather import GatherWindow
+from semcache.pipeline.merge_mark import marked
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 
 if TYPE_CHECKING:
     from litellm.types.utils import ModelResponseStream
 
+    from semcache.pipeline.lookup_result import Verdict
+    from semcache.pipeline.shared_merge import SharedMerge
     from semcache.stores.base import Entry
 
 Partition = tuple[str, str, str, str]
 """(tenant, namespace, scope, embedder): questions are only ever compared inside one (a
 routed question's vector is the fallback embedder's: never compared with the primary's)."""
-
-#: Where a forwarded chunk carries the similarity of the merge, for the caller's CacheInfo
-#: before the final answer is known (read by :func:`merged_similarity`).
-_MARK = "semcache_merged"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,19 +102,6 @@ def unit(vector: np.ndarray) -> np.ndarray:
     return v / norm if norm > 0 else v
 
 
-def merged_similarity(chunk: Any) -> float | None:
-    """The merge similarity a forwarded chunk carries, or None for a chunk of one's own call."""
-    hidden = getattr(chunk, "_hidden_params", None)
-    value = hidden.get(_MARK) if isinstance(hidden, dict) else None
-    return value if isinstance(value, float) else None
-
-
-def _marked(chunk: ModelResponseStream, similarity: float) -> ModelResponseStream:
-    copy = chunk.model_copy(deep=True)  # the leader's object stays the leader's
-    copy._hidden_params = {**(getattr(copy, "_hidden_params", None) or {}), _MARK: similarity}
-    return copy
-
-
 class MergeStage:
     """Follow an in-flight paraphrase's call, or lead (after the gathering window)."""
 
@@ -130,6 +117,7 @@ class MergeStage:
         merge: bool = True,
         fresh: Callable[[Entry], bool] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        shared: SharedMerge | None = None,
     ) -> None:
         self._backend = backend
         self._coalescer = coalescer
@@ -140,6 +128,7 @@ class MergeStage:
         self._merge = merge
         self._fresh = fresh  # None: every answer's snapshot may be served
         self._monotonic = monotonic
+        self._shared = shared  # None: merge within this process only
         self.in_flight = InFlight()
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
@@ -147,10 +136,28 @@ class MergeStage:
             return await call_next(request)
         partition = self._partition(request)
         if partition is not None and request.decision.lookup and request.vector is not None:
-            found = await self._follow(request, call_next, partition, unit(request.vector))
+            vector = unit(request.vector)
+            found = await self._follow(request, call_next, partition, vector)
+            if found is None and self._shared is not None:
+                found = await self._follow_shared(request, partition, vector)
             if found is not None:
                 return found
         return await self._lead(request, call_next, partition)
+
+    async def _follow_shared(
+        self, request: Request, partition: Partition, vector: np.ndarray
+    ) -> Found | None:
+        """Another replica's paraphrase in flight (see :mod:`semcache.pipeline.shared_merge`)."""
+        tier, shared = self._backend.started, self._shared
+        if tier is None or shared is None:
+            return None
+        prompt, namespace = request.keys.prompt or "", request.control.namespace
+
+        async def judge(leader: str, similarity: float) -> Verdict:
+            return await tier.ajudge(prompt, leader, similarity, namespace)
+
+        emit = request.emit if request.stream else None
+        return await shared.follow(request, partition, vector, judge, emit)
 
     def _partition(self, request: Request) -> Partition | None:
         """Where this request's question is compared, or None when it takes no part."""
@@ -168,11 +175,14 @@ class MergeStage:
         key = object()  # nobody joins by accident: only through the index
         # Followable only when the answer would be stored in the semantic tier.
         followable = partition is not None and request.decision.store
+        published = None
         if followable and partition is not None and request.vector is not None:
             question = InFlightQuestion(
                 key, request.keys.prompt or "", unit(request.vector), self._fence.begin()
             )
             self.in_flight.add(partition, question)
+            if self._shared is not None:
+                published = await self._shared.publish(request, partition, question.vector)
         outer = request.emit if request.stream else None
 
         async def execute(emit: Emit) -> Found:
@@ -201,6 +211,9 @@ class MergeStage:
         finally:  # a flight cancelled before its first step never ran execute's finally
             if partition is not None:
                 self.in_flight.remove(partition, key)
+            if published is not None and self._shared is not None:
+                # After the result: a replica that finds it meanwhile finds the stored answer.
+                await self._shared.withdraw(published)
 
     async def _follow(
         self, request: Request, call_next: Next, partition: Partition, vector: np.ndarray
@@ -263,7 +276,7 @@ class MergeStage:
             elif passed_on == 0 and self._fence.begin() != leader.token:
                 return 0
             else:
-                outer(_marked(chunk, similarity))
+                outer(marked(chunk, similarity))
             passed_on += 1
         return passed_on if flight.role is Role.FOLLOWER else 0
 

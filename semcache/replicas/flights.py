@@ -56,6 +56,19 @@ return {'follow', redis.call('GET', KEYS[3])}
 """KEYS: entry, the bucket's generation hash, lease (one slot: the tenant's bucket); ARGV: the
 entry's 8 generation fields, new flight id, lease ms."""
 
+PEEK = (
+    _GENS
+    + """
+local fields = redis.call('HMGET', KEYS[1], 'g', 'v')
+if fields[2] and fields[1] == current then return {'hit', fields[2]} end
+local flight = redis.call('GET', KEYS[3])
+if flight then return {'follow', flight} end
+return {'none', ''}
+"""
+)
+"""CLAIM without the lease: what a paraphrase of the request finds (a live answer, the flight
+to follow, or nothing). Same KEYS and the first 8 ARGV."""
+
 RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
@@ -119,6 +132,7 @@ class SharedFlights:
         self._stream_ttl_ms = stream_ttl_ms
         self._poll_ms = poll_ms
         self._claim = client.register_script(CLAIM)
+        self._peek = client.register_script(PEEK)
         self._renew = client.register_script(RENEW)
         self._release = client.register_script(RELEASE)
 
@@ -142,6 +156,26 @@ class SharedFlights:
             return Claim(role, lease, "", "", entry=value)
         flight_id = value.decode()
         return Claim(role, lease, ks.stream(exact, flight_id, tenant=tenant), flight_id)
+
+    async def peek(self, exact: str, *, tenant: str, namespace: str, model: str) -> Claim | None:
+        """The stored answer (``HIT``) or the flight (``FOLLOWER``) of another request's key,
+        or None when it is neither stored nor in flight; never takes a lease."""
+        ks = self._keys
+        lease = ks.lease(exact, tenant=tenant)
+        keys = [
+            ks.entry(exact, tenant=tenant, namespace=namespace, model=model),
+            ks.generation_hash(tenant),
+            lease,
+        ]
+        args = ks.generations(tenant=tenant, namespace=namespace, model=model)
+        async with mapped():
+            kind, value = await self._peek(keys=keys, args=args)
+        if kind == b"hit":
+            return Claim(Role.HIT, lease, "", "", entry=value)
+        if kind != b"follow":
+            return None
+        flight_id = value.decode()
+        return Claim(Role.FOLLOWER, lease, ks.stream(exact, flight_id, tenant=tenant), flight_id)
 
     def lead(self, claim: Claim) -> Leader:
         return Leader(self, claim)

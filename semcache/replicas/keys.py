@@ -25,6 +25,9 @@ so tenant and namespace names never need escaping and never collide with the sep
   model change is decided once, then bumped in every bucket).
 - ``P:lease:{b}:<exact key>`` / ``P:s:{b}:<exact key>:<flight id>``: a cross-replica flight's
   lease and its chunk stream.
+- ``P:q:{b}:h(partition)``: the questions in flight in one partition (tenant, namespace,
+  scope, embedder), a vector set read by the cross-replica paraphrase merge
+  (:mod:`semcache.replicas.inflight`).
 - ``{P:purges}``: the purge log, a stream every replica reads (purges, withdrawals and
   model changes); ``{P:purges}:epoch`` names this log's incarnation (a Redis restarted
   empty gets a new one), ``{P:purges}:trimmed`` the last ID trimmed,
@@ -121,6 +124,11 @@ class KeySpace:
 
     def stream(self, exact: str, flight_id: str, *, tenant: str) -> str:
         return f"{self.prefix}:s:{self.tag(tenant)}:{exact}:{flight_id}"
+
+    def in_flight(self, tenant: str, namespace: str, scope: str, embedder: str) -> str:
+        """The vector set of questions in flight in one partition (in the tenant's bucket)."""
+        partition = h("\x1f".join((tenant, namespace, scope, embedder)))
+        return f"{self.prefix}:q:{self.tag(tenant)}:{partition}"
 
     @property
     def purge_log(self) -> str:

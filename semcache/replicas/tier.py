@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.exact import RedisExact
 from semcache.replicas.flights import SharedFlights
+from semcache.replicas.inflight import SharedQuestions
 from semcache.replicas.purges import PurgeLog
 
 if TYPE_CHECKING:
@@ -17,7 +18,8 @@ _log = logging.getLogger("semcache")
 
 
 class SharedTier:
-    """The Redis client and what uses it: exact tier, purge log, flights (or None)."""
+    """The Redis client and what uses it: exact tier, purge log, flights and the questions
+    in flight (both None without ``redis.coalesce``)."""
 
     def __init__(
         self,
@@ -25,6 +27,7 @@ class SharedTier:
         exact: RedisExact,
         log: PurgeLog,
         flights: SharedFlights | None,
+        questions: SharedQuestions | None = None,
         *,
         ack_timeout_s: float = 2.0,
     ) -> None:
@@ -33,6 +36,7 @@ class SharedTier:
         self.exact = exact
         self.log = log
         self.flights = flights
+        self.questions = questions
 
     async def purge(self, purge: PurgeFilter) -> int:
         """Withdraw covered entries for every replica, then tell the others to drop their

@@ -16,7 +16,7 @@ from litellm.types.utils import ModelResponseStream
 
 from semcache.core.answer import as_stream
 from semcache.pipeline.base import Found, Pipeline, Request
-from semcache.pipeline.merge import merged_similarity
+from semcache.pipeline.merge_mark import merged_similarity
 from semcache.pipeline.shared_flight import from_other_replica
 from semcache.stats import CacheInfo, HitAudit, Stats, Tier
 

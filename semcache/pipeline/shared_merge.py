@@ -1,0 +1,198 @@
+"""The paraphrase merge across replicas: follow the flight of a question in flight elsewhere.
+
+The in-process merge (:mod:`semcache.pipeline.merge`) lets a paraphrase wait for an upstream
+call in flight in its own process. Replicas sharing a Redis each ask upstream otherwise:
+with a stream spread round-robin over 4 processes, 17 of 144 paraphrases merged in one
+process and none across 4 (``benchmarks/bench_round_robin.py``), so each went upstream and
+was stored as an entry of its own. This closes that gap with the pieces already shared:
+
+- a leader that may be followed adds its question to the partition's in-flight vector set
+  (:class:`~semcache.replicas.inflight.SharedQuestions`) and removes it when its call ends;
+- a miss asks for the nearest in-flight question of its partition. When another replica
+  asked it and the semantic tier's hit rule (same threshold, guard and scorer) accepts it,
+  it looks the leader's request key up (:meth:`SharedFlights.peek`): a stored answer is
+  served at once; a flight is followed through its Redis stream (chunks passed on live).
+
+What is served is what a semantic hit would serve had the leader's answer been stored a
+moment earlier, and no more: after the flight's ``done`` the leader's answer is served only
+when it *is* stored in the Redis exact tier under the current purge generations, so an
+answer that was not storable, or that a purge or a model change fenced (in any replica),
+is never served to a paraphrase. (A streaming follower that has passed chunks on cannot
+take them back; it shares the leader's outcome, as an in-process follower does.) A question
+the private-data gate flagged takes no part either way. Redis trouble only costs the merge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import orjson
+
+from semcache.core.answer import Answer
+from semcache.errors import SharedFlightFailed
+from semcache.pipeline.base import Emit, Found, Request
+from semcache.pipeline.merge_mark import marked
+from semcache.replicas.exact import decode_entry
+from semcache.replicas.flights import Claim, Followed, Role, SharedFlights
+from semcache.replicas.inflight import Published, SharedQuestions
+from semcache.runtime.failopen import FailOpen
+from semcache.stats import Stats, Tier
+from semcache.stores.base import Entry
+
+if TYPE_CHECKING:
+    import numpy as np
+    from litellm.types.utils import ModelResponseStream
+
+    from semcache.pipeline.lookup_result import Verdict
+
+Partition = tuple[str, str, str, str]
+Judge = Callable[[str, float], Awaitable["Verdict"]]
+
+#: Following lasts as long as the leader's call (a dead Redis: each command's own timeout).
+_FOLLOW_TIMEOUT_S = 24 * 3600.0
+
+
+class SharedMerge:
+    """Publish this replica's followable questions; follow another replica's paraphrase."""
+
+    def __init__(
+        self,
+        questions: SharedQuestions,
+        flights: SharedFlights,
+        failopen: FailOpen,
+        stats: Stats,
+        *,
+        max_wait_s: float | None,
+        fresh: Callable[[Entry], bool] | None = None,
+    ) -> None:
+        self._questions = questions
+        self._flights = flights
+        self._failopen = failopen
+        self._stats = stats
+        self._max_wait_s = max_wait_s
+        self._fresh = fresh
+
+    @staticmethod
+    def _takes_part(request: Request) -> bool:
+        # A flagged question never enters Redis (nor has a cross-replica flight to follow).
+        return request.privacy is None or not request.privacy.private
+
+    async def publish(
+        self, request: Request, partition: Partition, vector: np.ndarray
+    ) -> Published | None:
+        if not self._takes_part(request):
+            return None
+        keys, questions = request.keys, self._questions
+
+        async def add() -> Published:
+            return await questions.add(
+                partition, vector, prompt=keys.prompt or "", exact=keys.exact, model=keys.model
+            )
+
+        return await self._failopen.call("redis_merge_publish", add, None)
+
+    async def withdraw(self, published: Published) -> None:
+        questions = self._questions
+        await self._failopen.call("redis_merge_remove", lambda: questions.remove(published), None)
+
+    async def follow(
+        self,
+        request: Request,
+        partition: Partition,
+        vector: np.ndarray,
+        judge: Judge,
+        emit: Emit | None,
+    ) -> Found | None:
+        """The answer of another replica's paraphrase in flight, or None (lead yourself).
+
+        ``judge(leader_prompt, similarity)`` is the semantic tier's hit rule; ``emit`` the
+        streaming caller's sink (None: not streaming).
+        """
+        if not self._takes_part(request):
+            return None
+        questions, failopen = self._questions, self._failopen
+        near = await failopen.call(
+            "redis_merge_nearest", lambda: questions.nearest(partition, vector), None
+        )
+        if near is None or near.own:  # this replica's own were judged in-process
+            return None
+        verdict = await failopen.call(
+            "merge_judge", lambda: judge(near.prompt, near.similarity), None
+        )
+        if verdict is None or not verdict.hit:
+            if verdict is not None and verdict.rejected:
+                self._stats.count("merge_rejections")
+            return None
+        claim = await self._peek(request, near.exact, near.model)
+        if claim is None:  # neither stored nor in flight: its leader is gone
+            await self.withdraw(near.published)
+            return None
+        similarity = near.similarity
+        if claim.role is Role.HIT:
+            return self._served(claim, request, similarity)
+        followed, passed_on = await self._follow(claim, emit, similarity)
+        if followed.done is not None:
+            stored = await self._peek(request, near.exact, near.model)
+            if stored is not None and stored.role is Role.HIT:
+                found = self._served(stored, request, similarity)
+                if found is not None:
+                    return found
+            if passed_on:  # chunks handed out cannot be taken back: the leader's outcome
+                entry = Entry.from_payload(followed.done["entry"])
+                self._stats.count("shared_merges")
+                return Found(Answer.of(entry), Tier.MERGED, similarity=similarity)
+        elif passed_on:
+            raise SharedFlightFailed(
+                "the replica streaming this answer failed midway; nothing was stored"
+            )
+        self._stats.count("merge_fallbacks")
+        return None
+
+    async def _peek(self, request: Request, exact: str, model: str) -> Claim | None:
+        flights, tenant, namespace = self._flights, request.tenant, request.control.namespace
+        return await self._failopen.call(
+            "redis_merge_peek",
+            lambda: flights.peek(exact, tenant=tenant, namespace=namespace, model=model),
+            None,
+        )
+
+    def _served(self, claim: Claim, request: Request, similarity: float) -> Found | None:
+        assert claim.entry is not None
+        entry = decode_entry(claim.entry)
+        if self._fresh is not None and not self._fresh(entry):
+            return None  # from a replaced model snapshot
+        self._stats.count("shared_merges")
+        return Found(Answer.of(entry), Tier.MERGED, similarity=similarity, nearest=request.nearest)
+
+    async def _follow(
+        self, claim: Claim, emit: Emit | None, similarity: float
+    ) -> tuple[Followed, int]:
+        """How following ended (a failed Redis reads as a failed flight), and the chunks
+        passed on."""
+        passed_on = 0
+
+        def on_chunk(data: bytes) -> None:
+            nonlocal passed_on
+            if emit is not None:
+                passed_on += 1
+                emit(marked(_chunk(data), similarity))
+
+        flights = self._flights
+        deadline = None
+        if self._max_wait_s is not None:
+            deadline = asyncio.get_running_loop().time() + self._max_wait_s
+        followed = await self._failopen.call(
+            "redis_merge_follow",
+            lambda: flights.follow(claim, on_chunk, deadline),
+            None,
+            timeout_s=_FOLLOW_TIMEOUT_S,
+        )
+        return (followed if followed is not None else Followed(failed=True)), passed_on
+
+
+def _chunk(data: bytes) -> ModelResponseStream:
+    from litellm.types.utils import ModelResponseStream
+
+    return ModelResponseStream(**orjson.loads(data))

@@ -1,0 +1,129 @@
+"""The questions in flight in every replica: what the cross-replica paraphrase merge reads.
+
+A leader whose answer would be stored in the semantic tier adds its question's vector to its
+partition's vector set (``P:q:{b}:h(partition)``, ``NOQUANT``, so a similarity is the same
+float32 cosine the in-process merge computes), with the question, its exact key and model as
+attributes; it removes it when its call ends. A paraphrase that missed the store in another
+replica asks for the nearest one and, when the semantic tier's hit rule accepts it, follows
+that request's cross-replica flight (:meth:`SharedFlights.peek`).
+
+A leader that crashes leaves its element behind: each carries an expiry (Redis's clock, so
+replicas' clocks never matter) that the search filters on, the set itself expires, and a
+follower whose leader is gone finds no flight and leads itself. Every method raises
+:class:`~semcache.errors.StoreError` on a Redis failure (the caller degrades it through
+``FailOpen``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import orjson
+
+from semcache.replicas.connect import mapped
+from semcache.replicas.keys import KeySpace
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+ADD = """
+local now = redis.call('TIME')
+local expires = tonumber(now[1]) + tonumber(ARGV[4])
+local attributes = cjson.decode(ARGV[3])
+attributes['exp'] = expires
+redis.call('VADD', KEYS[1], 'FP32', ARGV[1], ARGV[2], 'NOQUANT', 'SETATTR',
+  cjson.encode(attributes))
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+"""KEYS: the partition's set; ARGV: FP32 vector, element id, attributes JSON, lifetime s."""
+
+NEAREST = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+local now = redis.call('TIME')
+return redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'WITHATTRIBS',
+  'COUNT', 1, 'FILTER', '.exp > ' .. now[1])
+"""
+"""KEYS: the partition's set; ARGV: FP32 query. The nearest live element: {id, score, attrs}."""
+
+REMOVE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('VREM', KEYS[1], ARGV[1])
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """A question this replica added (what :meth:`SharedQuestions.remove` takes back)."""
+
+    key: str
+    element: str
+
+
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    """The in-flight question nearest to a query: its text, exact key, model, cosine
+    similarity, whether this replica asked it (``own``: it was judged in-process), and the
+    element (to remove one whose leader is gone)."""
+
+    prompt: str
+    exact: str
+    model: str
+    similarity: float
+    own: bool
+    published: Published
+
+
+class SharedQuestions:
+    def __init__(self, client: Redis, keys: KeySpace, *, lifetime_s: int) -> None:
+        if lifetime_s < 1:
+            raise ValueError("lifetime_s must be >= 1")
+        self._keys = keys
+        self.replica = uuid.uuid4().hex  # tells this replica's questions from the others'
+        self._lifetime_s = lifetime_s
+        self._add = client.register_script(ADD)
+        self._nearest = client.register_script(NEAREST)
+        self._remove = client.register_script(REMOVE)
+
+    def _key(self, partition: tuple[str, str, str, str]) -> str:
+        return self._keys.in_flight(*partition)
+
+    async def add(
+        self,
+        partition: tuple[str, str, str, str],
+        vector: np.ndarray,
+        *,
+        prompt: str,
+        exact: str,
+        model: str,
+    ) -> Published:
+        key, element = self._key(partition), uuid.uuid4().hex
+        attributes = orjson.dumps({"p": prompt, "x": exact, "m": model, "r": self.replica})
+        blob = np.asarray(vector, dtype=np.float32).reshape(-1).tobytes()
+        async with mapped():
+            await self._add(keys=[key], args=[blob, element, attributes, self._lifetime_s])
+        return Published(key, element)
+
+    async def nearest(
+        self, partition: tuple[str, str, str, str], vector: np.ndarray
+    ) -> Nearest | None:
+        blob = np.asarray(vector, dtype=np.float32).reshape(-1).tobytes()
+        async with mapped():
+            found = await self._nearest(keys=[self._key(partition)], args=[blob])
+        if not found or len(found) < 3:
+            return None
+        attributes = orjson.loads(found[2])
+        similarity = 2.0 * float(found[1]) - 1.0  # VSIM scores (1 + cos) / 2
+        own = attributes.get("r") == self.replica
+        element = found[0].decode() if isinstance(found[0], bytes) else str(found[0])
+        published = Published(self._key(partition), element)
+        return Nearest(
+            attributes["p"], attributes["x"], attributes["m"], similarity, own, published
+        )
+
+    async def remove(self, published: Published) -> None:
+        async with mapped():
+            await self._remove(keys=[published.key], args=[published.element])
