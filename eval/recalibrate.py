@@ -30,8 +30,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -59,6 +60,7 @@ class Recorded:
     probability: float | None
     count: int
     feedback: bool
+    routed_to: str | None = None
 
 
 def thin(rows: list[Recorded], rng: np.random.Generator) -> list[Recorded]:
@@ -97,6 +99,7 @@ class LabeledScores:
     similarities: np.ndarray
     labels: np.ndarray
     sources: dict[str, int]
+    routed: dict[str, int] = field(default_factory=dict)  # rows left out, per fallback embedder
 
 
 def read_recorded(path: str | Path) -> list[Recorded]:
@@ -142,6 +145,7 @@ def read_recorded(path: str | Path) -> list[Recorded]:
                     probability=None if probability is None else float(probability),
                     count=count,
                     feedback=row.get("source") == "feedback",
+                    routed_to=_routed_to(where, number, row),
                 )
             )
     if not rows:
@@ -149,15 +153,47 @@ def read_recorded(path: str | Path) -> list[Recorded]:
     return rows
 
 
+def _routed_to(where: str, number: int, row: dict[str, Any]) -> str | None:
+    value = row.get("routed_to")
+    if value is not None and not (isinstance(value, str) and value):
+        raise PairDataError(where, number, "routed_to", "must be an embedder name or null")
+    return value
+
+
+def primary_lane(rows: list[Recorded]) -> tuple[list[Recorded], dict[str, int]]:
+    """The rows the primary embedder served, and how many each fallback embedder served.
+
+    A hit or near miss of the fallback lane (``semantic.fallback_embedder``) carries that
+    embedder's cosine, on another scale: walking the primary threshold over it would move
+    the primary threshold for questions the primary never reads."""
+    kept = [r for r in rows if r.routed_to is None]
+    routed: dict[str, int] = {}
+    for r in rows:
+        if r.routed_to is not None:
+            routed[r.routed_to] = routed.get(r.routed_to, 0) + 1
+    return kept, routed
+
+
 def gather(args: argparse.Namespace, columns: Columns) -> LabeledScores:
     sims: list[float] = []
     labels: list[int] = []
     sources: dict[str, int] = {}
     recorded: list[Recorded] = []
+    routed: dict[str, int] = {}
     for file in args.labels or []:
-        rows = read_recorded(file)
+        rows, left_out = primary_lane(read_recorded(file))
         recorded += rows
         sources[str(file)] = len(rows)
+        for name, n in left_out.items():
+            routed[name] = routed.get(name, 0) + n
+        if not rows and args.data is None and len(args.labels) == 1:
+            raise PairDataError(
+                str(file),
+                None,
+                None,
+                "holds only pairs the fallback embedder served "
+                f"({', '.join(left_out)}): nothing to calibrate the primary threshold on",
+            )
     if not args.no_thin:
         recorded = thin(recorded, np.random.default_rng(args.seed))
     sims += [r.similarity for r in recorded]
@@ -177,7 +213,9 @@ def gather(args: argparse.Namespace, columns: Columns) -> LabeledScores:
         sims += [float(v) for v in pair_similarities(pairs, embedder)]
         labels += [int(v) for v in pairs.labels]
         sources[str(source)] = len(pairs)
-    return LabeledScores(np.asarray(sims), np.asarray(labels, dtype=np.int64), sources)
+    return LabeledScores(
+        np.asarray(sims), np.asarray(labels, dtype=np.int64), sources, routed=routed
+    )
 
 
 def current_threshold(namespace: str | None) -> float:
@@ -256,6 +294,12 @@ def run_recalibrate(args: argparse.Namespace, columns: Columns, out: Console) ->
     thinned = "" if args.no_thin else " after thinning to an equal-probability sample"
     out.print(f"labeled pairs: {len(data.labels)}{thinned}, from {sources}", highlight=False)
     out.print(f"current threshold {before:.4f} ({where})", highlight=False)
+    for name, n in data.routed.items():
+        out.print(
+            f"left out: {n} pair(s) the fallback embedder {name} served (its own scale: "
+            "they calibrate semantic.fallback_threshold, not this threshold)",
+            highlight=False,
+        )
     if walk.threshold is None:
         counts = walk.stopped_counts or (0, 0)
         out.print(

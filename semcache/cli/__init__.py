@@ -174,6 +174,15 @@ def check_settings() -> None:
     CacheSettings()
 
 
+def _quiet_interrupts(unraisable: Any) -> None:
+    """A Ctrl-C that lands where Python cannot raise it (a finalizer, a callback, pydantic
+    compiling a schema) is printed as "Exception ignored ... Traceback"; the command's own
+    handler already says "interrupted", so such a one is dropped. Anything else as usual."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``semcache ARGV``; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -185,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     asks_help = any(option in ("-h", "--help") for option in args[1:])
     prefix = "semcache" if name is None else f"semcache {name}"
+    sys.unraisablehook = _quiet_interrupts
     with _one_line_setting_warnings(sys.stderr):
         try:
             if name is not None and name not in _CHECK_OWN_SETTINGS and not asks_help:

@@ -25,8 +25,9 @@ the private-data gate flagged takes no part either way. Redis trouble only costs
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
@@ -49,9 +50,15 @@ if TYPE_CHECKING:
 
 Partition = tuple[str, str, str, str]
 Judge = Callable[[str, float], Awaitable["Verdict"]]
+T = TypeVar("T")
 
 #: Following lasts as long as the leader's call (a dead Redis: each command's own timeout).
 _FOLLOW_TIMEOUT_S = 24 * 3600.0
+#: Seconds the merge is skipped after one of its Redis commands failed: during an outage a
+#: miss should not wait out more timeouts than the exact tier's own for a merge that cannot
+#: happen (the in-process merge goes on).
+BACKOFF_S = 5.0
+_FAILED = object()
 
 
 class SharedMerge:
@@ -66,6 +73,7 @@ class SharedMerge:
         *,
         max_wait_s: float | None,
         fresh: Callable[[Entry], bool] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._questions = questions
         self._flights = flights
@@ -73,11 +81,23 @@ class SharedMerge:
         self._stats = stats
         self._max_wait_s = max_wait_s
         self._fresh = fresh
+        self._monotonic = monotonic
+        self._skip_until = float("-inf")
 
-    @staticmethod
-    def _takes_part(request: Request) -> bool:
+    def _takes_part(self, request: Request) -> bool:
+        if self._monotonic() < self._skip_until:
+            self._stats.count("shared_merge_skipped")
+            return False
         # A flagged question never enters Redis (nor has a cross-replica flight to follow).
         return request.privacy is None or not request.privacy.private
+
+    async def _call(self, kind: str, fn: Callable[[], Awaitable[T]], **kw: float) -> T | None:
+        """``fn`` through FailOpen; None (and the merge skipped for BACKOFF_S) if it failed."""
+        result = await self._failopen.call(kind, fn, _FAILED, **kw)
+        if result is _FAILED:
+            self._skip_until = self._monotonic() + BACKOFF_S
+            return None
+        return result  # type: ignore[return-value]
 
     async def publish(
         self, request: Request, partition: Partition, vector: np.ndarray
@@ -91,11 +111,13 @@ class SharedMerge:
                 partition, vector, prompt=keys.prompt or "", exact=keys.exact, model=keys.model
             )
 
-        return await self._failopen.call("redis_merge_publish", add, None)
+        return await self._call("redis_merge_publish", add)
 
     async def withdraw(self, published: Published) -> None:
+        if self._monotonic() < self._skip_until:
+            return  # Redis is failing: the element expires by itself
         questions = self._questions
-        await self._failopen.call("redis_merge_remove", lambda: questions.remove(published), None)
+        await self._call("redis_merge_remove", lambda: questions.remove(published))
 
     async def follow(
         self,
@@ -113,9 +135,7 @@ class SharedMerge:
         if not self._takes_part(request):
             return None
         questions, failopen = self._questions, self._failopen
-        near = await failopen.call(
-            "redis_merge_nearest", lambda: questions.nearest(partition, vector), None
-        )
+        near = await self._call("redis_merge_nearest", lambda: questions.nearest(partition, vector))
         if near is None or near.own:  # this replica's own were judged in-process
             return None
         verdict = await failopen.call(
@@ -152,10 +172,9 @@ class SharedMerge:
 
     async def _peek(self, request: Request, exact: str, model: str) -> Claim | None:
         flights, tenant, namespace = self._flights, request.tenant, request.control.namespace
-        return await self._failopen.call(
+        return await self._call(
             "redis_merge_peek",
             lambda: flights.peek(exact, tenant=tenant, namespace=namespace, model=model),
-            None,
         )
 
     def _served(self, claim: Claim, request: Request, similarity: float) -> Found | None:
@@ -183,10 +202,9 @@ class SharedMerge:
         deadline = None
         if self._max_wait_s is not None:
             deadline = asyncio.get_running_loop().time() + self._max_wait_s
-        followed = await self._failopen.call(
+        followed = await self._call(
             "redis_merge_follow",
             lambda: flights.follow(claim, on_chunk, deadline),
-            None,
             timeout_s=_FOLLOW_TIMEOUT_S,
         )
         return (followed if followed is not None else Followed(failed=True)), passed_on

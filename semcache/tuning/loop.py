@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 SHADOW_CLOSE_TIMEOUT_S = 5.0
 
 
+def estimate_key(served: Served) -> str:
+    """Where a shadow verdict counts in the live estimate: its namespace, or for a hit the
+    fallback lane served, ``namespace@embedder`` (another threshold, another rate)."""
+    if served.routed_to is None:
+        return served.namespace
+    return f"{served.namespace}@{served.routed_to}"
+
+
 class TuningLoop:
     """Feedback, shadow verdicts and miss analysis for one cache (see the module docstring).
 
@@ -153,6 +161,7 @@ class TuningLoop:
                 score=served.score,
                 sample_probability=probability,
                 at=self._clock(),
+                routed_to=served.routed_to,
             )
         )
         return True
@@ -160,7 +169,7 @@ class TuningLoop:
     # -- shadow verdicts ------------------------------------------------------------------
     async def on_verdict(self, served: Served, wrong: bool, probability: float) -> None:
         """A shadow verdict: into the live estimate and the labeled pairs."""
-        self.monitor.add(served.namespace, wrong=wrong, probability=probability)
+        self.monitor.add(estimate_key(served), wrong=wrong, probability=probability)
         await self._label(served, not wrong, Source.SHADOW, probability)
 
     # -- reading --------------------------------------------------------------------------

@@ -64,7 +64,8 @@ class MissStage:
         tier = self._backend.started
         candidate, prompt = request.candidate, request.keys.prompt
         if tier is not None and self._margin > 0 and candidate is not None and prompt is not None:
-            threshold = tier.threshold_for(request.control.namespace)
+            # the lane's own threshold: a routed question's similarity is the fallback's
+            threshold = tier.lane(prompt).threshold_for(request.control.namespace)
             question = candidate.entry.question
             if candidate.similarity >= threshold - self._margin and question is not None:
                 self._log.add(
@@ -77,6 +78,7 @@ class MissStage:
                         similarity=candidate.similarity,
                         threshold=threshold,
                         at=self._clock(),
+                        routed_to=request.routed_to,
                     )
                 )
         return await call_next(request)
@@ -134,7 +136,8 @@ def cluster_misses(
 
 def export_rows(misses: Iterable[NearMiss], *, tenant: str | None = None) -> list[dict[str, Any]]:
     """One row per distinct (query, stored question): ``text_a``, ``text_b``, ``label`` (null,
-    to fill with 0/1), and ``similarity``, ``count``, ``tenant``, ``namespace``, ``cluster``."""
+    to fill with 0/1), and ``similarity``, ``count``, ``tenant``, ``namespace``, ``cluster``,
+    ``routed_to`` (the fallback embedder whose lane missed; None: the primary)."""
     rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for miss in misses:
         if tenant is not None and miss.tenant != tenant:
@@ -151,6 +154,7 @@ def export_rows(misses: Iterable[NearMiss], *, tenant: str | None = None) -> lis
                 "tenant": miss.tenant,
                 "namespace": miss.namespace,
                 "cluster": miss.key,
+                "routed_to": miss.routed_to,
             }
         else:
             row["count"] += 1

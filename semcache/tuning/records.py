@@ -22,7 +22,9 @@ class Served:
     ``question`` is the stored entry's question (None when questions are not stored);
     ``similarity`` the cosine of the hit (None for an exact hit); ``score`` the scorer's
     score when one ran; ``scope`` the entry's scope (needed to find it again); ``model``
-    the entry's model (names its copy in a shared Redis tier).
+    the entry's model (names its copy in a shared Redis tier); ``routed_to`` the fallback
+    embedder whose lane served it (None: the primary's), whose similarities are on another
+    scale and calibrate ``semantic.fallback_threshold``, never the primary threshold.
     """
 
     serve_id: str
@@ -36,6 +38,7 @@ class Served:
     score: float | None
     at: float
     model: str = ""  # the entry's model: names its copy in a shared (Redis) tier
+    routed_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +48,8 @@ class LabeledPair:
     ``label``: 1 the answer was right for the query, 0 wrong (a false hit), in the sense
     ``semcache calibrate`` reads (``text_a``, ``text_b``, ``label``). ``sample_probability``:
     for shadow labels, the probability this hit had of being verified (its estimator weight
-    is the inverse); None for feedback.
+    is the inverse); None for feedback. ``routed_to``: the fallback embedder that served
+    the hit (None: the primary); ``semcache calibrate --labels`` leaves such rows out.
     """
 
     text_a: str
@@ -58,6 +62,7 @@ class LabeledPair:
     score: float | None
     sample_probability: float | None
     at: float
+    routed_to: str | None = None
 
     def row(self) -> dict[str, Any]:
         """One JSONL row (``text_a``/``text_b``/``label`` plus provenance)."""
@@ -78,3 +83,4 @@ class NearMiss:
     similarity: float
     threshold: float
     at: float
+    routed_to: str | None = None  # the fallback lane's miss (its similarity, its threshold)

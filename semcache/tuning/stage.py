@@ -51,11 +51,13 @@ class TuningStage:
             score=found.score,
             at=self._clock(),
             model=entry.model,
+            routed_to=request.routed_to,
         )
         self._ledger.add(served)
         tier = self._backend.started
         if self._shadow is not None and tier is not None:
-            threshold = tier.threshold_for(served.namespace)
+            # the lane's own threshold: a routed hit is judged on the fallback's scale
+            threshold = tier.lane(request.keys.prompt).threshold_for(served.namespace)
             self._shadow.consider(served, request.params, lambda: answer_text(found), threshold)
         return replace(found, serve_id=served.serve_id)
 

@@ -245,3 +245,32 @@ async def test_a_leader_that_is_gone_is_not_followed_and_is_removed(replicas, re
     assert cache_info(found).tier == Tier.MISS and upstream.call_count == 1
     assert raw.exists(published.key) == 0 or raw.execute_command("VCARD", published.key) == 0
     await client.aclose()
+
+
+async def test_redis_down_costs_the_merge_only_and_backs_off():
+    from semcache.testing import RedisServer
+
+    server = RedisServer().start()
+    upstream = FakeUpstream(delay_s=0.05)
+    settings = CacheSettings(
+        semantic={"threshold": 0.9, "verifier": "none", "max_batch_wait_ms": 0},
+        admission={"wait_ms": 60_000, "max_loop_lag_ms": None},
+        redis={"url": server.url, "timeout_s": 0.5},
+    )
+    cache = SemanticCache(
+        settings, embedder=TableEmbedder(), store=InMemoryStore(), upstream=upstream
+    )
+    try:
+        assert cache.ready()
+        server.kill()
+        # one tenant each: the table gives these questions one vector
+        answers = [await cache.acompletion(**ask(f"q {i}"), tenant=f"t{i}") for i in range(4)]
+        assert [text(a) for a in answers] == [f"[gpt-4o-mini] answer to: q {i}" for i in range(4)]
+        counts = cache.stats().counts
+        errors = cache.stats().errors
+        # the first failing merge command starts the back-off; later misses skip the merge
+        assert sum(v for k, v in errors.items() if k.startswith("redis_merge_")) == 1
+        assert counts["shared_merge_skipped"] >= 3
+    finally:
+        cache.close()
+        server.stop()
