@@ -40,7 +40,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_issue24 import workload_24
+from bench_issue24 import served_line, workload_24
 
 from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.testing import FakeUpstream
@@ -195,6 +195,7 @@ async def run(args: argparse.Namespace) -> None:
         f"semantic+merged share {share:.3f} vs one client {one_share:.3f} -> ratio "
         f"{share / one_share if one_share else float('nan'):.2f} (target >= 0.70)"
     )
+    print(served_line(tiers, reference, n))
     print(
         f"miss p50/p99 {pct(miss_lat, 50):.0f}/{pct(miss_lat, 99):.0f} ms; no-cache p50/p99 "
         f"{pct(base_lat, 50):.0f}/{pct(base_lat, 99):.0f} ms; bound {bound:.0f} ms -> "

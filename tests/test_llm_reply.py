@@ -81,3 +81,21 @@ def test_an_unroutable_model_is_priced_once_not_printed_on_every_call(capsys):
     for _ in range(3):
         assert price(litellm.ModelResponse(model="my-self-hosted-model")) is None
     assert "Provider List" not in capsys.readouterr().out
+
+
+def test_probing_an_unroutable_model_prints_nothing_and_keeps_litellms_setting(capsys):
+    """Not even the first probe prints: a self-hosted model's name is no caller error, and
+    the caller's own ``suppress_debug_info`` is left as it was."""
+    from semcache.core.fingerprint import resolve_model
+
+    before = litellm.suppress_debug_info
+    litellm.suppress_debug_info = False
+    try:
+        assert price(litellm.ModelResponse(model="another-self-hosted-model")) is None
+        assert resolve_model("yet-another-self-hosted-model") == (
+            "unresolved/yet-another-self-hosted-model"
+        )
+        assert "Provider List" not in capsys.readouterr().out
+        assert litellm.suppress_debug_info is False
+    finally:
+        litellm.suppress_debug_info = before

@@ -92,8 +92,11 @@ def resolve_model(model: str, custom_llm_provider: str | None = None) -> str:
     """``provider/model`` as LiteLLM routes it; the raw string when LiteLLM cannot resolve it."""
     from litellm import get_llm_provider  # lazy: importing litellm costs seconds
 
+    from semcache.core.llm_reply import quiet_litellm
+
     try:
-        name, provider, _, _ = get_llm_provider(model, custom_llm_provider=custom_llm_provider)
+        with quiet_litellm():
+            name, provider, _, _ = get_llm_provider(model, custom_llm_provider=custom_llm_provider)
     except Exception:
         return f"unresolved/{model}"
     return f"{provider}/{name}"

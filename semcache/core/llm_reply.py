@@ -13,6 +13,9 @@ them at 0.0 (:func:`semcache.core.answer.response_cost`, whose envelope needs a 
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -62,11 +65,40 @@ def price(response: Any) -> float | None:
     from litellm import completion_cost
 
     try:
-        return float(completion_cost(completion_response=response))
+        with quiet_litellm():
+            return float(completion_cost(completion_response=response))
     except Exception:  # LiteLLM raises bare Exception (and others) for an unmapped model
         if isinstance(model, str) and len(_UNPRICED) < _UNPRICED_MAX:
             _UNPRICED.add(model)
         return None
+
+
+_quiet_lock = threading.Lock()
+_quiet_depth = 0
+_quiet_saved = False
+
+
+@contextmanager
+def quiet_litellm() -> Iterator[None]:
+    """LiteLLM's own stdout banner ("Provider List: ...", printed around each failed provider
+    lookup) off while semcache merely *probes* a model name (its price, its provider): a
+    self-hosted model's name is no error of the caller's. Re-entrant across threads; the
+    caller's own ``litellm.suppress_debug_info`` is restored when the last probe ends."""
+    global _quiet_depth, _quiet_saved
+    import litellm
+
+    with _quiet_lock:
+        if _quiet_depth == 0:
+            _quiet_saved = litellm.suppress_debug_info
+            litellm.suppress_debug_info = True
+        _quiet_depth += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_depth -= 1
+            if _quiet_depth == 0:
+                litellm.suppress_debug_info = _quiet_saved
 
 
 #: Model names ``completion_cost`` found no price for. LiteLLM prints three "Provider List"
