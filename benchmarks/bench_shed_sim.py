@@ -168,11 +168,14 @@ async def run(args: argparse.Namespace) -> None:
                         upstream=FakeUpstream())  # fmt: skip
     assert await one.aready()
     reference: Counter[str] = Counter()
-    for question in sent:
+    paraphrase_reference: Counter[str] = Counter()
+    for (kind, _), question in zip(stream, sent, strict=False):  # sent is the stream's prefix
         response = await one.acompletion(
             model=MODEL, messages=[{"role": "user", "content": question}]
         )
         reference[str(cache_info(response).tier)] += 1
+        if kind == "paraphrase":
+            paraphrase_reference[str(cache_info(response).tier)] += 1
     await one.aclose()
 
     tiers = Counter(tier for _, tier, _, _ in cached)
@@ -196,6 +199,14 @@ async def run(args: argparse.Namespace) -> None:
         f"{share / one_share if one_share else float('nan'):.2f} (target >= 0.70)"
     )
     print(served_line(tiers, reference, n))
+    paraphrases = Counter(tier for kind, tier, _, _ in cached if kind == "paraphrase")
+    asked = sum(paraphrases.values())
+    distinct = len({q for (kind, q), _ in zip(stream, sent, strict=False) if kind == "paraphrase"})
+    print(
+        f"paraphrase asks: {asked} of {distinct} distinct paraphrases; tiers {dict(paraphrases)} "
+        f"vs one client {dict(paraphrase_reference)} (a paraphrase whose first ask missed is "
+        "stored under its own key: its repeats are exact hits)"
+    )
     print(
         f"miss p50/p99 {pct(miss_lat, 50):.0f}/{pct(miss_lat, 99):.0f} ms; no-cache p50/p99 "
         f"{pct(base_lat, 50):.0f}/{pct(base_lat, 99):.0f} ms; bound {bound:.0f} ms -> "
