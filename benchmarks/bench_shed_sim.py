@@ -200,11 +200,13 @@ async def run(args: argparse.Namespace) -> None:
     )
     print(served_line(tiers, reference, n))
     paraphrases = Counter(tier for kind, tier, _, _ in cached if kind == "paraphrase")
+    why = Counter(r for kind, tier, r, _ in cached if kind == "paraphrase" and tier == "miss")
     asked = sum(paraphrases.values())
     distinct = len({q for (kind, q), _ in zip(stream, sent, strict=False) if kind == "paraphrase"})
     print(
         f"paraphrase asks: {asked} of {distinct} distinct paraphrases; tiers {dict(paraphrases)} "
-        f"vs one client {dict(paraphrase_reference)} (a paraphrase whose first ask missed is "
+        f"vs one client {dict(paraphrase_reference)}; misses by reason {dict(why)} "
+        "(a paraphrase whose first ask missed is "
         "stored under its own key: its repeats are exact hits)"
     )
     print(
