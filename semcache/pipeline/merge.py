@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from semcache.pipeline.lookup_result import Verdict
     from semcache.pipeline.shared_merge import SharedMerge
+    from semcache.replicas.inflight import Published
     from semcache.stores.base import Entry
 
 Partition = tuple[str, str, str, str]
@@ -175,14 +176,14 @@ class MergeStage:
         key = object()  # nobody joins by accident: only through the index
         # Followable only when the answer would be stored in the semantic tier.
         followable = partition is not None and request.decision.store
-        published = None
+        published: asyncio.Task[Published | None] | None = None
         if followable and partition is not None and request.vector is not None:
             question = InFlightQuestion(
                 key, request.keys.prompt or "", unit(request.vector), self._fence.begin()
             )
             self.in_flight.add(partition, question)
-            if self._shared is not None:
-                published = await self._shared.publish(request, partition, question.vector)
+            if self._shared is not None:  # in the background: the call does not wait for it
+                published = self._shared.publish_soon(request, partition, question.vector)
         outer = request.emit if request.stream else None
 
         async def execute(emit: Emit) -> Found:
@@ -213,7 +214,7 @@ class MergeStage:
                 self.in_flight.remove(partition, key)
             if published is not None and self._shared is not None:
                 # After the result: a replica that finds it meanwhile finds the stored answer.
-                await self._shared.withdraw(published)
+                self._shared.withdraw_soon(published)
 
     async def _follow(
         self, request: Request, call_next: Next, partition: Partition, vector: np.ndarray

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 Partition = tuple[str, str, str, str]
 Judge = Callable[[str, float], Awaitable["Verdict"]]
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: Following lasts as long as the leader's call (a dead Redis: each command's own timeout).
 _FOLLOW_TIMEOUT_S = 24 * 3600.0
@@ -83,6 +84,7 @@ class SharedMerge:
         self._fresh = fresh
         self._monotonic = monotonic
         self._skip_until = float("-inf")
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     def _takes_part(self, request: Request) -> bool:
         if self._monotonic() < self._skip_until:
@@ -112,6 +114,30 @@ class SharedMerge:
             )
 
         return await self._call("redis_merge_publish", add)
+
+    def publish_soon(
+        self, request: Request, partition: Partition, vector: np.ndarray
+    ) -> asyncio.Task[Published | None]:
+        """:meth:`publish` as a background task: a leader's upstream call never waits for
+        Redis (a follower arriving in the first round trip simply leads itself)."""
+        return self._keep(self.publish(request, partition, vector))
+
+    def withdraw_soon(self, published: asyncio.Task[Published | None]) -> None:
+        """Remove the question once it was added, in the background (the leader's caller
+        does not wait for Redis; an element left by a crash expires by itself)."""
+
+        async def withdraw() -> None:
+            added = await published
+            if added is not None:
+                await self.withdraw(added)
+
+        self._keep(withdraw())
+
+    def _keep(self, work: Coroutine[Any, Any, R]) -> asyncio.Task[R]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)  # a reference until done (the loop keeps only weak ones)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def withdraw(self, published: Published) -> None:
         if self._monotonic() < self._skip_until:
