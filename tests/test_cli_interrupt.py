@@ -57,4 +57,6 @@ def test_ctrl_c_is_exit_130_without_a_traceback(argv, tmp_path) -> None:
     (tmp_path / "semcache.toml").write_text(TOML)
     done = _interrupt(argv, tmp_path)
     assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 130, (done.stdout, done.stderr)
+    # 130 from our handler; -SIGINT when the signal lands while the interpreter is already
+    # finalizing (its handlers are reset by then): a shell reports both as 130
+    assert done.returncode in (130, -signal.SIGINT), (done.returncode, done.stdout, done.stderr)
