@@ -4,10 +4,10 @@ For each dev set (read by path, never copied; at most ``--cap`` pairs, a seeded 
 each of ``--seeds`` seeds, this runs exactly what ``semcache calibrate --holdout CHECK``
 runs (:func:`semcache.eval.frontier.frontier`): a *check* part (``--check``, default 30%)
 that the calibration never touches, then of the rest a fitting part (``--fit``) and a
-testing part. Candidates: each embedder's cosine, the same with answer-guard vetoes, and a
+testing part. Candidates: each embedder's cosine, the same with answer-guard vetoes, a
 learned scorer over every embedder's cosine, lexical features and the guard's per-rule
-mismatches (English: MiniLM; Chinese: use-multilingual + e5-small-4bit, the default
-Chinese configuration). Printed:
+mismatches, and that learned scorer under the guard's veto (English: MiniLM; Chinese:
+use-multilingual + e5-small-4bit, the default Chinese configuration). Printed:
 
 - sets certified at δ = 5, 10, 20% (mean over seeds) by the configuration calibrate saves;
 - each saved choice's false-hit rate on the check part, flagged when above δ + 1 point;
@@ -48,7 +48,7 @@ from semcache.eval.frontier import (
     scored_parts,
     split_parts,
 )
-from semcache.eval.parts import Parts
+from semcache.eval.parts import Parts, vetoed
 from semcache.eval.scorer_fit import average_precision
 
 DELTAS = (0.05, 0.10, 0.20)
@@ -64,9 +64,9 @@ def candidates(sims: dict[str, np.ndarray], rest: np.ndarray, verdicts: np.ndarr
     out += [scored_parts(f"guard:{e}", guarded(s, verdicts), parts) for e, s in sims.items()]
     rows = np.column_stack([*sims.values(), rest])
     primary = max(sims, key=lambda e: average_precision(sims[e][parts.fit], labels[parts.fit]))
-    out.append(learned_parts("learned", rows, labels, parts, list(sims), primary,
-                             seed=seed).scored)  # fmt: skip
-    return out
+    learned = learned_parts("learned", rows, labels, parts, list(sims), primary,
+                            seed=seed).scored  # fmt: skip
+    return [*out, learned, vetoed(learned, verdicts, parts, "details")]
 
 
 def oracle(scores: np.ndarray, labels: np.ndarray, delta: float) -> float:

@@ -64,7 +64,8 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
         choices=["auto", "cosine", "guard", "learned", "plugin"],
         default="auto",
         help="which scorers to consider; 'auto': all (with --plugin, the plug-in too), the "
-        "fitting part picks; 'plugin': the --plugin only",
+        "fitting part picks; 'learned': the learned scorer with and without the guard's "
+        "veto; 'plugin': the --plugin only",
     )
     parser.add_argument(
         "--model",

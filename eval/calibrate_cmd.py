@@ -6,8 +6,9 @@ What it does (:mod:`semcache.eval.frontier` has the statistics):
    calibration half — a fitting part and a testing part — and an untouched held-out half;
 2. builds the candidate scorers: each embedder's cosine, the same with the answer guard's
    vetoes (unless ``--verifier none``), and a learned scorer over all embedders' cosines,
-   lexical features and the guard's per-rule mismatches (``--scorer`` narrows this), and
-   with ``--plugin`` a cross-encoder or LLM judge asked inside a cosine band
+   lexical features and the guard's per-rule mismatches, and that learned scorer under the
+   guard's veto (``learned+guard``; ``--scorer`` narrows all this), and with ``--plugin``
+   a cross-encoder or LLM judge asked inside a cosine band
    (:mod:`semcache.eval.plugin_scores`);
 3. certifies each scorer at each δ of 1, 2, 5, 10, 20% and ``--target`` (Learn-then-Test,
    valid at ``--confidence``), and reports the frontier: what each scorer guarantees, the
@@ -52,12 +53,14 @@ from .frontier import (
     split_parts,
 )
 from .frontier_view import choice_line, frontier_json, print_frontier
+from .parts import GUARD_SUFFIX, vetoed
 from .plugin_scores import PluginRun, in_band, plugin_band, plugin_parts
 from .scorer_fit import ModelKind, average_precision
 from .similarity import pair_similarities
 from .sweep import NO_VERIFIER
 
 LEARNED = "learned"
+LEARNED_GUARD = LEARNED + GUARD_SUFFIX
 PLUGIN = "plugin"
 
 
@@ -233,10 +236,12 @@ def build_candidates(
     learned: LearnedParts | None = None
     if kinds.get("cosine"):
         candidates += [scored_parts(f"cosine:{e}", s, parts) for e, s in sims.items()]
-    if verifier.name != NO_VERIFIER and kinds.get("guard"):
+    verdicts = None
+    if verifier.name != NO_VERIFIER and (kinds.get("guard") or kinds.get(LEARNED)):
         verdicts = np.array(
             [verifier.verify(a, b) for a, b in zip(pairs.text_a, pairs.text_b, strict=True)]
         )
+    if verdicts is not None and kinds.get("guard"):
         candidates += [
             scored_parts(f"guard:{e}", guarded(s, verdicts), parts) for e, s in sims.items()
         ]
@@ -255,6 +260,8 @@ def build_candidates(
             seed=seed,
         )
         candidates.append(learned.scored)
+        if verdicts is not None:
+            candidates.append(vetoed(learned.scored, verdicts, parts, verifier.name))
     return candidates, learned
 
 
@@ -289,7 +296,7 @@ def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | N
     """Write the chosen configuration into the ``--save`` file; return that file's path."""
     kind, _, embedder = chosen.scorer.partition(":")
     threshold = float(chosen.threshold)  # type: ignore[arg-type]
-    if kind == LEARNED and learned is not None:
+    if kind in (LEARNED, LEARNED_GUARD) and learned is not None:
         names = feature_names(learned.embedders)
         low, high = bounds(names)
         primary = list(learned.embedders).index(learned.primary)
@@ -302,6 +309,8 @@ def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | N
             band=ScoreBand(learned.band_lo, hi),
             calibration=_calibration(args, chosen)
             | {"cv_average_precision": learned.fitted.cv_average_precision},
+            # by its resolved name ("auto" would follow a later default, not this run's)
+            veto=resolve.resolve_verifier(args.verifier).name if kind == LEARNED_GUARD else None,
         )
         file = args.scorer_file or Path(args.save).with_name("semcache-scorer.json")
         saved.save(file)

@@ -6,8 +6,9 @@ One run over a labeled pair set, as ``semcache calibrate`` does it:
    fitting part, a testing part (all the rest), and only with ``--holdout`` a held-out part
    that is a report and nothing else;
 2. score every pair with each candidate scorer: ``cosine:<embedder>``, ``guard:<embedder>``
-   (guard vetoes never hit) and ``learned`` (a model over every embedder's cosine, lexical
-   features and the guard's per-rule mismatches, fit on the fitting part);
+   (guard vetoes never hit), ``learned`` (a model over every embedder's cosine, lexical
+   features and the guard's per-rule mismatches, fit on the fitting part) and
+   ``learned+guard`` (that model under the guard's vetoes; ranked as a learned scorer);
 3. for each δ, *rank* the scorers on the fitting part alone by the recall their planned walk
    certifies on average when simulated on resamples of it (:func:`predicted_recall`); a
    learned scorer ranks above the fixed ones (its own features) only when it beats the best

@@ -203,7 +203,8 @@ class SemanticSettings(SettingsSection):
     scorer: str | None = Field(
         None,
         description="Path of a scorer file written by 'semcache calibrate' (a learned hit "
-        "model with its embedders, probability threshold and cosine band, or a plug-in "
+        "model with its embedders, probability threshold, cosine band and optional guard veto, "
+        "or a plug-in "
         "cross-encoder / LLM judge with its threshold and band). When set, it "
         "decides hits and its band's lower edge replaces 'threshold' as the search cutoff; "
         "empty or unset: hits are cosine >= threshold plus 'verifier'.",

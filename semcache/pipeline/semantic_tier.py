@@ -357,7 +357,8 @@ class SemanticTier:
         if floor is not None and similarity < floor:
             return Verdict(hit=False)
         result = decision.decide(prompt, question, similarity)
-        return Verdict(hit=result.hit, score=result.score, outcome=result.outcome)
+        vetoed = result.outcome == "vetoed"  # Outcome.VETOED: the scorer file's guard rejected
+        return Verdict(hit=result.hit, rejected=vetoed, score=result.score, outcome=result.outcome)
 
     async def upsert(self, entry: Entry) -> None:
         await self.upsert_many([entry])

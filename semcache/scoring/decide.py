@@ -18,10 +18,11 @@ How the cache runs it (when ``settings.semantic.scorer`` is set; ``semcache/comp
 3. the search returns the nearest live candidate as before; ``SemanticTier.judge`` (the one
    hit rule every serving path asks) calls :meth:`ScoredDecision.decide` with the stored
    question and the search cosine, and serves only when ``.hit``. ``ajudge`` runs it in a
-   worker thread when the cosine is inside the band. The answer guard is *not* run as a veto
-   on top, and the global cosine ``threshold`` is not applied: the guard's rules are model
-   features and the calibrated guarantee is for this rule alone. A namespace threshold is
-   an extra cosine floor (it can only remove hits);
+   worker thread when the cosine is inside the band. The answer guard is run as a veto on
+   top only when the file says so (``veto``, calibrated as ``learned+guard``); otherwise its
+   rules are model features only. The global cosine ``threshold`` is not applied: the
+   calibrated guarantee is for this rule alone. A namespace threshold is an extra cosine
+   floor (it can only remove hits);
 4. ``decide`` may raise :class:`~semcache.errors.ScorerError` (a plug-in scorer's model or
    upstream failed) or an embedder error; the semantic stage degrades those to a miss
    counted as ``semantic_judge`` in ``_failopen``. Outcomes are counted as
@@ -36,6 +37,7 @@ from enum import StrEnum
 
 from semcache.embedders.base import Embedder
 
+from ._guard import HitVerifier, get_verifier
 from .band import ScoreBand
 from .base import HitScorer
 from .learned import LearnedScorer
@@ -50,6 +52,7 @@ class Outcome(StrEnum):
     SCORED_HIT = "scored_hit"
     SCORED_MISS = "scored_miss"
     NO_QUESTION = "no_question"  # miss: inside the band but no stored question to score
+    VETOED = "vetoed"  # miss: the scorer's guard veto rejected the pair (not scored)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,20 +66,29 @@ class HitDecision:
 
 class ScoredDecision:
     """Serve a candidate when its cosine is at least ``band.lo`` and either at least
-    ``band.hi`` or ``scorer.score(...) >= threshold``."""
+    ``band.hi`` or ``scorer.score(...) >= threshold`` — and, with a ``veto`` guard, only when
+    that guard accepts the pair (checked before the band's top: a veto is never saturated)."""
 
-    def __init__(self, scorer: HitScorer, threshold: float, band: ScoreBand) -> None:
+    def __init__(
+        self,
+        scorer: HitScorer,
+        threshold: float,
+        band: ScoreBand,
+        veto: HitVerifier | None = None,
+    ) -> None:
         self.scorer = scorer
         self.threshold = threshold
         self.band = band
+        self.veto = veto
 
     @classmethod
     def from_saved(
         cls, saved: SavedScorer, embedders: Mapping[str, Embedder] | None = None
     ) -> ScoredDecision:
-        """The decision exactly as calibrated: the saved model, threshold and band.
+        """The decision exactly as calibrated: the saved model, threshold, band and veto.
         ``embedders``: the scorer file's non-primary embedders, by name."""
-        return cls(LearnedScorer(saved, embedders), saved.threshold, saved.band)
+        veto = None if saved.veto is None else get_verifier(saved.veto)
+        return cls(LearnedScorer(saved, embedders), saved.threshold, saved.band, veto)
 
     @property
     def search_threshold(self) -> float:
@@ -89,9 +101,15 @@ class ScoredDecision:
 
     def decide(self, query: str, candidate: str | None, similarity: float) -> HitDecision:
         """``candidate`` None (the entry was stored without its question): a miss inside the
-        band, because there is nothing to score; the band's edges need no text."""
+        band, because there is nothing to score, and a miss anywhere under a veto, which
+        needs the text; otherwise the band's edges need no text."""
         if similarity < self.band.lo:
             return HitDecision(False, Outcome.BELOW_BAND, None)
+        if self.veto is not None:
+            if candidate is None:
+                return HitDecision(False, Outcome.NO_QUESTION, None)
+            if not self.veto.verify(query, candidate):
+                return HitDecision(False, Outcome.VETOED, None)
         if similarity >= self.band.hi:
             return HitDecision(True, Outcome.ABOVE_BAND, None)
         if candidate is None:

@@ -14,6 +14,9 @@ learned file::
      "band": {"lo": 0.91, "hi": Infinity},       # cosine of the primary embedder
      "calibration": {...what was measured: delta, confidence, pairs, bound...}}
 
+Version 3 is the same learned file plus ``"veto": "details"``: the guard whose rejection is
+a miss whatever the model says (the ``learned+guard`` candidate of ``calibrate``).
+
 A plug-in file (the judge's key is named by its environment variable, never stored)::
 
     {"format": "semcache-scorer", "version": 2, "kind": "llm-judge",
@@ -45,7 +48,10 @@ from .plugins import PluginSpec, SavedPlugin
 
 FORMAT = "semcache-scorer"
 VERSION = 2
-READS = (1, 2)
+VETO_VERSION = 3
+"""A learned file with a guard veto is version 3: a semcache that reads only 1 and 2 would
+drop the veto and serve pairs the calibration never let hit, so it must refuse the file."""
+READS = (1, 2, 3)
 LEARNED = "learned"
 
 
@@ -59,6 +65,9 @@ class SavedScorer:
     threshold: float
     band: ScoreBand
     calibration: dict[str, Any] = field(default_factory=dict)
+    veto: str | None = None
+    """A guard (``SemanticSettings.verifier`` name) whose rejection is a miss whatever the
+    model says: calibrated as ``learned+guard``, so the guarantee covers the veto."""
 
     def __post_init__(self) -> None:
         if self.primary not in self.embedders:
@@ -73,9 +82,10 @@ class SavedScorer:
         return feature_names(self.embedders)
 
     def to_json(self) -> dict[str, Any]:
+        veto = {} if self.veto is None else {"veto": self.veto}
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": VERSION if self.veto is None else VETO_VERSION,
             "kind": LEARNED,
             "feature_version": FEATURE_VERSION,
             "embedders": list(self.embedders),
@@ -85,7 +95,7 @@ class SavedScorer:
             "threshold": self.threshold,
             "band": {"lo": self.band.lo, "hi": self.band.hi},
             "calibration": self.calibration,
-        }
+        } | veto
 
     def save(self, path: str | os.PathLike[str]) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
@@ -114,6 +124,7 @@ class SavedScorer:
                 threshold=float(data["threshold"]),
                 band=ScoreBand(float(data["band"]["lo"]), float(data["band"]["hi"])),
                 calibration=dict(data.get("calibration") or {}),
+                veto=_veto(data, source),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ConfigError):
@@ -124,6 +135,18 @@ class SavedScorer:
     def load(cls, path: str | os.PathLike[str]) -> SavedScorer:
         """Read a learned scorer file; a missing or malformed file is a :class:`ConfigError`."""
         return cls.from_json(_read(path), str(path))
+
+
+def _veto(data: dict[str, Any], source: str) -> str | None:
+    """The file's guard veto: only version 3 has one, and there it must name a guard."""
+    veto = data.get("veto")
+    if data.get("version") != VETO_VERSION:
+        if veto is not None:
+            raise ConfigError(f"{source}: veto needs scorer file version {VETO_VERSION}")
+        return None
+    if not isinstance(veto, str) or not veto:
+        raise ConfigError(f"{source}: version {VETO_VERSION} needs veto: a guard's name")
+    return veto
 
 
 def _read(path: str | os.PathLike[str]) -> Any:
@@ -152,6 +175,9 @@ def _kind(data: Any, source: str) -> str:
         raise ConfigError(
             f"{source}: unknown scorer kind {kind!r}; expected {LEARNED}, {', '.join(PLUGIN_KINDS)}"
         )
+    if version == VETO_VERSION and kind != LEARNED:
+        raise ConfigError(f"{source}: version {VETO_VERSION} is a learned scorer with a veto, "
+                          f"not a {kind} file")  # fmt: skip
     return str(kind)
 
 
