@@ -134,18 +134,22 @@ def rank(
 ) -> tuple[list[str], dict[str, float]]:
     """Scorer names, most promising first, and each one's predicted recall (fitting part
     only). A learned scorer that does not beat the best fixed one by ``margin`` ranks after
-    every fixed scorer."""
+    every fixed scorer; of two with the same prediction, one under the guard's veto first."""
     keys = {}
     for s in scorers:
         plan = plan_sequence(s.fit, labels[parts.fit], len(parts.test), delta, alpha)
         keys[s.name] = predicted_recall(plan, labels, parts)
     kinds = {s.name: s.kind for s in scorers}
+    vetoes = {s.name: s.vetoes for s in scorers}
     fixed = [keys[n] for n in keys if kinds[n] != "learned"]
     best_fixed = max(fixed, default=-1.0)
 
-    def order(name: str) -> tuple[int, float]:
+    def order(name: str) -> tuple[int, float, bool]:
         demoted = kinds[name] == "learned" and keys[name] < best_fixed + margin
-        return (0 if demoted else 1, keys[name])
+        # on an exact tie (the veto removed nothing the plan counted on), the scorer under
+        # the guard's veto first: the fitting part cannot tell them apart, and the pairs a
+        # veto removes are the ones the guard finds differing
+        return (0 if demoted else 1, keys[name], vetoes[name])
 
     return sorted(keys, key=order, reverse=True), keys
 

@@ -72,6 +72,11 @@ class ScoredParts:
     def kind(self) -> str:
         return str(self.extra.get("kind_of", self.name.partition(":")[0]))
 
+    @property
+    def vetoes(self) -> bool:
+        """Whether a pair the answer guard rejects is never a hit under this scorer."""
+        return self.kind == "guard" or "veto" in self.extra
+
 
 @dataclass(frozen=True)
 class Outcome:

@@ -134,6 +134,24 @@ def test_a_learned_scorer_must_beat_its_best_feature_by_the_margin():
     assert result.ranked[0.05][0] == "learned"
 
 
+def test_of_two_scorers_the_fitting_part_cannot_tell_apart_the_vetoing_one_ranks_first():
+    """Identical scores, so identical predictions: the one under the guard's veto goes first
+    (and so gets the larger share of α), whichever order the candidates come in."""
+    from semcache.eval.frontier import rank
+
+    labels, good, _poor, _detail = _data()
+    parts = split_parts(labels, seed=0)
+    plain = scored_parts("learned", good, parts, kind_of="learned")
+    vetoing = scored_parts("learned+guard", good, parts, kind_of="learned", veto="details")
+    cosine = scored_parts("cosine:good", good, parts)
+    guard = scored_parts("guard:good", good, parts)
+    for scorers in ([plain, vetoing], [vetoing, plain]):
+        order, keys = rank(scorers, labels, parts, 0.05, 0.05, margin=0.0)
+        assert keys["learned"] == keys["learned+guard"] and order[0] == "learned+guard"
+    for scorers in ([cosine, guard], [guard, cosine]):
+        assert rank(scorers, labels, parts, 0.05, 0.05)[0][0] == "guard:good"
+
+
 def test_a_holdout_is_reported_and_never_used():
     labels, good, _poor, _detail = _data()
     parts = split_parts(labels, seed=0, holdout=0.3)
