@@ -144,6 +144,10 @@ def _old_parts(labels: np.ndarray, parts: Parts) -> Parts:
     return Parts(calibration[inner.fit], calibration[inner.test], calibration[inner.held_out])
 
 
+def _ratio(now: float, before: float) -> str:
+    return f"{now / before:.2f}" if before > 0 else "n/a (baseline 0)"
+
+
 def report(sets: list[dict[str, object]], seeds: int) -> None:
     print(f"\n{'set':34} {'pairs':>5}  " + "  ".join(f"δ={d:.0%} cert learned/cos chk-FHR"
                                                    for d in DELTAS))  # fmt: skip
@@ -181,7 +185,7 @@ def report(sets: list[dict[str, object]], seeds: int) -> None:
                    for s in sets)  # fmt: skip
         print(f"δ={d:.0%}: sets certified {np.mean(per_seed):.2f} of {len(sets)} (per seed "
               f"{per_seed}; previous procedure {np.mean(old):.2f}, ratio "
-              f"{np.mean(per_seed) / max(np.mean(old), 1e-9):.2f}; fit {LAST_FIT:g} + "
+              f"{_ratio(float(np.mean(per_seed)), float(np.mean(old)))}; fit {LAST_FIT:g} + "
               f"{LAST_SHARE:g}·α to the first {np.mean(last):.2f} {last}); hindsight ceiling "
               f"{ceiling:.2f}; learned >= cosine on {at_least}/{len(sets)}, > on {more}; "
               f"check FHR > δ+1pt: {len(over)} {over}")  # fmt: skip
