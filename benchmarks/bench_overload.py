@@ -67,7 +67,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_proxy  # noqa: E402
-from bench_proxy import free_port, workload  # noqa: E402
+from _procs import free_port  # noqa: E402
+from bench_proxy import workload  # noqa: E402
 
 CLIENT_KEY = "overload-client-key"
 MODEL = "bench-model"

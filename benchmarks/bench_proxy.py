@@ -39,6 +39,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import httpx
 import numpy as np
+from _procs import free_port
 
 PAIRS = Path(__file__).resolve().parents[1] / "semcache" / "data" / "pairs.jsonl"
 CLIENT_KEY = "bench-client-key"
@@ -251,14 +252,6 @@ tenant = "bench"
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"proxy did not become ready; see {log_path}")
         time.sleep(0.2)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def proxy_cpu_s(pid: int) -> float:

@@ -27,7 +27,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import httpx
 import redis as redis_client
+from _procs import free_port, wait_ready
 
 from semcache.testing import FakeOpenAIServer, RedisServer
 
@@ -73,32 +73,11 @@ def stream() -> tuple[list[str], list[str]]:
     return firsts, seconds
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start(config: Path, port: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "semcache", "serve", "--port", str(port)]
     command += ["--config", str(config)]
     env = {**os.environ, "UPSTREAM_KEY": "sk-bench"}
     return subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
-
-
-def wait_ready(ports: list[int], processes: list[subprocess.Popen[bytes]]) -> None:
-    deadline = time.monotonic() + 600
-    for port, process in zip(ports, processes, strict=True):
-        while True:
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError(f"semcache serve on port {port} did not become ready")
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5)
-                if r.status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
 
 
 async def ask_all(ports: list[int], questions: list[str], offset: int) -> Counter[str]:

@@ -52,7 +52,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import httpx
-from bench_round_robin import PAIRS, free_port, wait_ready
+from _procs import free_port, wait_ready
+from bench_round_robin import PAIRS
 
 from semcache.testing import FakeOpenAIServer, RedisCluster, RedisServer
 

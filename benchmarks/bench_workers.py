@@ -23,7 +23,6 @@ import argparse
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,7 @@ import shutil
 
 import httpx
 import redis as redis_client
+from _procs import free_port
 
 from semcache.testing import FakeOpenAIServer, RedisServer
 
@@ -58,12 +58,6 @@ enabled = false
 [cache.redis]
 url = "{redis_url}"
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start(config: Path, workers: int, port: int) -> subprocess.Popen[bytes]:
