@@ -117,11 +117,12 @@ def run(
     try:
         wait_ready(ports, processes)
         before = upstream.chat_calls
-        asyncio.run(ask_all(ports, firsts, 0))
+        first_tiers = asyncio.run(ask_all(ports, firsts, 0))
         first_calls = upstream.chat_calls - before
         time.sleep(3.0)  # write-behind: let every store write land before the second questions
         # offset 1: the second question of the i-th pair goes to the next process over
         tiers = asyncio.run(ask_all(ports, seconds, 1))
+        tiers.update({"first:" + k: v for k, v in first_tiers.items()})
         tiers["upstream:first"] = first_calls
         tiers["upstream:second"] = upstream.chat_calls - before - first_calls
     finally:
@@ -187,9 +188,10 @@ def main() -> None:
             f"  misses by reason: {reasons}; merged with a paraphrase in flight "
             f"{tiers['merged']}, coalesced {tiers['coalesced']}"
         )
+        firsts_by_tier = {k[6:]: v for k, v in tiers.items() if k.startswith("first:")}
         print(
             f"  upstream calls: {tiers['upstream:first']} for the {len(firsts)} first questions, "
-            f"{tiers['upstream:second']} for the second"
+            f"{tiers['upstream:second']} for the second; first questions by tier: {firsts_by_tier}"
         )
     print(f"load average (1, 5, 15 min): {os.getloadavg()}; {os.cpu_count()} cores, shared")
 

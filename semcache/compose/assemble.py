@@ -189,6 +189,7 @@ def assemble(
             failopen,
             merge=s.coalesce.merge and s.coalesce.enabled,
             fresh=watch.fresh,
+            clock=clock,
             shared=shared_merge(shared, failopen, stats, s.coalesce, watch),
         ),
         tuning.miss_stage,

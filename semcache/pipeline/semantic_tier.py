@@ -261,11 +261,17 @@ class SemanticTier:
         # The store returns the nearest regardless of the threshold, so misses report how
         # close they came.
         where = self._where(tenant, namespace, scope, now)
-        extra = 0 if self._make_scorer is not None else self.guard_candidates
+        extra = self.extra_candidates
         if extra < 1:
             return Search(vector, await asyncio.to_thread(store.nearest, vector, where))
         found = await asyncio.to_thread(store.nearest_k, vector, where, 1 + extra)
         return Search(vector, found[0] if found else None, tuple(found[1:]))
+
+    @property
+    def extra_candidates(self) -> int:
+        """How many candidates after the nearest are judged when the guard vetoes it
+        (``guard_candidates``; none with a scorer, whose guarantee is for the nearest)."""
+        return 0 if self._make_scorer is not None else self.guard_candidates
 
     async def lookup(
         self, prompt: str, *, tenant: str, namespace: str, scope: str, now: float

@@ -90,22 +90,23 @@ class WriteBehind:
 
     def submit(
         self, answer: Answer, *, prompt: str | None, vector: np.ndarray | None, token: int
-    ) -> None:
+    ) -> asyncio.Task[str] | None:
         """Keep a completion's ``answer`` in memory now and in the store soon, unless a purge
         since ``token``; dropped from the store (counted) past ``max_pending`` pending writes.
 
         ``prompt`` is the question to embed when ``vector`` is None; with neither, the entry
-        answers exact lookups only.
+        answers exact lookups only. Returns the store write's task (its result is the
+        outcome, as :meth:`store`'s), or None when nothing goes to the store.
         """
         if not self._admit(answer, token):
-            return
+            return None
         if self._backend.started is None and not self._backend.warming:
-            return  # the semantic tier is off or failing: memory alone keeps the answer
+            return None  # the semantic tier is off or failing: memory alone keeps the answer
         if len(self._pending) >= self._max_pending:
             self._failopen.shed("store_upsert")
             self._note("dropped", "max_pending_writes reached")
-            return
-        self._spawn(answer, prompt, vector, token)
+            return None
+        return self._spawn(answer, prompt, vector, token)
 
     async def store(
         self,
@@ -348,10 +349,11 @@ class WriteBehindStage:
         token = self._writer.fence.begin()  # before the call: a purge during it wins
         found = await call_next(request)
         plan = storable(request, found)
-        if plan is not None:
-            answer, prompt, vector = plan
-            self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
-        return found
+        if plan is None:
+            return found
+        answer, prompt, vector = plan
+        landing = self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
+        return found if landing is None else replace(found, landing=landing)
 
 
 def storable(request: Request, found: Found) -> tuple[Answer, str | None, np.ndarray | None] | None:

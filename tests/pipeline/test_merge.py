@@ -119,6 +119,62 @@ def test_the_follower_is_not_stored_under_its_own_key(cache):
     assert cache_info(again).tier == Tier.SEMANTIC and upstream.call_count == 1
 
 
+def test_paraphrases_asked_together_share_one_call_while_another_question_is_in_flight(cache):
+    # FAR in flight: each of the two judges it (an await) before either leads. Both used to
+    # lead; the one still judging when the other began looks again.
+    cache, upstream = cache
+
+    async def run():
+        far = asyncio.ensure_future(cache.acompletion(**ask(FAR)))
+        await asyncio.sleep(STAGGER_S)
+        both = await asyncio.gather(
+            cache.acompletion(**ask(LEADER)), cache.acompletion(**ask(PARAPHRASE))
+        )
+        await far
+        return both
+
+    both = asyncio.run(run())
+    assert sorted(cache_info(r).tier for r in both) == [Tier.MERGED, Tier.MISS]
+    assert upstream.call_count == 2  # FAR's and one for the pair
+
+
+def test_the_guard_vetoing_the_nearest_in_flight_question_does_not_hide_the_next():
+    near = "How do I reset my password on Android?"  # nearer to LEADER, vetoed
+    embedder = TableEmbedder()
+    embedder.table[near] = [0.99, 0.0, (1 - 0.99**2) ** 0.5, 0.0]
+
+    class VetoNear:
+        name = "veto-near"
+
+        def verify(self, query: str, candidate: str) -> bool:
+            return near not in (query, candidate)
+
+    settings = CacheSettings(
+        semantic={"threshold": 0.9, "verifier": "none", "max_batch_wait_ms": 0},
+        admission=NO_SHEDDING,
+    )
+    upstream = FakeUpstream(delay_s=DELAY_S)
+    cache = SemanticCache(
+        settings, embedder=embedder, store=InMemoryStore(), verifier=VetoNear(), upstream=upstream
+    )
+
+    async def run():
+        first = asyncio.ensure_future(cache.acompletion(**ask(PARAPHRASE)))
+        second = asyncio.ensure_future(_later(cache, ask(near)))
+        await asyncio.sleep(STAGGER_S * 2)  # both in flight, `near` the nearer to LEADER
+        third = await cache.acompletion(**ask(LEADER))
+        return await first, await second, third
+
+    with cache:
+        assert cache.ready()
+        _, _, third = asyncio.run(run())
+        assert cache_info(third).tier == Tier.MERGED
+        assert text(third) == f"[gpt-4o-mini] answer to: {PARAPHRASE}"
+        # `near` vetoed twice: when it arrived (PARAPHRASE in flight) and as LEADER's nearest
+        assert cache.stats().counts["merge_rejections"] == 2
+    assert upstream.call_count == 2
+
+
 def test_below_the_threshold_nothing_merges():
     cache, upstream = make(threshold=0.97)
     with cache:
@@ -284,20 +340,71 @@ class SlowWrites(InMemoryStore):
         super().upsert(entries)
 
 
-def test_the_gathering_window_lets_a_fast_call_be_shared():
+def test_a_paraphrase_between_the_call_and_its_store_write_follows_the_finished_answer():
     # A 20 ms call is over, and its answer not yet in the (slow) store, when a paraphrase
-    # arrives 100 ms later: it calls upstream too, unless the miss waited out a window.
-    for window_ms, calls in ((0, 2), (300, 1)):
+    # arrives 100 ms later: it finds the answer neither in the store nor in flight, and used
+    # to pay for a call of its own. The finished leader stays followable until its write lands.
+    cache, upstream = make(upstream=FakeUpstream(delay_s=0.02), store=SlowWrites(), window_ms=0)
+    with cache:
+        _, second = asyncio.run(pair(cache, ask(LEADER), ask(PARAPHRASE)))
+        assert upstream.call_count == 1
+        info = cache_info(second)
+        assert info.tier == Tier.MERGED and info.similarity == pytest.approx(0.96, abs=1e-4)
+        assert text(second) == f"[gpt-4o-mini] answer to: {LEADER}"
+        cache.flush()  # the write landed: from now on the store answers, not the merge
+        again = cache.completion(**ask(PARAPHRASE))
+        assert cache_info(again).tier == Tier.SEMANTIC and upstream.call_count == 1
+        cache.purge(model="gpt-4o-mini")  # nothing of the leader is left to follow either
+        fallbacks = cache.stats().counts.get("merge_fallbacks", 0)
+        assert cache_info(cache.completion(**ask(PARAPHRASE))).tier == Tier.MISS
+        assert cache.stats().counts.get("merge_fallbacks", 0) == fallbacks
+
+
+@pytest.mark.parametrize("how", ["purge", "wrong verdict"])
+def test_a_finished_answer_withdrawn_before_its_write_landed_is_never_merged(how):
+    cache, upstream = make(upstream=FakeUpstream(delay_s=0.02), store=SlowWrites(), window_ms=0)
+
+    async def run():
+        await cache.acompletion(**ask(LEADER))
+        if how == "purge":
+            await cache.apurge(model="gpt-4o-mini")
+        else:  # a verdict on the exact hit that served the same answer again
+            again = await cache.acompletion(**ask(LEADER))
+            assert cache_info(again).tier == Tier.EXACT
+            assert (await cache.afeedback(again, False)).withdrawn
+        return await cache.acompletion(**ask(PARAPHRASE))
+
+    with cache:
+        second = asyncio.run(run())
+        assert cache_info(second).tier == Tier.MISS
+        assert text(second) == f"[gpt-4o-mini] answer to: {PARAPHRASE}"
+        assert upstream.call_count == 2
+
+
+def test_an_answer_expired_before_its_write_landed_is_never_merged():
+    cache, upstream = make(upstream=FakeUpstream(delay_s=0.02), store=SlowWrites(), window_ms=0)
+
+    async def run():
+        await cache.acompletion(**ask(LEADER, cache={"ttl": 0.05}))
+        await asyncio.sleep(0.1)
+        return await cache.acompletion(**ask(PARAPHRASE))
+
+    with cache:
+        second = asyncio.run(run())
+    assert cache_info(second).tier == Tier.MISS and upstream.call_count == 2
+
+
+def test_the_gathering_window_holds_a_fast_call_for_its_followers():
+    for window_ms, holds in ((0, 0), (300, 1)):
         cache, upstream = make(
             upstream=FakeUpstream(delay_s=0.02), store=SlowWrites(), window_ms=window_ms
         )
         with cache:
             holds0 = cache.stats().counts.get("gather_holds", 0)
             _, second = asyncio.run(pair(cache, ask(LEADER), ask(PARAPHRASE)))
-            holds = cache.stats().counts.get("gather_holds", 0) - holds0
-        assert upstream.call_count == calls, window_ms
-        assert holds == (0 if window_ms == 0 else 1), window_ms
-        assert cache_info(second).tier == (Tier.MISS if calls == 2 else Tier.MERGED)
+            assert cache.stats().counts.get("gather_holds", 0) - holds0 == holds, window_ms
+        assert upstream.call_count == 1, window_ms
+        assert cache_info(second).tier == Tier.MERGED, window_ms
 
 
 def test_the_window_also_gathers_identical_requests():
