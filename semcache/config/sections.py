@@ -194,10 +194,10 @@ class SemanticSettings(SettingsSection):
         3,
         ge=0,
         le=32,
-        description="When the answer guard vetoes the nearest stored question, how many of "
-        "the next nearest (closest first, each over the threshold) are judged by the same "
-        "rule; the first accepted is served. 0: the nearest only. Not used with a scorer, "
-        "whose guarantee is for the nearest candidate.",
+        description="When the answer guard vetoes the nearest stored (or in-flight) question, "
+        "how many of the next nearest (closest first, each over the threshold) are judged by "
+        "the same rule; the first accepted is served (or followed). 0: the nearest only. "
+        "Not used with a scorer, whose guarantee is for the nearest candidate.",
     )
 
     scorer: str | None = Field(

@@ -3,8 +3,9 @@
 The in-process merge (:mod:`semcache.pipeline.merge`) lets a paraphrase wait for an upstream
 call in flight in its own process. Replicas sharing a Redis each ask upstream otherwise:
 with a stream spread round-robin over 4 processes, 17 of 144 paraphrases merged in one
-process and none across 4 (``benchmarks/bench_round_robin.py``), so each went upstream and
-was stored as an entry of its own. This closes that gap with the pieces already shared:
+process and none across 4 (``benchmarks/bench_round_robin.py``, before this module), so each
+went upstream and was stored as an entry of its own. This closes that gap with the pieces
+already shared:
 
 - a leader that may be followed adds its question to the partition's in-flight vector set
   (:class:`~semcache.replicas.inflight.SharedQuestions`) and removes it when its call ends;
