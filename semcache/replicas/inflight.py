@@ -45,9 +45,11 @@ NEAREST = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 local now = redis.call('TIME')
 return redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'WITHATTRIBS',
-  'COUNT', 1, 'FILTER', '.exp > ' .. now[1])
+  'COUNT', 1, 'FILTER', '.exp > ' .. now[1] .. ' and .r != "' .. ARGV[2] .. '"')
 """
-"""KEYS: the partition's set; ARGV: FP32 query. The nearest live element: {id, score, attrs}."""
+"""KEYS: the partition's set; ARGV: FP32 query, this replica's id (hex). The nearest live
+element another replica asked: {id, score, attrs}. This replica's own were judged in-process;
+returning one of them (the nearest overall) used to hide every other replica's question."""
 
 REMOVE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -112,7 +114,7 @@ class SharedQuestions:
     ) -> Nearest | None:
         blob = np.asarray(vector, dtype=np.float32).reshape(-1).tobytes()
         async with mapped():
-            found = await self._nearest(keys=[self._key(partition)], args=[blob])
+            found = await self._nearest(keys=[self._key(partition)], args=[blob, self.replica])
         if not found or len(found) < 3:
             return None
         attributes = orjson.loads(found[2])

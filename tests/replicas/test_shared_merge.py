@@ -248,6 +248,25 @@ async def test_a_leader_that_is_gone_is_not_followed_and_is_removed(replicas, re
     await client.aclose()
 
 
+async def test_a_replicas_own_nearer_question_does_not_hide_another_replicas(redis_url):
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(redis_url)
+    mine = SharedQuestions(client, KeySpace("semcache"), lifetime_s=60)
+    theirs = SharedQuestions(client, KeySpace("semcache"), lifetime_s=60)
+    partition = ("t-own", "default", "scope", "table-4")
+    query = np.asarray([1.0, 0.0, 0.0, 0.0], np.float32)
+    own = np.asarray([0.99, (1 - 0.99**2) ** 0.5, 0.0, 0.0], np.float32)
+    other = np.asarray([0.95, 0.0, (1 - 0.95**2) ** 0.5, 0.0], np.float32)
+    await mine.add(partition, own, prompt="mine", exact="x1", model="m")
+    await theirs.add(partition, other, prompt="theirs", exact="x2", model="m")
+    near = await mine.nearest(partition, query)
+    assert near is not None and near.prompt == "theirs" and not near.own
+    assert near.similarity == pytest.approx(0.95, abs=1e-5)
+    assert (await theirs.nearest(partition, query)).prompt == "mine"
+    await client.aclose()
+
+
 async def test_redis_down_costs_the_merge_only_and_backs_off():
     from semcache.testing import RedisServer
 
