@@ -182,7 +182,8 @@ class MergeStage:
             return await tier.ajudge(prompt, leader, similarity, namespace)
 
         emit = request.emit if request.stream else None
-        return await shared.follow(request, partition, vector, judge, emit)
+        candidates = 1 + tier.extra_candidates
+        return await shared.follow(request, partition, vector, judge, emit, candidates)
 
     def _partition(self, request: Request) -> Partition | None:
         """Where this request's question is compared, or None when it takes no part."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -38,7 +39,7 @@ from semcache.pipeline.base import Emit, Found, Request
 from semcache.pipeline.merge_mark import marked
 from semcache.replicas.exact import decode_entry
 from semcache.replicas.flights import Claim, Followed, Role, SharedFlights
-from semcache.replicas.inflight import Published, SharedQuestions
+from semcache.replicas.inflight import Nearest, Published, SharedQuestions
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 from semcache.stores.base import Entry
@@ -153,24 +154,19 @@ class SharedMerge:
         vector: np.ndarray,
         judge: Judge,
         emit: Emit | None,
+        candidates: int = 1,
     ) -> Found | None:
         """The answer of another replica's paraphrase in flight, or None (lead yourself).
 
         ``judge(leader_prompt, similarity)`` is the semantic tier's hit rule; ``emit`` the
-        streaming caller's sink (None: not streaming).
+        streaming caller's sink (None: not streaming). ``candidates``: how many of the
+        nearest are judged, nearest first, while the guard vetoes them (the semantic
+        lookup's rule: 1 + ``semantic.guard_candidates``, 1 with a scorer).
         """
         if not self._takes_part(request):
             return None
-        questions, failopen = self._questions, self._failopen
-        near = await self._call("redis_merge_nearest", lambda: questions.nearest(partition, vector))
-        if near is None or near.own:  # this replica's own were judged in-process
-            return None
-        verdict = await failopen.call(
-            "merge_judge", lambda: judge(near.prompt, near.similarity), None
-        )
-        if verdict is None or not verdict.hit:
-            if verdict is not None and verdict.rejected:
-                self._stats.count("merge_rejections")
+        near = await self._choose(partition, vector, judge, candidates)
+        if near is None:
             return None
         claim = await self._peek(request, near.exact, near.model)
         if claim is None:  # neither stored nor in flight: its leader is gone
@@ -195,6 +191,28 @@ class SharedMerge:
                 "the replica streaming this answer failed midway; nothing was stored"
             )
         self._stats.count("merge_fallbacks")
+        return None
+
+    async def _choose(
+        self, partition: Partition, vector: np.ndarray, judge: Judge, candidates: int
+    ) -> Nearest | None:
+        """The nearest question another replica asked that the hit rule accepts, judging
+        the next nearest only while the guard vetoes (under the threshold: so is the rest)."""
+        questions, failopen = self._questions, self._failopen
+        found = await self._call(
+            "redis_merge_nearest", lambda: questions.nearest_k(partition, vector, candidates)
+        )
+        for near in found or []:
+            verdict = await failopen.call(
+                "merge_judge", partial(judge, near.prompt, near.similarity), None
+            )
+            if verdict is None:
+                return None
+            if verdict.hit:
+                return near
+            if not verdict.rejected:
+                return None
+            self._stats.count("merge_rejections")
         return None
 
     async def _peek(self, request: Request, exact: str, model: str) -> Claim | None:

@@ -45,11 +45,12 @@ NEAREST = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 local now = redis.call('TIME')
 return redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'WITHATTRIBS',
-  'COUNT', 1, 'FILTER', '.exp > ' .. now[1] .. ' and .r != "' .. ARGV[2] .. '"')
+  'COUNT', tonumber(ARGV[3]), 'FILTER', '.exp > ' .. now[1] .. ' and .r != "' .. ARGV[2] .. '"')
 """
-"""KEYS: the partition's set; ARGV: FP32 query, this replica's id (hex). The nearest live
-element another replica asked: {id, score, attrs}. This replica's own were judged in-process;
-returning one of them (the nearest overall) used to hide every other replica's question."""
+"""KEYS: the partition's set; ARGV: FP32 query, this replica's id (hex), how many. The
+nearest live elements another replica asked, nearest first: {id, score, attrs, ...}. This
+replica's own were judged in-process; returning one of them (the nearest overall) used to
+hide every other replica's question."""
 
 REMOVE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -112,19 +113,36 @@ class SharedQuestions:
     async def nearest(
         self, partition: tuple[str, str, str, str], vector: np.ndarray
     ) -> Nearest | None:
+        """The nearest live question another replica asked, or None."""
+        found = await self.nearest_k(partition, vector, 1)
+        return found[0] if found else None
+
+    async def nearest_k(
+        self, partition: tuple[str, str, str, str], vector: np.ndarray, k: int
+    ) -> list[Nearest]:
+        """The ``k`` nearest live questions other replicas asked, nearest first."""
         blob = np.asarray(vector, dtype=np.float32).reshape(-1).tobytes()
+        key = self._key(partition)
         async with mapped():
-            found = await self._nearest(keys=[self._key(partition)], args=[blob, self.replica])
-        if not found or len(found) < 3:
-            return None
-        attributes = orjson.loads(found[2])
-        similarity = 2.0 * float(found[1]) - 1.0  # VSIM scores (1 + cos) / 2
-        own = attributes.get("r") == self.replica
-        element = found[0].decode() if isinstance(found[0], bytes) else str(found[0])
-        published = Published(self._key(partition), element)
-        return Nearest(
-            attributes["p"], attributes["x"], attributes["m"], similarity, own, published
-        )
+            found = await self._nearest(keys=[key], args=[blob, self.replica, max(1, k)])
+        result = []
+        for i in range(0, len(found or []) - 2, 3):
+            element, score, raw = found[i : i + 3]
+            attributes = orjson.loads(raw)
+            similarity = 2.0 * float(score) - 1.0  # VSIM scores (1 + cos) / 2
+            own = attributes.get("r") == self.replica
+            name = element.decode() if isinstance(element, bytes) else str(element)
+            result.append(
+                Nearest(
+                    attributes["p"],
+                    attributes["x"],
+                    attributes["m"],
+                    similarity,
+                    own,
+                    Published(key, name),
+                )
+            )
+        return result
 
     async def remove(self, published: Published) -> None:
         async with mapped():

@@ -25,6 +25,7 @@ from semcache.testing import FakeUpstream, InMemoryStore
 LEADER = "How do I reset my password?"
 PARAPHRASE = "I forgot my password, how do I change it?"
 PRIVATE = "I forgot my password, card 4111 1111 1111 1111, how do I change it?"
+DETAIL = "How do I reset my password on Android?"  # the guard below vetoes it
 DELAY_S = 0.5
 STAGGER_S = 0.15
 
@@ -36,7 +37,15 @@ class TableEmbedder:
     def embed(self, texts):
         near = [0.96, (1 - 0.96**2) ** 0.5, 0.0, 0.0]
         table = {LEADER: [1.0, 0.0, 0.0, 0.0], PARAPHRASE: near, PRIVATE: near}
+        table[DETAIL] = [0.99, 0.0, (1 - 0.99**2) ** 0.5, 0.0]  # nearer to LEADER still
         return np.asarray([table.get(t, [0.0, 0.0, 0.0, 1.0]) for t in texts], np.float32)
+
+
+class VetoDetail:
+    name = "veto-detail"
+
+    def verify(self, query: str, candidate: str) -> bool:
+        return DETAIL not in (query, candidate)
 
 
 class Veto:
@@ -246,6 +255,20 @@ async def test_a_leader_that_is_gone_is_not_followed_and_is_removed(replicas, re
     assert cache_info(found).tier == Tier.MISS and upstream.call_count == 1
     assert raw.exists(published.key) == 0 or raw.execute_command("VCARD", published.key) == 0
     await client.aclose()
+
+
+async def test_a_vetoed_nearer_question_in_another_replica_does_not_hide_the_next(replicas):
+    (a, b), upstream = replicas(verifier=VetoDetail())
+
+    async def run():
+        on_a = asyncio.gather(a.acompletion(**ask(PARAPHRASE)), a.acompletion(**ask(DETAIL)))
+        return await staggered(on_a, b.acompletion(**ask(LEADER)))
+
+    _, third = await run()
+    info = cache_info(third)
+    assert info.tier == Tier.MERGED and info.similarity == pytest.approx(0.96, abs=1e-4)
+    assert text(third) == f"[gpt-4o-mini] answer to: {PARAPHRASE}"
+    assert b.stats().counts["merge_rejections"] == 1 and upstream.call_count == 2
 
 
 async def test_a_replicas_own_nearer_question_does_not_hide_another_replicas(redis_url):
