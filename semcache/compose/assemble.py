@@ -179,6 +179,7 @@ def assemble(
             admission=embed_gate,
             deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
             fresh=watch.fresh,
+            hedge=s.admission.hedge,
         ),
         MergeStage(
             backend,

@@ -292,6 +292,14 @@ class AdmissionSettings(SettingsSection):
         "fraction, 0-1; the floor is wait_ms). 0.1 with a 1 s upstream: a lookup may wait "
         "100 ms for a hit that saves the second. Higher: more hits under load, slower misses.",
     )
+    hedge: bool = Field(
+        True,
+        description="Race a lookup skipped for the queue against the upstream call instead of "
+        "dropping it, when it is expected to finish before the upstream answers: the call "
+        "starts at once (a miss is no slower), and a hit that arrives first is served and "
+        "the call cancelled (counted hedge_hits; a provider may bill a cancelled call's "
+        "prompt). False: a skipped lookup is simply shed.",
+    )
     lookup_deadline_ms: float | None = Field(
         None,
         gt=0,

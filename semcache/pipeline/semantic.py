@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from semcache.core.answer import Answer
 from semcache.pipeline.backend import SemanticBackend
@@ -12,10 +13,13 @@ from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.lookup_result import Lookup, Search, Verdict
 from semcache.pipeline.routed_tier import FALLBACK_WARMING
 from semcache.pipeline.semantic_tier import SemanticTier
-from semcache.runtime.admission import Admission
+from semcache.runtime.admission import Admission, Ticket
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import MissReason, Stats, Tier
 from semcache.stores.base import Entry
+
+if TYPE_CHECKING:
+    from litellm.types.utils import ModelResponseStream
 
 
 class SemanticStage:
@@ -32,6 +36,14 @@ class SemanticStage:
     once and counted as shed, kind ``semantic_lookup``), and, with ``deadline_s``, an
     admitted search that takes longer is abandoned the same way (kind ``semantic_deadline``).
 
+    A lookup refused for the queue is raced, not dropped, when ``hedge`` is on and the gate
+    expects it to finish before the upstream answers (:meth:`Admission.hedge`): the upstream
+    call starts at once, so a miss is no slower than a shed one, and the lookup runs beside
+    it. A servable hit that arrives first is served and the call cancelled (counted
+    ``hedge_hits``; a provider may still bill a cancelled call's prompt); when the upstream
+    answers first the lookup is cancelled and counted as shed, as before. A streaming call
+    that has passed on a chunk is committed: chunks handed out cannot be taken back.
+
     Counted: ``verifier_rejections`` (over the threshold, vetoed by the guard) and, with a
     calibrated scorer, ``scorer_scored`` (candidates the model scored) and
     ``scorer_rejections`` (scored and not served). A hit's score is in ``CacheInfo.score``.
@@ -47,7 +59,9 @@ class SemanticStage:
         admission: Admission,
         deadline_s: float | None = None,
         fresh: Callable[[Entry], bool] | None = None,
+        hedge: bool = True,
     ) -> None:
+        self._hedge = hedge
         self._fresh = fresh  # None: every live entry may be served
         self._backend = backend
         self._failopen = failopen
@@ -76,6 +90,9 @@ class SemanticStage:
             return await call_next(replace(request, miss_reason=why))
         ticket = self._admission.enter()
         if ticket is None:
+            hedge = self._admission.hedge() if self._hedge else None
+            if hedge is not None:
+                return await self._race(tier, request, prompt, scope, hedge, call_next)
             self._failopen.shed("semantic_lookup")
             return await call_next(replace(request, miss_reason=MissReason.SHED))
         try:
@@ -88,25 +105,84 @@ class SemanticStage:
         if not isinstance(lookup, Lookup):  # failed (counted by FailOpen)
             return await call_next(replace(request, miss_reason=MissReason.FAILED))
         self._count(lookup)
-        match = lookup.match
-        servable = match is not None and self._servable(request, match.entry)
-        if match is not None and servable:
-            return Found(
-                Answer.of(match.entry),
-                Tier.SEMANTIC,
-                match.similarity,
-                lookup.nearest,
-                score=lookup.score,
-            )
+        hit = self._hit(request, lookup)
+        if hit is not None:
+            return hit
         return await call_next(
             replace(
                 request,
                 vector=lookup.vector,
                 nearest=lookup.nearest,
                 candidate=lookup.candidate,
-                miss_reason=_earlier(request, _why_not(lookup, stale=match is not None)),
+                miss_reason=_earlier(request, _why_not(lookup, stale=lookup.match is not None)),
             )
         )
+
+    def _hit(self, request: Request, lookup: Lookup) -> Found | None:
+        """The lookup's match as a semantic hit, or None when there is none it may serve."""
+        match = lookup.match
+        if match is None or not self._servable(request, match.entry):
+            return None
+        return Found(
+            Answer.of(match.entry), Tier.SEMANTIC, match.similarity, lookup.nearest,
+            score=lookup.score,
+        )  # fmt: skip
+
+    async def _race(
+        self,
+        tier: SemanticTier,
+        request: Request,
+        prompt: str,
+        scope: str,
+        ticket: Ticket,
+        call_next: Next,
+    ) -> Found:
+        """The upstream call and a hedged lookup side by side (see the class docstring)."""
+        self._stats.count("hedged_lookups")
+        committed = False  # a chunk has gone out: the upstream answer is the one
+        outer = request.emit
+
+        def emit(chunk: ModelResponseStream) -> None:
+            nonlocal committed
+            committed = True
+            if outer is not None:
+                outer(chunk)
+
+        shed = replace(
+            request, miss_reason=_earlier(request, MissReason.SHED),
+            emit=emit if outer is not None else None,
+        )  # fmt: skip
+        upstream = asyncio.ensure_future(call_next(shed))
+
+        async def lookup() -> Lookup | object:
+            try:
+                return await self._lookup(tier, request, prompt, scope, ticket.queued)
+            finally:
+                ticket.leave()
+
+        search = asyncio.ensure_future(lookup())
+        try:
+            await asyncio.wait({upstream, search}, return_when=asyncio.FIRST_COMPLETED)
+            if upstream.done():  # the answer came first: the lookup lost, as a shed one
+                self._failopen.shed("semantic_lookup")
+                self._stats.count("hedge_lost")
+                return upstream.result()
+            looked = None if search.cancelled() or search.exception() else search.result()
+            if isinstance(looked, Lookup):
+                self._count(looked)
+                hit = None if committed else self._hit(request, looked)
+                if hit is not None:
+                    self._stats.count("hedge_hits")
+                    await _cancelled(upstream)
+                    return hit
+            found = await upstream
+            if isinstance(looked, Lookup) and found.tier is Tier.MISS:
+                why = _why_not(looked, stale=looked.match is not None)
+                found = replace(found, nearest=looked.nearest, miss_reason=_earlier(request, why))
+            return found
+        finally:
+            search.cancel()
+            upstream.cancel()
 
     async def _lookup(
         self,
@@ -168,6 +244,12 @@ class SemanticStage:
                 return await search
         except TimeoutError:
             return _LATE
+
+
+async def _cancelled(task: asyncio.Future[Found]) -> None:
+    """Cancel ``task`` and wait until it has unwound (its flight left, its call closed)."""
+    task.cancel()
+    await asyncio.wait({task})  # never raises the task's error; our own cancellation does
 
 
 def _earlier(request: Request, reason: MissReason) -> MissReason:

@@ -45,6 +45,9 @@ Contract of :class:`Admission`:
   flight a lookup is always admitted, whatever the estimate (it waits for at most the
   batch running now, so one sequential client is never shed); before the first batch
   nothing is known: admitted.
+- ``hedge()``: a second chance for a lookup ``enter()`` refused: it runs beside the
+  upstream call instead of before it, so it delays nothing, and a hit that arrives first
+  replaces the call (issue 24: shed paraphrases paid a second of upstream call each).
 
 Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
 """
@@ -113,6 +116,7 @@ class Admission:
         self._completed = 0
         self.admitted = 0
         self.shed = 0
+        self.hedged = 0
 
     @property
     def in_flight(self) -> int:
@@ -168,6 +172,30 @@ class Admission:
         self._in_flight += 1
         self._unqueued += 1
         self.admitted += 1
+        return Ticket(self)
+
+    def hedge(self) -> Ticket | None:
+        """A ticket for a lookup ``enter()`` refused, to run beside the upstream call rather
+        than before it (the request does not wait for it: see ``SemanticStage``), or None.
+
+        Admitted while the lookup's expected wait is under the upstream p50 the budget
+        follows (a lookup that would end after the upstream answer is CPU spent for
+        nothing), or while no upstream latency is known yet (a start-up burst); never while
+        the loop is late (the process is short of CPU) or at ``max_in_flight``. Counted in
+        ``hedged``; the caller must ``leave()`` it like any ticket.
+        """
+        if self.max_in_flight is not None and self._in_flight >= self.max_in_flight:
+            return None
+        if self._late():
+            return None
+        p50 = self._budget.upstream_p50_s if self._budget is not None else None
+        if p50 is not None and self.expected_wait_s() >= p50:
+            return None
+        if self._in_flight == 0:
+            self._busy_since = self._clock()
+        self._in_flight += 1
+        self._unqueued += 1
+        self.hedged += 1
         return Ticket(self)
 
     def _leave(self) -> None:
