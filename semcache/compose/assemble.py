@@ -161,6 +161,18 @@ def assemble(
         backend=backend, stats=stats, store_dir=store_dir,
     )  # fmt: skip
     tuning = tuning_loop(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
+    merge = MergeStage(
+        backend,
+        Coalescer(max_wait=s.coalesce.max_wait_s),
+        writer.fence,
+        stats,
+        gather_window(s.coalesce),
+        failopen,
+        merge=s.coalesce.merge and s.coalesce.enabled,
+        fresh=watch.fresh,
+        clock=clock,
+        shared=shared_merge(shared, failopen, stats, s.coalesce, watch),
+    )
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),
         *([] if tier is None else [ReadabilityStage(tier, stats)]),
@@ -180,19 +192,9 @@ def assemble(
             deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
             fresh=watch.fresh,
             hedge=s.admission.hedge,
+            adopter=merge,
         ),
-        MergeStage(
-            backend,
-            Coalescer(max_wait=s.coalesce.max_wait_s),
-            writer.fence,
-            stats,
-            gather_window(s.coalesce),
-            failopen,
-            merge=s.coalesce.merge and s.coalesce.enabled,
-            fresh=watch.fresh,
-            clock=clock,
-            shared=shared_merge(shared, failopen, stats, s.coalesce, watch),
-        ),
+        merge,
         tuning.miss_stage,
         WriteBehindStage(writer),
         ModelWatchStage(watch, store_watermark(backend, failopen)),

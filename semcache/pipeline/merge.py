@@ -156,18 +156,48 @@ class MergeStage:
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if not request.decision.coalesce:  # no-cache or a sampling request: never shares
             return await call_next(request)
+        return await self._take_part(request, call_next, self._partition(request), None)
+
+    def begin(self) -> int:
+        """The fence token of a call starting now, for :meth:`adopt` (a purge after it is seen)."""
+        return self._fence.begin()
+
+    async def adopt(self, request: Request, running: asyncio.Task[Found], token: int) -> Found:
+        """Take part once the vector is known, for a call that started without one.
+
+        A hedged lookup's request (see ``SemanticStage``) went upstream before its question
+        was embedded, so it could neither follow nor be followed. When its lookup misses
+        while the call still runs, the question is judged against the paraphrases in flight
+        as any miss is: it follows one (the caller then cancels ``running``), or it becomes
+        followable itself, ``running`` standing for its call (no gathering hold: the call
+        is already under way). ``token``: :meth:`begin` at the call's start, so a purge
+        since then keeps followers off its answer. Streaming requests are not adopted: their
+        call already passes chunks on.
+        """
+
+        async def rest(_: Request) -> Found:
+            return await running
+
         partition = self._partition(request)
+        if not request.decision.coalesce or request.stream or partition is None:
+            return await running
+        return await self._take_part(request, rest, partition, token)
+
+    async def _take_part(
+        self, request: Request, call_next: Next, partition: Partition | None, token: int | None
+    ) -> Found:
+        """Follow a paraphrase in flight (here, then in other replicas), or lead."""
         if partition is not None and request.decision.lookup and request.vector is not None:
             vector = unit(request.vector)
-            found = await self._follow(request, call_next, partition, vector)
+            found = await self._follow(request, call_next, partition, vector, token)
             if found is None and self._shared is not None:
                 seen = self.in_flight.added
                 found = await self._follow_shared(request, partition, vector)
                 if found is None and self.in_flight.added != seen:  # a leader began here
-                    found = await self._follow(request, call_next, partition, vector)
+                    found = await self._follow(request, call_next, partition, vector, token)
             if found is not None:
                 return found
-        return await self._lead(request, call_next, partition)
+        return await self._lead(request, call_next, partition, token)
 
     async def _follow_shared(
         self, request: Request, partition: Partition, vector: np.ndarray
@@ -197,7 +227,15 @@ class MergeStage:
             return None
         return (request.tenant, request.control.namespace, scope, embedder.name)
 
-    async def _lead(self, request: Request, call_next: Next, partition: Partition | None) -> Found:
+    async def _lead(
+        self,
+        request: Request,
+        call_next: Next,
+        partition: Partition | None,
+        token: int | None = None,
+    ) -> Found:
+        """Lead a flight of the rest of the chain; ``token`` set: the call already runs
+        (:meth:`adopt`), begun at that fence token, so there is no gathering hold."""
         key = object()  # nobody joins by accident: only through the index
         # Followable only when the answer would be stored in the semantic tier.
         followable = partition is not None and request.decision.store
@@ -205,7 +243,10 @@ class MergeStage:
         question: InFlightQuestion | None = None
         if followable and partition is not None and request.vector is not None:
             question = InFlightQuestion(
-                key, request.keys.prompt or "", unit(request.vector), self._fence.begin()
+                key,
+                request.keys.prompt or "",
+                unit(request.vector),
+                self._fence.begin() if token is None else token,
             )
             self.in_flight.add(partition, question)
             if self._shared is not None:  # in the background: the call does not wait for it
@@ -219,6 +260,8 @@ class MergeStage:
                     outer(chunk)
 
             try:
+                if token is not None:  # adopted: the call is under way, not timed from here
+                    return await call_next(request)
                 delay = self._window.delay_s()
                 if delay > 0:
                     self._stats.count("gather_holds")
@@ -262,7 +305,12 @@ class MergeStage:
         landing.add_done_callback(lambda _: self.in_flight.remove(partition, question.key))
 
     async def _follow(
-        self, request: Request, call_next: Next, partition: Partition, vector: np.ndarray
+        self,
+        request: Request,
+        call_next: Next,
+        partition: Partition,
+        vector: np.ndarray,
+        token: int | None = None,
     ) -> Found | None:
         """The leader's answer, a fallback of our own, or None when there is nobody to follow."""
         tier = self._backend.started
@@ -297,7 +345,7 @@ class MergeStage:
             answer = found.stored if found.stored is not None else found.answer
             return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
         self._stats.count("merge_fallbacks")
-        return await self._lead(request, call_next, partition)
+        return await self._lead(request, call_next, partition, token)
 
     async def _choose(
         self, tier: SemanticTier, request: Request, partition: Partition, vector: np.ndarray

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from semcache.core.answer import Answer
 from semcache.pipeline.backend import SemanticBackend
@@ -20,6 +20,15 @@ from semcache.stores.base import Entry
 
 if TYPE_CHECKING:
     from litellm.types.utils import ModelResponseStream
+
+
+class Adopter(Protocol):
+    """Where a hedged request joins in-flight merging once its vector is known: the merge
+    stage (:meth:`semcache.pipeline.merge.MergeStage.adopt`)."""
+
+    def begin(self) -> int: ...
+
+    async def adopt(self, request: Request, running: asyncio.Task[Found], token: int) -> Found: ...
 
 
 class SemanticStage:
@@ -42,7 +51,9 @@ class SemanticStage:
     it. A servable hit that arrives first is served and the call cancelled (counted
     ``hedge_hits``; a provider may still bill a cancelled call's prompt); when the upstream
     answers first the lookup is cancelled and counted as shed, as before. A streaming call
-    that has passed on a chunk is committed: chunks handed out cannot be taken back.
+    that has passed on a chunk is committed: chunks handed out cannot be taken back. A hedged
+    lookup that misses while the call runs hands its vector to ``adopter`` (the merge
+    stage), so the question can still follow a paraphrase in flight, or be followed.
 
     Counted: ``verifier_rejections`` (over the threshold, vetoed by the guard) and, with a
     calibrated scorer, ``scorer_scored`` (candidates the model scored) and
@@ -60,8 +71,10 @@ class SemanticStage:
         deadline_s: float | None = None,
         fresh: Callable[[Entry], bool] | None = None,
         hedge: bool = True,
+        adopter: Adopter | None = None,
     ) -> None:
         self._hedge = hedge
+        self._adopter = adopter
         self._fresh = fresh  # None: every live entry may be served
         self._backend = backend
         self._failopen = failopen
@@ -152,6 +165,7 @@ class SemanticStage:
             request, miss_reason=_earlier(request, MissReason.SHED),
             emit=emit if outer is not None else None,
         )  # fmt: skip
+        token = self._adopter.begin() if self._adopter is not None else 0
         upstream = asyncio.ensure_future(call_next(shed))
 
         async def lookup() -> Lookup | object:
@@ -175,10 +189,22 @@ class SemanticStage:
                     self._stats.count("hedge_hits")
                     await _cancelled(upstream)
                     return hit
-            found = await upstream
-            if isinstance(looked, Lookup) and found.tier is Tier.MISS:
-                why = _why_not(looked, stale=looked.match is not None)
-                found = replace(found, nearest=looked.nearest, miss_reason=_earlier(request, why))
+            if not isinstance(looked, Lookup):
+                return await upstream
+            why = _earlier(request, _why_not(looked, stale=looked.match is not None))
+            if self._adopter is not None and not committed and not upstream.done():
+                missed = replace(
+                    request, vector=looked.vector, nearest=looked.nearest,
+                    candidate=looked.candidate, miss_reason=why,
+                )  # fmt: skip
+                found = await self._adopter.adopt(missed, upstream, token)
+                if not upstream.done():  # it followed a paraphrase in flight
+                    self._stats.count("hedge_merges")
+                    await _cancelled(upstream)
+            else:
+                found = await upstream
+            if found.tier is Tier.MISS:
+                found = replace(found, nearest=looked.nearest, miss_reason=why)
             return found
         finally:
             search.cancel()
