@@ -116,6 +116,18 @@ class InFlight:
         return sum(len(questions) for questions in self._by_partition.values())
 
 
+async def _first(
+    own: asyncio.Task[Found], flight: Subscription[Found, ModelResponseStream]
+) -> bool:
+    """Whether ``own`` answers (successfully) before ``flight`` settles; waits for one."""
+    settled = asyncio.ensure_future(flight.settled())
+    try:
+        await asyncio.wait({own, settled}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        settled.cancel()  # settled() waits shielded: cancelling it leaves the flight be
+    return own.done() and not own.cancelled() and own.exception() is None and not settled.done()
+
+
 def unit(vector: np.ndarray) -> np.ndarray:
     norm = float(np.linalg.norm(vector))
     v = np.asarray(vector, dtype=np.float32)
@@ -181,20 +193,25 @@ class MergeStage:
         partition = self._partition(request)
         if not request.decision.coalesce or request.stream or partition is None:
             return await running
-        return await self._take_part(request, rest, partition, token)
+        return await self._take_part(request, rest, partition, token, running)
 
     async def _take_part(
-        self, request: Request, call_next: Next, partition: Partition | None, token: int | None
+        self,
+        request: Request,
+        call_next: Next,
+        partition: Partition | None,
+        token: int | None,
+        own: asyncio.Task[Found] | None = None,
     ) -> Found:
         """Follow a paraphrase in flight (here, then in other replicas), or lead."""
         if partition is not None and request.decision.lookup and request.vector is not None:
             vector = unit(request.vector)
-            found = await self._follow(request, call_next, partition, vector, token)
+            found = await self._follow(request, call_next, partition, vector, token, own)
             if found is None and self._shared is not None:
                 seen = self.in_flight.added
                 found = await self._follow_shared(request, partition, vector)
                 if found is None and self.in_flight.added != seen:  # a leader began here
-                    found = await self._follow(request, call_next, partition, vector, token)
+                    found = await self._follow(request, call_next, partition, vector, token, own)
             if found is not None:
                 return found
         return await self._lead(request, call_next, partition, token)
@@ -311,8 +328,11 @@ class MergeStage:
         partition: Partition,
         vector: np.ndarray,
         token: int | None = None,
+        own: asyncio.Task[Found] | None = None,
     ) -> Found | None:
-        """The leader's answer, a fallback of our own, or None when there is nobody to follow."""
+        """The leader's answer, a fallback of our own, or None when there is nobody to follow.
+        ``own``: an adopted request's call, already running: when it answers before the
+        leader, its answer is taken (waiting on would only be slower)."""
         tier = self._backend.started
         if tier is None:
             return None
@@ -337,6 +357,8 @@ class MergeStage:
             return None
         async with flight:
             passed_on = await self._pass_on(flight, outer, leader, similarity)
+            if own is not None and await _first(own, flight):
+                return await own  # our own call (adopted) answered before the leader's
             ok = await flight.settled()
             if flight.role is Role.ALONE:
                 return await flight.result()  # our own call (max_wait gave up on the leader)

@@ -58,7 +58,11 @@ def hash_embedding(text: str, dim: int = 64) -> list[float]:
 
 
 class FakeOpenAIServer:
-    """Threaded HTTP server on 127.0.0.1; use as a context manager or start()/stop()."""
+    """Threaded HTTP server on 127.0.0.1; use as a context manager or start()/stop().
+
+    ``hung_up`` counts answers the client had gone away before receiving (a cancelled call,
+    such as one a hedged lookup's hit replaced): normal for a server, so not an error.
+    """
 
     def __init__(
         self,
@@ -81,6 +85,7 @@ class FakeOpenAIServer:
         self.calls: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.hung_up = 0
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -152,8 +157,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):  # the client went away meanwhile
+            with self.server_state._lock:
+                self.server_state.hung_up += 1
+            self.close_connection = True
 
     def _send_error(self, status: int) -> None:
         kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}

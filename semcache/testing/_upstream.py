@@ -42,7 +42,9 @@ class FakeUpstream:
     cut into; ``chunk_delay_s`` between them. ``fail_next``: exceptions raised by the next
     calls, one each. ``abort_after``: a stream ends after that many chunks with no finish
     reason (a cut-off answer). ``model`` / ``system_fingerprint``: reported on responses
-    (None: the requested model). ``calls`` lists the parameters of every call.
+    (None: the requested model). ``calls`` lists the parameters of every call;
+    ``cancelled`` counts calls cancelled before they answered (a hedged lookup's hit, a
+    caller that went away).
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class FakeUpstream:
         self.fail_next: list[BaseException] = []
         self.abort_after: int | None = None
         self.calls: list[dict[str, Any]] = []
+        self.cancelled = 0
         self._ids = itertools.count(1)
 
     @property
@@ -113,7 +116,11 @@ class FakeUpstream:
     async def _begin(self, params: Mapping[str, Any]) -> str:
         self.calls.append(dict(params))
         if self.delay_s:
-            await asyncio.sleep(self.delay_s)
+            try:
+                await asyncio.sleep(self.delay_s)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
         if self.fail_next:
             raise self.fail_next.pop(0)
         return self.answer(params)

@@ -1,0 +1,238 @@
+"""Hedged lookups (issue 24 item 4, third round): a lookup refused for the embedder's queue
+runs beside the upstream call instead of being dropped. A hit that arrives first is served
+and the call cancelled; a call that answers first wins as a shed lookup did; a miss still
+follows a paraphrase in flight, or is followed; a stream that has passed on a chunk keeps
+its call; ``admission.hedge = false`` sheds as before.
+
+The queue is real: an embedder that sleeps per batch (its cost is what the batcher
+measures), one unrelated lookup in the embedder while the question under test arrives, and
+an upstream whose latency the wait budget has observed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.runtime.admission import Admission, LoopLag, WaitBudget
+from semcache.stats import MissReason, Tier
+from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
+
+BASE = "How do I reset my password?"
+PARAPHRASE = "how do i reset my password"
+OTHER = "What is the capital of France?"
+
+
+class SleepyEmbedder(FakeEmbedder):
+    """FakeEmbedder's vectors after ``delay_s`` of sleep per batch (the embedder's queue)."""
+
+    delay_s = 0.0
+
+    def embed(self, texts):
+        time.sleep(self.delay_s)
+        return super().embed(texts)
+
+
+def msg(content: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": content}]
+
+
+async def warmed(*, hedge: bool = True, upstream_s: float = 0.6) -> tuple[SemanticCache, Any]:
+    """A cache whose embedder sleeps 0.15 s a batch and whose upstream p50 is ``upstream_s``,
+    with BASE stored; its lookups may wait 1 ms (``wait_fraction`` 0: the floor)."""
+    embedder = SleepyEmbedder()
+    settings = CacheSettings(
+        semantic={"verifier": "none", "max_batch_wait_ms": 0},
+        store={"backend": "none"},
+        admission={"wait_ms": 1, "wait_fraction": 0, "hedge": hedge},
+        coalesce={"window_ms": 0},
+    )
+    upstream = FakeUpstream(delay_s=upstream_s)
+    cache = SemanticCache(settings, embedder=embedder, store=InMemoryStore(), upstream=upstream)
+    assert await cache.aready()
+    embedder.delay_s = 0.15
+    await cache.acompletion(model="m", messages=msg(BASE))
+    await cache.aflush()
+    return cache, (embedder, upstream)
+
+
+async def behind_a_busy_embedder(cache: SemanticCache, question: str) -> Any:
+    """``question`` asked while an unrelated lookup occupies the embedder (so the gate
+    expects a wait past its 1 ms budget)."""
+    busy = asyncio.create_task(cache.acompletion(model="m", messages=msg(OTHER)))
+    await embedder_busy(cache)
+    try:
+        started = time.perf_counter()
+        response = await cache.acompletion(model="m", messages=msg(question))
+        behind_a_busy_embedder.took = time.perf_counter() - started
+        return response
+    finally:
+        await busy
+
+
+async def embedder_busy(cache: SemanticCache) -> None:
+    """Until the gate sees a lookup running in the embedder (white-box: no public probe)."""
+    gate = cache._parts.embed_gate
+    for _ in range(200):
+        if gate.expected_wait_s() > 0.005:
+            return
+        await asyncio.sleep(0.002)
+    raise AssertionError("the unrelated lookup never reached the embedder")
+
+
+async def test_a_hedged_hit_is_served_and_its_upstream_call_cancelled():
+    cache, (_, upstream) = await warmed()
+    try:
+        response = await behind_a_busy_embedder(cache, PARAPHRASE)
+        took = behind_a_busy_embedder.took
+        info = cache_info(response)
+        assert info.tier is Tier.SEMANTIC, info
+        assert "reset my password" in response.choices[0].message.content.lower()
+        stats = cache.stats()
+        assert stats.counts["hedged_lookups"] == 1 and stats.counts["hedge_hits"] == 1
+        assert upstream.cancelled == 1  # the paraphrase's own call, started at once
+        assert "semantic_lookup" not in stats.shed
+        assert took < 0.55, took  # the hit, not the 0.6 s call
+    finally:
+        await cache.aclose()
+
+
+async def test_an_upstream_that_answers_first_wins_and_the_lookup_counts_as_shed():
+    cache, (_, upstream) = await warmed()
+    try:
+        upstream.delay_s = 0.05  # faster than the lookup now; the budget still knows 0.6 s
+        response = await behind_a_busy_embedder(cache, PARAPHRASE)
+        info = cache_info(response)
+        assert info.tier is Tier.MISS and info.miss_reason is MissReason.SHED, info
+        stats = cache.stats()
+        assert stats.counts["hedged_lookups"] == 1 and stats.counts["hedge_lost"] == 1
+        assert stats.shed["semantic_lookup"] == 1 and upstream.cancelled == 0
+    finally:
+        await cache.aclose()
+
+
+async def test_a_hedged_miss_says_why_and_its_answer_is_stored():
+    cache, (_, upstream) = await warmed()
+    try:
+        new = "Which planet has the most moons?"
+        response = await behind_a_busy_embedder(cache, new)
+        info = cache_info(response)
+        assert info.tier is Tier.MISS and info.miss_reason is not MissReason.SHED, info
+        assert upstream.cancelled == 0
+        await cache.aflush()
+        again = await cache.acompletion(model="m", messages=msg(new.lower()))
+        assert cache_info(again).tier is Tier.SEMANTIC
+    finally:
+        await cache.aclose()
+
+
+async def test_a_hedged_miss_follows_a_paraphrase_in_flight():
+    cache, (_, upstream) = await warmed(upstream_s=0.8)
+    try:
+        new = "Which planet has the most moons?"
+        leader = asyncio.create_task(cache.acompletion(model="m", messages=msg(new)))
+        await asyncio.sleep(0.3)  # its lookup missed; its call (0.8 s) runs
+        follower = await behind_a_busy_embedder(cache, new.lower())
+        await leader
+        info = cache_info(follower)
+        assert info.tier is Tier.MERGED, info
+        assert cache.stats().counts["hedge_merges"] == 1, cache.stats().counts
+        assert upstream.cancelled == 1  # the follower's own call, replaced by the leader's
+    finally:
+        await cache.aclose()
+
+
+async def test_a_hedged_miss_takes_its_own_answer_when_it_comes_before_the_leaders():
+    cache, (_, upstream) = await warmed(upstream_s=0.8)
+    try:
+        leader = asyncio.create_task(cache.acompletion(model="m", messages=msg(OTHER)))
+        await embedder_busy(cache)  # the leader's lookup: its call starts after it
+        started = time.perf_counter()
+        follower = await cache.acompletion(model="m", messages=msg(OTHER.lower()))
+        took = time.perf_counter() - started
+        await leader
+        assert cache_info(follower).tier is Tier.MISS  # its own call, begun first, answered
+        assert took < 0.95, took  # not held for the leader's (ending about 0.95 s)
+        assert upstream.cancelled == 0
+    finally:
+        await cache.aclose()
+
+
+async def test_a_hedged_miss_can_be_followed():
+    cache, (_, upstream) = await warmed(upstream_s=1.0)
+    try:
+        new = "Which planet has the most moons?"
+        hedged = asyncio.create_task(behind_a_busy_embedder(cache, new))
+        await asyncio.sleep(0.5)  # its lookup missed; its call (1 s) still runs
+        later = await cache.acompletion(model="m", messages=msg(new.lower()))
+        first = await hedged
+        assert cache_info(first).tier is Tier.MISS
+        assert cache_info(later).tier is Tier.MERGED, cache_info(later)
+        assert upstream.call_count == 3  # BASE, the busy question, the hedged one: no fourth
+        assert cache.stats().counts["hedged_lookups"] >= 1
+    finally:
+        await cache.aclose()
+
+
+async def test_a_stream_that_passed_on_a_chunk_keeps_its_call():
+    cache, (_, upstream) = await warmed()
+    try:
+        upstream.delay_s = 0.0
+        upstream.chunks, upstream.chunk_delay_s = 4, 0.15  # first chunk at once, 0.45 s in all
+        busy = asyncio.create_task(cache.acompletion(model="m", messages=msg(OTHER)))
+        await embedder_busy(cache)
+        stream = await cache.acompletion(model="m", messages=msg(PARAPHRASE), stream=True)
+        text = "".join([c.choices[0].delta.content or "" async for c in stream])
+        await busy
+        assert cache.stats().counts["hedged_lookups"] == 1  # raced, and the stream won
+        assert text.startswith("[m] answer to: " + PARAPHRASE), (text, cache.stats().counts)
+        assert upstream.cancelled == 0
+        assert cache.stats().counts.get("hedge_hits", 0) == 0
+    finally:
+        await cache.aclose()
+
+
+async def test_with_hedging_off_a_refused_lookup_is_shed():
+    cache, _ = await warmed(hedge=False)
+    try:
+        response = await behind_a_busy_embedder(cache, PARAPHRASE)
+        info = cache_info(response)
+        assert info.tier is Tier.MISS and info.miss_reason is MissReason.SHED, info
+        assert cache.stats().counts.get("hedged_lookups", 0) == 0
+    finally:
+        await cache.aclose()
+
+
+# -- the gate's rule --------------------------------------------------------------------
+def test_a_hedge_runs_only_when_it_can_finish_before_the_upstream_answers():
+    wait = [0.5]
+    budget = WaitBudget(fraction=0.1)
+    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: wait[0])
+    early = gate.hedge()
+    assert early is not None  # no upstream latency known yet (a start-up burst)
+    early.leave()
+    budget.observe(1.0)
+    first = gate.enter()
+    assert first is not None  # nothing in flight: always admitted
+    assert gate.enter() is None  # 0.5 s of queue against a 0.1 s budget
+    ticket = gate.hedge()
+    assert ticket is not None and gate.hedged == 2
+    wait[0] = 1.0  # would end after the upstream answer: CPU for nothing
+    assert gate.hedge() is None
+    ticket.leave()
+    first.leave()
+
+
+def test_no_hedge_at_the_in_flight_ceiling_or_on_a_late_loop():
+    budget = WaitBudget(fraction=0.1)
+    budget.observe(1.0)
+    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: 0.5, max_in_flight=1)
+    held = gate.enter()
+    assert held is not None and gate.hedge() is None
+    held.leave()
+    lag = LoopLag()
+    late = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: 0.5, lag=lag)
+    lag.ensure_running = lambda: None  # measured elsewhere; here it reads 50 ms late
+    lag.lag_s = 0.05
+    assert late.hedge() is None
