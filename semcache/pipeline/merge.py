@@ -27,10 +27,9 @@ here asks for the nearest question in flight in any replica (:mod:`semcache.pipe
 from __future__ import annotations
 
 import asyncio
-import heapq
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -42,6 +41,7 @@ from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.pipeline.gather import GatherWindow
+from semcache.pipeline.in_flight import InFlight, InFlightQuestion, Partition, unit
 from semcache.pipeline.merge_mark import marked
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
@@ -58,63 +58,6 @@ if TYPE_CHECKING:
 #: Rounds of looking at in-flight questions that began while this one's judging awaited.
 MAX_LOOKS = 4
 
-Partition = tuple[str, str, str, str]
-"""(tenant, namespace, scope, embedder): questions are only ever compared inside one (a
-routed question's vector is the fallback embedder's: never compared with the primary's)."""
-
-
-@dataclass(frozen=True, slots=True)
-class InFlightQuestion:
-    """A leader that may be followed: its flight key, question, unit vector and fence token.
-
-    ``landed``: the leader's finished answer while its store write is pending (a follower is
-    served it directly: there is no flight left to join); None while the call runs.
-    """
-
-    key: object
-    prompt: str
-    vector: np.ndarray
-    token: int
-    landed: Found | None = None
-
-
-class InFlight:
-    """The followable in-flight questions of each partition (one event loop, not thread-safe)."""
-
-    def __init__(self) -> None:
-        self._by_partition: dict[Partition, dict[object, InFlightQuestion]] = {}
-        #: Counts additions: a caller that awaited between two looks knows whether to look again.
-        self.added = 0
-
-    def add(self, partition: Partition, question: InFlightQuestion) -> None:
-        self._by_partition.setdefault(partition, {})[question.key] = question
-        self.added += 1
-
-    def remove(self, partition: Partition, key: object) -> None:
-        questions = self._by_partition.get(partition)
-        if questions is not None and questions.pop(key, None) is not None and not questions:
-            del self._by_partition[partition]
-
-    def nearest(
-        self, partition: Partition, vector: np.ndarray
-    ) -> tuple[InFlightQuestion, float] | None:
-        """The in-flight question most similar to unit ``vector`` (cosine), or None."""
-        found = self.nearest_k(partition, vector, 1)
-        return found[0] if found else None
-
-    def nearest_k(
-        self, partition: Partition, vector: np.ndarray, k: int
-    ) -> list[tuple[InFlightQuestion, float]]:
-        """The ``k`` in-flight questions most similar to unit ``vector``, nearest first."""
-        questions = self._by_partition.get(partition)
-        if not questions:
-            return []
-        scored = [(q, float(np.dot(q.vector, vector))) for q in questions.values()]
-        return heapq.nlargest(k, scored, key=lambda pair: pair[1])
-
-    def __len__(self) -> int:
-        return sum(len(questions) for questions in self._by_partition.values())
-
 
 async def _first(
     own: asyncio.Task[Found], flight: Subscription[Found, ModelResponseStream]
@@ -126,12 +69,6 @@ async def _first(
     finally:
         settled.cancel()  # settled() waits shielded: cancelling it leaves the flight be
     return own.done() and not own.cancelled() and own.exception() is None and not settled.done()
-
-
-def unit(vector: np.ndarray) -> np.ndarray:
-    norm = float(np.linalg.norm(vector))
-    v = np.asarray(vector, dtype=np.float32)
-    return v / norm if norm > 0 else v
 
 
 class MergeStage:
