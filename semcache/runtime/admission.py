@@ -167,12 +167,8 @@ class Admission:
         if queued or self._late():
             self.shed += 1
             return None
-        if self._in_flight == 0:
-            self._busy_since = self._clock()
-        self._in_flight += 1
-        self._unqueued += 1
         self.admitted += 1
-        return Ticket(self)
+        return self._ticket()
 
     def hedge(self) -> Ticket | None:
         """A ticket for a lookup ``enter()`` refused, to run beside the upstream call rather
@@ -191,11 +187,15 @@ class Admission:
         p50 = self._budget.upstream_p50_s if self._budget is not None else None
         if p50 is not None and self.expected_wait_s() >= p50:
             return None
+        self.hedged += 1
+        return self._ticket()
+
+    def _ticket(self) -> Ticket:
+        """Count one more piece of work in flight, not yet handed to the embedder."""
         if self._in_flight == 0:
             self._busy_since = self._clock()
         self._in_flight += 1
         self._unqueued += 1
-        self.hedged += 1
         return Ticket(self)
 
     def _leave(self) -> None:
