@@ -64,6 +64,20 @@ def served_line(tiers: Counter[str], reference: Counter[str], n: int) -> str:
     )
 
 
+def origin_line(tiers: Counter[str], origins: Counter[str], reference: Counter[str], n: int) -> str:
+    """The semantic share again, with each ``coalesced`` answer counted by the tier its shared
+    answer came from (``x-semcache-origin``). Printed beside the target's figure, not in its
+    place: under load, identical asks of a paraphrase arrive together and share one semantic
+    or merged answer, where one client's asks are one semantic hit each."""
+    by_origin = origins["semantic"] + origins["merged"]
+    share = (tiers["semantic"] + tiers["merged"] + by_origin) / max(n, 1)
+    one = (reference["semantic"] + reference["merged"]) / max(n, 1)
+    return (
+        f"counting coalesced answers by their origin {dict(origins)}: semantic+merged share "
+        f"{share:.3f} vs one client {one:.3f} -> ratio {share / one if one else float('nan'):.2f}"
+    )
+
+
 def one_client_reference(sent: list[str]) -> Counter[str]:
     """Tiers one sequential client gets on ``sent`` (default settings, instant upstream)."""
     from semcache import CacheSettings, SemanticCache, cache_info
@@ -136,12 +150,20 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
     share = (tiers["semantic"] + tiers["merged"]) / max(n, 1)
     one = (reference["semantic"] + reference["merged"]) / max(n, 1)
     bound = row["nocache_p99_ms"] + 0.1 * (min_ms + max_ms) / 2
-    print(f"requests {n}; cache proxy tiers {dict(tiers)}; shed/failed {row['cache_counters']}")
+    print(
+        f"requests {n}; cache proxy tiers {dict(tiers)}; shed/failed/events {row['cache_counters']}"
+    )
     print(f"one client on the same stream: {dict(reference)}")
+    print(f"cache proxy by kind: {dict(sorted(row['tiers_by_kind'].items()))}")
     print(f"semantic+merged share: {share:.3f} vs one client {one:.3f} -> ratio "
           f"{share / one if one else float('nan'):.2f} (target >= 0.70); semantic alone "
           f"{tiers['semantic'] / max(n, 1):.3f} vs "
           f"{reference['semantic'] / max(n, 1):.3f}")  # fmt: skip
+    noted = Counter(row["coalesced_origins"])
+    misses = {k: v for k, v in sorted(noted.items()) if " miss: " in k}
+    origins = Counter({k: v for k, v in noted.items() if " miss: " not in k})
+    print(f"cache proxy misses by kind and x-semcache-miss-reason: {misses}")
+    print(origin_line(tiers, origins, reference, n))
     print(served_line(tiers, reference, n))
     print(f"miss p50/p99 {row['miss_p50_ms']:.0f}/{row['miss_p99_ms']:.0f} ms; no-cache p50/p99 "
           f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "

@@ -108,8 +108,12 @@ async def closed_loop(
     seconds: float,
     rate: float | None = None,
     sent: list[str] | None = None,
+    origins: Counter[str] | None = None,
 ) -> tuple[float, list[tuple[str, str, float]]]:
     """``clients`` workers send the next questions until ``seconds`` have passed.
+
+    ``origins`` counts, for each ``coalesced`` answer, the tier the shared answer came from
+    (its ``x-semcache-origin``), and each miss as ``"<kind> miss: <x-semcache-miss-reason>"``.
 
     ``rate`` (requests per second, all workers together) paces them: each worker sends when
     its previous request was answered *and* its next Poisson arrival time has come, so both
@@ -142,6 +146,11 @@ async def closed_loop(
                     tier = response.headers.get("x-semcache-tier", "error")
                     if response.status_code != 200:
                         tier = f"http_{response.status_code}"
+                    elif tier == "coalesced" and origins is not None:
+                        origins[response.headers.get("x-semcache-origin", "unknown")] += 1
+                    elif tier == "miss" and origins is not None:
+                        reason = response.headers.get("x-semcache-miss-reason", "unknown")
+                        origins[f"{kind} miss: {reason}"] += 1
                 except httpx.HTTPError as exc:
                     tier = type(exc).__name__
                 results.append((kind, tier, time.perf_counter() - started))
@@ -155,7 +164,12 @@ def cache_counters(base: str) -> dict[str, float]:
     text = httpx.get(f"{base}/metrics", timeout=30).text
     out: dict[str, float] = {}
     for line in text.splitlines():
-        if line.startswith(("semcache_cache_shed_total", "semcache_cache_failures_total")):
+        counters = (
+            "semcache_cache_shed_total",
+            "semcache_cache_failures_total",
+            "semcache_cache_events_total",
+        )
+        if line.startswith(counters):
             name, value = line.rsplit(" ", 1)
             out[name.replace("semcache_cache_", "")] = float(value)
     return out
@@ -200,6 +214,7 @@ def run_level(
     stream: Any = None,
     sent: list[str] | None = None,
 ) -> dict[str, Any]:
+    origins: Counter[str] = Counter()
     need = 40_000  # more than a run can send on this kind of machine
     make = workload if stream is None else stream
 
@@ -218,8 +233,11 @@ def run_level(
         order = (nocache_base, cache_base) if i % 2 == 0 else (cache_base, nocache_base)
         for base_url in order:
             log = sent if base_url == cache_base else None
+            where = origins if base_url == cache_base else None
             took, got = asyncio.run(
-                closed_loop(base_url, streams[base_url], clients, seconds / rounds, rate, log)
+                closed_loop(
+                    base_url, streams[base_url], clients, seconds / rounds, rate, log, where
+                )
             )
             elapsed[base_url] += took
             outcomes[base_url] += got
@@ -247,6 +265,10 @@ def run_level(
         "added_p99_ms": pct(miss_lat, 99) - pct(base_lat, 99),
         "added_p99_ci95_ms": bootstrap_p99_difference(miss_lat, base_lat, seed),
         "tiers": dict(tiers),
+        "coalesced_origins": dict(origins),
+        "tiers_by_kind": {
+            f"{k}/{t}": n for (k, t), n in Counter((k, t) for k, t, _ in cached).items()
+        },
         "errors": errors,
         "cache_counters": {k: after[k] - before.get(k, 0.0) for k in after},
     }

@@ -120,8 +120,9 @@ def _live_info(request: Request, chunk: ModelResponseStream, shared: bool) -> Ca
                 origin=Tier.MERGED,
             )
         return CacheInfo(tier=Tier.MERGED, key=request.keys.exact, similarity=similarity)
-    followed = shared or from_other_replica(chunk)
-    return CacheInfo(tier=Tier.COALESCED if followed else Tier.MISS, key=request.keys.exact)
+    if shared or from_other_replica(chunk):  # a live flight: its leader is calling upstream
+        return CacheInfo(tier=Tier.COALESCED, key=request.keys.exact, origin=Tier.MISS)
+    return CacheInfo(tier=Tier.MISS, key=request.keys.exact)
 
 
 def tag(response: Any, info: CacheInfo) -> Any:

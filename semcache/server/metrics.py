@@ -8,7 +8,10 @@ carries a tenant label at all.
 
 Cache degradation is exported from ``cache.stats()`` at each scrape: every fail-open
 counter as ``semcache_cache_failures_total{kind}`` and every shed counter (work skipped by
-admission control) as ``semcache_cache_shed_total{kind}``; the tuning loop's live
+admission control) as ``semcache_cache_shed_total{kind}``; every other event counter of
+``cache.stats().counts`` (hedged lookups and how they ended, merges, guard vetoes, gathering
+holds...; names fixed in code, never from requests) as ``semcache_cache_events_total{kind}``;
+the tuning loop's live
 false-hit estimate and counters as described in :mod:`semcache.tuning.metrics`.
 """
 
@@ -40,6 +43,7 @@ class CacheCounters(Collector):
     def __init__(self) -> None:
         self.failures: Mapping[str, int] = {}
         self.shed: Mapping[str, int] = {}
+        self.events: Mapping[str, int] = {}
 
     def collect(self) -> Iterator[Metric]:
         failures = CounterMetricFamily(
@@ -56,8 +60,17 @@ class CacheCounters(Collector):
         )
         for kind, n in sorted(self.shed.items()):
             shed.add_metric([kind], n)
+        events = CounterMetricFamily(
+            "semcache_cache_events",
+            "What the cache did beside serving: hedged lookups and how they ended, merges, "
+            "guard vetoes, gathering holds, ... (cache.stats().counts), by kind.",
+            labels=["kind"],
+        )
+        for kind, n in sorted(self.events.items()):
+            events.add_metric([kind], n)
         yield failures
         yield shed
+        yield events
 
     def describe(self) -> Iterator[Metric]:
         return iter(())
@@ -185,6 +198,7 @@ class ProxyMetrics:
         if stats is not None:
             self.cache_counters.failures = dict(stats.errors)
             self.cache_counters.shed = dict(stats.shed)
+            self.cache_counters.events = dict(stats.counts)
             self.tuning.stats = stats.tuning
             if stats.store_entries is not None:
                 self.store_entries.set(stats.store_entries)

@@ -3,7 +3,8 @@
 A chat request is authenticated (the key decides the tenant), validated, mapped from its
 public model name to the configured upstream and answered by ``SemanticCache.acompletion``.
 How it was answered travels back in ``x-semcache-tier``, ``x-semcache-similarity`` and
-``x-semcache-key``; for a stream the first chunk is awaited before the headers are sent, so
+``x-semcache-key`` (and, for a ``coalesced`` answer, ``x-semcache-origin``: the tier the
+shared answer came from); for a stream the first chunk is awaited before the headers are sent, so
 the tier is known and an upstream error still gets its own HTTP status.
 """
 
@@ -91,6 +92,8 @@ def _cache_headers(info: CacheInfo | None) -> dict[str, str]:
         headers["x-semcache-serve-id"] = info.serve_id
     if info.miss_reason is not None:
         headers["x-semcache-miss-reason"] = str(info.miss_reason)
+    if info.origin is not None:  # a coalesced answer: the tier the shared answer came from
+        headers["x-semcache-origin"] = str(info.origin)
     return headers
 
 

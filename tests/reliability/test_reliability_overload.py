@@ -163,14 +163,18 @@ def test_warnings_are_rate_limited_per_kind_per_interval(caplog) -> None:
     assert "4 more like it" in warnings[2]
 
 
-def test_failures_and_sheds_are_prometheus_series_by_kind() -> None:
+def test_failures_sheds_and_events_are_prometheus_series_by_kind() -> None:
     stats = Stats()
     stats.error("store_upsert")
     stats.error("store_upsert")
     stats.shed("semantic_lookup")
+    stats.count("hedged_lookups", 3)
+    stats.count("hedge_merges")
     text = ProxyMetrics().render(stats.snapshot()).decode()
     assert 'semcache_cache_failures_total{kind="store_upsert"} 2.0' in text
     assert 'semcache_cache_shed_total{kind="semantic_lookup"} 1.0' in text
+    assert 'semcache_cache_events_total{kind="hedged_lookups"} 3.0' in text
+    assert 'semcache_cache_events_total{kind="hedge_merges"} 1.0' in text
 
 
 def test_health_reports_down_then_recovered_parts() -> None:

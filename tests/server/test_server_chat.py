@@ -99,12 +99,14 @@ def test_concurrent_identical_requests_coalesce(
     proxy = start_proxy()
     upstream.delay_s = 0.6
     tiers: list[str] = []
+    origins: list[str | None] = []
     answers: list[str | None] = []
 
     def one(stream: bool) -> None:
         client = proxy.client()
         raw = ask(client, QUESTION, stream=stream)
         tiers.append(raw.headers["x-semcache-tier"])
+        origins.append(raw.headers.get("x-semcache-origin"))
         if stream:
             answers.append("".join(c.choices[0].delta.content or "" for c in raw.parse()))
         else:
@@ -117,6 +119,7 @@ def test_concurrent_identical_requests_coalesce(
         thread.join(timeout=30)
     assert upstream.chat_calls == 1
     assert Counter(tiers) == {"miss": 1, "coalesced": 5}
+    assert Counter(origins) == {None: 1, "miss": 5}  # the shared answer was the leader's miss
     assert len(set(answers)) == 1
 
 
