@@ -172,6 +172,7 @@ def assemble(
         fresh=watch.fresh,
         clock=clock,
         shared=shared_merge(shared, failopen, stats, s.coalesce, watch),
+        follow_budget_s=embed_gate.budget_s,
     )
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -20,12 +20,23 @@ Partition = tuple[str, str, str, str]
 routed question's vector is the fallback embedder's: never compared with the primary's)."""
 
 
+class CallStart(NamedTuple):
+    """When a hedged request's upstream call began: its fence ``token`` (a purge after it is
+    seen) and ``at``, monotonic seconds (:meth:`MergeStage.begin`)."""
+
+    token: int
+    at: float
+
+
 @dataclass(frozen=True, slots=True)
 class InFlightQuestion:
     """A leader that may be followed: its flight key, question, unit vector and fence token.
 
     ``landed``: the leader's finished answer while its store write is pending (a follower is
     served it directly: there is no flight left to join); None while the call runs.
+    ``started``: when its upstream call began, or will begin after the gathering hold
+    (monotonic seconds): a hedged miss whose own call is under way follows it only when it
+    began soon enough after its own (:meth:`MergeStage.adopt`).
     """
 
     key: object
@@ -33,6 +44,7 @@ class InFlightQuestion:
     vector: np.ndarray
     token: int
     landed: Found | None = None
+    started: float = 0.0
 
 
 class InFlight:

@@ -37,11 +37,12 @@ import numpy as np
 
 from semcache.core.answer import is_complete
 from semcache.core.coalesce import Coalescer, Role, Subscription
+from semcache.pipeline.adopted import Adopted, answers_first
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.pipeline.gather import GatherWindow
-from semcache.pipeline.in_flight import InFlight, InFlightQuestion, Partition, unit
+from semcache.pipeline.in_flight import CallStart, InFlight, InFlightQuestion, Partition, unit
 from semcache.pipeline.merge_mark import marked
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
@@ -57,18 +58,6 @@ if TYPE_CHECKING:
 
 #: Rounds of looking at in-flight questions that began while this one's judging awaited.
 MAX_LOOKS = 4
-
-
-async def _first(
-    own: asyncio.Task[Found], flight: Subscription[Found, ModelResponseStream]
-) -> bool:
-    """Whether ``own`` answers (successfully) before ``flight`` settles; waits for one."""
-    settled = asyncio.ensure_future(flight.settled())
-    try:
-        await asyncio.wait({own, settled}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        settled.cancel()  # settled() waits shielded: cancelling it leaves the flight be
-    return own.done() and not own.cancelled() and own.exception() is None and not settled.done()
 
 
 class MergeStage:
@@ -88,6 +77,7 @@ class MergeStage:
         monotonic: Callable[[], float] = time.monotonic,
         clock: Callable[[], float] = time.time,
         shared: SharedMerge | None = None,
+        follow_budget_s: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self._backend = backend
         self._coalescer = coalescer
@@ -101,27 +91,36 @@ class MergeStage:
         self._clock = clock  # wall time, as entries' expires_at
         self._shared = shared  # None: merge within this process only
         self.in_flight = InFlight()
+        self._follow_budget_s = follow_budget_s  # how much later a leader's call may begin
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if not request.decision.coalesce:  # no-cache or a sampling request: never shares
             return await call_next(request)
         return await self._take_part(request, call_next, self._partition(request), None)
 
-    def begin(self) -> int:
-        """The fence token of a call starting now, for :meth:`adopt` (a purge after it is seen)."""
-        return self._fence.begin()
+    def begin(self) -> CallStart:
+        """When a call starts now, for :meth:`adopt` (a purge after its token is seen)."""
+        return CallStart(self._fence.begin(), self._monotonic())
 
-    async def adopt(self, request: Request, running: asyncio.Task[Found], token: int) -> Found:
+    async def adopt(
+        self, request: Request, running: asyncio.Task[Found], start: CallStart, again: Next
+    ) -> Found:
         """Take part once the vector is known, for a call that started without one.
 
         A hedged lookup's request (see ``SemanticStage``) went upstream before its question
         was embedded, so it could neither follow nor be followed. When its lookup misses
         while the call still runs, the question is judged against the paraphrases in flight
-        as any miss is: it follows one (the caller then cancels ``running``), or it becomes
-        followable itself, ``running`` standing for its call (no gathering hold: the call
-        is already under way). ``token``: :meth:`begin` at the call's start, so a purge
-        since then keeps followers off its answer. Streaming requests are not adopted: their
-        call already passes chunks on.
+        as any miss is, and it follows one or becomes followable itself, ``running``
+        standing for its call (no gathering hold: the call is already under way). ``start``:
+        :meth:`begin` at the call's start, so a purge since then keeps followers off its
+        answer. Streaming requests are not adopted: their call already passes chunks on.
+
+        Following, it cancels ``running`` at once when the leader's call began at most
+        ``follow_budget_s`` (the admission wait budget) after its own: the call is saved,
+        the answer comes at most that much later. (Paraphrases that arrive together are
+        hedged together and the first lookup to end leads: racing, a follower whose call
+        began a few ms earlier took its own answer, and both calls were paid.) Otherwise
+        the first answer wins; ``again`` calls anew when a leader cancelled for fails.
         """
 
         async def rest(_: Request) -> Found:
@@ -130,7 +129,8 @@ class MergeStage:
         partition = self._partition(request)
         if not request.decision.coalesce or request.stream or partition is None:
             return await running
-        return await self._take_part(request, rest, partition, token, running)
+        adopted = (running, start, again)
+        return await self._take_part(request, rest, partition, start.token, adopted)
 
     async def _take_part(
         self,
@@ -138,20 +138,23 @@ class MergeStage:
         call_next: Next,
         partition: Partition | None,
         token: int | None,
-        own: asyncio.Task[Found] | None = None,
+        adopted: Adopted | None = None,
     ) -> Found:
         """Follow a paraphrase in flight (here, then in other replicas), or lead."""
         if partition is not None and request.decision.lookup and request.vector is not None:
             vector = unit(request.vector)
-            found = await self._follow(request, call_next, partition, vector, token, own)
+            found = await self._follow(request, call_next, partition, vector, token, adopted)
             if found is None and self._shared is not None:
                 seen = self.in_flight.added
                 found = await self._follow_shared(request, partition, vector)
                 if found is None and self.in_flight.added != seen:  # a leader began here
-                    found = await self._follow(request, call_next, partition, vector, token, own)
+                    found = await self._follow(
+                        request, call_next, partition, vector, token, adopted
+                    )
             if found is not None:
                 return found
-        return await self._lead(request, call_next, partition, token)
+        start = adopted[1] if adopted is not None else None
+        return await self._lead(request, call_next, partition, token, start)
 
     async def _follow_shared(
         self, request: Request, partition: Partition, vector: np.ndarray
@@ -187,10 +190,14 @@ class MergeStage:
         call_next: Next,
         partition: Partition | None,
         token: int | None = None,
+        start: CallStart | None = None,
     ) -> Found:
         """Lead a flight of the rest of the chain; ``token`` set: the call already runs
-        (:meth:`adopt`), begun at that fence token, so there is no gathering hold."""
+        (:meth:`adopt`), begun at that fence token (at ``start``), so there is no
+        gathering hold."""
         key = object()  # nobody joins by accident: only through the index
+        delay = 0.0 if token is not None else self._window.delay_s()
+        started = start.at if start is not None else self._monotonic() + delay
         # Followable only when the answer would be stored in the semantic tier.
         followable = partition is not None and request.decision.store
         published: asyncio.Task[Published | None] | None = None
@@ -201,6 +208,7 @@ class MergeStage:
                 request.keys.prompt or "",
                 unit(request.vector),
                 self._fence.begin() if token is None else token,
+                started=started,
             )
             self.in_flight.add(partition, question)
             if self._shared is not None:  # in the background: the call does not wait for it
@@ -216,7 +224,6 @@ class MergeStage:
             try:
                 if token is not None:  # adopted: the call is under way, not timed from here
                     return await call_next(request)
-                delay = self._window.delay_s()
                 if delay > 0:
                     self._stats.count("gather_holds")
                     await asyncio.sleep(delay)
@@ -265,11 +272,14 @@ class MergeStage:
         partition: Partition,
         vector: np.ndarray,
         token: int | None = None,
-        own: asyncio.Task[Found] | None = None,
+        adopted: Adopted | None = None,
     ) -> Found | None:
         """The leader's answer, a fallback of our own, or None when there is nobody to follow.
-        ``own``: an adopted request's call, already running: when it answers before the
-        leader, its answer is taken (waiting on would only be slower)."""
+        ``adopted``: an adopted request's call (already running), when it began, and how to
+        call anew. Its call is cancelled at once for a leader whose call began within the
+        follow budget after it; otherwise, when it answers before the leader, its answer is
+        taken (waiting on would only be slower). See :meth:`adopt`."""
+        own = adopted[0] if adopted is not None else None
         tier = self._backend.started
         if tier is None:
             return None
@@ -284,6 +294,10 @@ class MergeStage:
             landed = leader.landed
             answer = landed.stored if landed.stored is not None else landed.answer
             return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
+        if adopted is not None and leader.started <= adopted[1].at + self._follow_budget_s():
+            adopted[0].cancel()  # the leader's answer comes soon enough: save our call
+            self._stats.count("hedge_early_follows")
+            own, call_next, token = None, adopted[2], None  # a fallback calls anew
         outer = request.emit if request.stream else None
 
         async def alone(emit: Emit) -> Found:  # only run when max_wait gives up on the leader
@@ -294,7 +308,7 @@ class MergeStage:
             return None
         async with flight:
             passed_on = await self._pass_on(flight, outer, leader, similarity)
-            if own is not None and await _first(own, flight):
+            if own is not None and await answers_first(own, flight):
                 return await own  # our own call (adopted) answered before the leader's
             ok = await flight.settled()
             if flight.role is Role.ALONE:

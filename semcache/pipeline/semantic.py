@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 from semcache.core.answer import Answer
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
+from semcache.pipeline.in_flight import CallStart
 from semcache.pipeline.lookup_result import Lookup, Search, Verdict
 from semcache.pipeline.routed_tier import FALLBACK_WARMING
 from semcache.pipeline.semantic_tier import SemanticTier
@@ -26,9 +27,11 @@ class Adopter(Protocol):
     """Where a hedged request joins in-flight merging once its vector is known: the merge
     stage (:meth:`semcache.pipeline.merge.MergeStage.adopt`)."""
 
-    def begin(self) -> int: ...
+    def begin(self) -> CallStart: ...
 
-    async def adopt(self, request: Request, running: asyncio.Task[Found], token: int) -> Found: ...
+    async def adopt(
+        self, request: Request, running: asyncio.Task[Found], start: CallStart, again: Next
+    ) -> Found: ...
 
 
 class SemanticStage:
@@ -165,7 +168,7 @@ class SemanticStage:
             request, miss_reason=_earlier(request, MissReason.SHED),
             emit=emit if outer is not None else None,
         )  # fmt: skip
-        token = self._adopter.begin() if self._adopter is not None else 0
+        start = self._adopter.begin() if self._adopter is not None else None
         upstream = asyncio.ensure_future(call_next(shed))
 
         async def lookup() -> Lookup | object:
@@ -192,13 +195,20 @@ class SemanticStage:
             if not isinstance(looked, Lookup):
                 return await upstream
             why = _earlier(request, _why_not(looked, stale=looked.match is not None))
-            if self._adopter is not None and not committed and not upstream.done():
+            if (
+                start is not None
+                and self._adopter is not None
+                and not committed
+                and not (upstream.done())
+            ):
                 missed = replace(
                     request, vector=looked.vector, nearest=looked.nearest,
                     candidate=looked.candidate, miss_reason=why,
                 )  # fmt: skip
-                found = await self._adopter.adopt(missed, upstream, token)
-                if not upstream.done():  # it followed a paraphrase in flight
+                found = await self._adopter.adopt(
+                    missed, upstream, start, lambda _: call_next(shed)
+                )
+                if found.tier is Tier.MERGED or not upstream.done():  # followed a paraphrase
                     self._stats.count("hedge_merges")
                     await _cancelled(upstream)
             else:

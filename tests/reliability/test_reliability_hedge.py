@@ -38,14 +38,16 @@ def msg(content: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": content}]
 
 
-async def warmed(*, hedge: bool = True, upstream_s: float = 0.6) -> tuple[SemanticCache, Any]:
+async def warmed(
+    *, hedge: bool = True, upstream_s: float = 0.6, wait_fraction: float = 0
+) -> tuple[SemanticCache, Any]:
     """A cache whose embedder sleeps 0.15 s a batch and whose upstream p50 is ``upstream_s``,
     with BASE stored; its lookups may wait 1 ms (``wait_fraction`` 0: the floor)."""
     embedder = SleepyEmbedder()
     settings = CacheSettings(
         semantic={"verifier": "none", "max_batch_wait_ms": 0},
         store={"backend": "none"},
-        admission={"wait_ms": 1, "wait_fraction": 0, "hedge": hedge},
+        admission={"wait_ms": 1, "wait_fraction": wait_fraction, "hedge": hedge},
         coalesce={"window_ms": 0},
     )
     upstream = FakeUpstream(delay_s=upstream_s)
@@ -155,6 +157,61 @@ async def test_a_hedged_miss_takes_its_own_answer_when_it_comes_before_the_leade
         assert cache_info(follower).tier is Tier.MISS  # its own call, begun first, answered
         assert took < 0.95, took  # not held for the leader's (ending about 0.95 s)
         assert upstream.cancelled == 0
+    finally:
+        await cache.aclose()
+
+
+async def early_follower(cache: SemanticCache) -> tuple[asyncio.Task, ...]:
+    """Two asks of one new question, hedged 10 ms apart behind a busy embedder (the wait
+    budget is 2% of 0.8 s: 16 ms); returns the busy request's, the leader's and the
+    follower's tasks once the follower has cancelled its own call for the leader's."""
+    new = "Which planet has the most moons?"
+    busy = asyncio.create_task(cache.acompletion(model="m", messages=msg(OTHER)))
+    await embedder_busy(cache)
+    leader = asyncio.create_task(cache.acompletion(model="m", messages=msg(new)))
+    await asyncio.sleep(0.01)
+    follower = asyncio.create_task(cache.acompletion(model="m", messages=msg(new.lower())))
+    for _ in range(400):
+        if cache.stats().counts.get("hedge_early_follows"):
+            break
+        await asyncio.sleep(0.005)
+    return busy, leader, follower  # OTHER's own call runs on (0.8 s)
+
+
+async def test_a_hedged_miss_cancels_its_call_at_once_for_a_leader_that_began_with_it():
+    cache, (_, upstream) = await warmed(upstream_s=0.8, wait_fraction=0.02)
+    try:
+        calls = upstream.call_count
+        busy, leader, follower = await early_follower(cache)
+        counts = cache.stats().counts
+        assert counts.get("hedge_early_follows") == 1, counts
+        assert upstream.cancelled == 1 and not leader.done()  # at once: not after the answer
+        first, second = await leader, await follower
+        await busy
+        assert cache_info(first).tier is Tier.MISS
+        assert cache_info(second).tier is Tier.MERGED, cache_info(second)
+        assert second.choices[0].message.content == first.choices[0].message.content
+        assert upstream.call_count == calls + 3  # OTHER, the leader's, the cancelled one
+        assert cache.stats().counts["hedge_merges"] == 1
+    finally:
+        await cache.aclose()
+
+
+async def test_an_early_follower_whose_leader_fails_calls_anew():
+    cache, (_, upstream) = await warmed(upstream_s=0.8, wait_fraction=0.02)
+    try:
+        calls = upstream.call_count
+        busy, leader, follower = await early_follower(cache)
+        assert cache.stats().counts.get("hedge_early_follows") == 1
+        upstream.fail_next = [RuntimeError("upstream down")]  # the leader's call fails
+        done = await asyncio.gather(leader, follower, return_exceptions=True)
+        await busy
+        assert isinstance(done[0], RuntimeError)
+        info = cache_info(done[1])
+        assert info.tier is Tier.MISS and info.miss_reason is not MissReason.SHED, info
+        assert "most moons" in done[1].choices[0].message.content.lower()
+        assert upstream.call_count == calls + 4  # ... and the follower's new call
+        assert cache.stats().counts.get("merge_fallbacks") == 1
     finally:
         await cache.aclose()
 
