@@ -160,16 +160,18 @@ async def closed_loop(
         return time.perf_counter() - started, results
 
 
+CACHE_COUNTERS = (
+    "semcache_cache_shed_total",
+    "semcache_cache_failures_total",
+    "semcache_cache_events_total",
+)
+
+
 def cache_counters(base: str) -> dict[str, float]:
     text = httpx.get(f"{base}/metrics", timeout=30).text
     out: dict[str, float] = {}
     for line in text.splitlines():
-        counters = (
-            "semcache_cache_shed_total",
-            "semcache_cache_failures_total",
-            "semcache_cache_events_total",
-        )
-        if line.startswith(counters):
+        if line.startswith(CACHE_COUNTERS):
             name, value = line.rsplit(" ", 1)
             out[name.replace("semcache_cache_", "")] = float(value)
     return out

@@ -7,7 +7,7 @@ call (cancelling its own, or racing it) or leads with its own call standing for 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from semcache.pipeline.base import Found, Next
 from semcache.pipeline.in_flight import CallStart
@@ -17,8 +17,13 @@ if TYPE_CHECKING:
 
     from semcache.core.coalesce import Subscription
 
-Adopted = tuple[asyncio.Task[Found], CallStart, Next]
-"""An adopted request's running call, when it began, and how to call anew."""
+
+class Adopted(NamedTuple):
+    """An adopted request's ``running`` call, its ``start``, and how to call ``again``."""
+
+    running: asyncio.Task[Found]
+    start: CallStart
+    again: Next
 
 
 async def answers_first(

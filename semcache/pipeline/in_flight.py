@@ -32,19 +32,19 @@ class CallStart(NamedTuple):
 class InFlightQuestion:
     """A leader that may be followed: its flight key, question, unit vector and fence token.
 
-    ``landed``: the leader's finished answer while its store write is pending (a follower is
-    served it directly: there is no flight left to join); None while the call runs.
     ``started``: when its upstream call began, or will begin after the gathering hold
     (monotonic seconds): a hedged miss whose own call is under way follows it only when it
     began soon enough after its own (:meth:`MergeStage.adopt`).
+    ``landed``: the leader's finished answer while its store write is pending (a follower is
+    served it directly: there is no flight left to join); None while the call runs.
     """
 
     key: object
     prompt: str
     vector: np.ndarray
     token: int
+    started: float
     landed: Found | None = None
-    started: float = 0.0
 
 
 class InFlight:

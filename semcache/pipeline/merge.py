@@ -129,7 +129,7 @@ class MergeStage:
         partition = self._partition(request)
         if not request.decision.coalesce or request.stream or partition is None:
             return await running
-        adopted = (running, start, again)
+        adopted = Adopted(running, start, again)
         return await self._take_part(request, rest, partition, start.token, adopted)
 
     async def _take_part(
@@ -153,7 +153,7 @@ class MergeStage:
                     )
             if found is not None:
                 return found
-        start = adopted[1] if adopted is not None else None
+        start = adopted.start if adopted is not None else None
         return await self._lead(request, call_next, partition, token, start)
 
     async def _follow_shared(
@@ -208,7 +208,7 @@ class MergeStage:
                 request.keys.prompt or "",
                 unit(request.vector),
                 self._fence.begin() if token is None else token,
-                started=started,
+                started,
             )
             self.in_flight.add(partition, question)
             if self._shared is not None:  # in the background: the call does not wait for it
@@ -279,7 +279,7 @@ class MergeStage:
         call anew. Its call is cancelled at once for a leader whose call began within the
         follow budget after it; otherwise, when it answers before the leader, its answer is
         taken (waiting on would only be slower). See :meth:`adopt`."""
-        own = adopted[0] if adopted is not None else None
+        own = adopted.running if adopted is not None else None
         tier = self._backend.started
         if tier is None:
             return None
@@ -294,10 +294,10 @@ class MergeStage:
             landed = leader.landed
             answer = landed.stored if landed.stored is not None else landed.answer
             return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
-        if adopted is not None and leader.started <= adopted[1].at + self._follow_budget_s():
-            adopted[0].cancel()  # the leader's answer comes soon enough: save our call
+        if adopted is not None and leader.started <= adopted.start.at + self._follow_budget_s():
+            adopted.running.cancel()  # the leader's answer comes soon enough: save our call
             self._stats.count("hedge_early_follows")
-            own, call_next, token = None, adopted[2], None  # a fallback calls anew
+            own, call_next, token = None, adopted.again, None  # a fallback calls anew
         outer = request.emit if request.stream else None
 
         async def alone(emit: Emit) -> Found:  # only run when max_wait gives up on the leader
