@@ -78,6 +78,41 @@ def origin_line(tiers: Counter[str], origins: Counter[str], reference: Counter[s
     )
 
 
+def paraphrase_first_asks(trace: list[tuple[str, str, str, str, float, float]]) -> str:
+    """Where each paraphrase's first ask stood against its base question's first ask: the
+    base answered before it was sent, in flight when it was sent, or sent after it (ms
+    apart), by the paraphrase's tier and miss reason."""
+    base_of = {para: base for base, para in PAIRS}
+    first: dict[str, tuple[str, str, str, str, float, float]] = {}
+    for row in sorted(trace, key=lambda r: r[4]):
+        first.setdefault(row[1], row)
+    where: Counter[str] = Counter()
+    for question, (kind, _, tier, reason, sent, _) in first.items():
+        if kind != "paraphrase":
+            continue
+        text, _, run = question.rpartition(" (run ")
+        base = first.get(f"{base_of.get(text, '')} (run {run}")
+        if base is None:
+            state = "base never sent"
+        elif base[5] <= sent:
+            state = "base answered before"
+        elif base[4] <= sent:
+            state = f"base in flight (sent {1000 * (sent - base[4]):.0f} ms before)"
+            state = "base in flight, sent <10 ms before" if sent - base[4] < 0.01 else (
+                "base in flight, sent 10-100 ms before" if sent - base[4] < 0.1 else
+                "base in flight, sent >100 ms before")
+        else:
+            state = "base sent after"
+        label = tier if tier != "miss" else f"miss:{reason}"
+        if base is not None and tier == "miss":
+            label += f" (base {base[2]}{':' + base[3] if base[3] else ''})"
+        if tier == "miss" or not state.startswith("base answered"):
+            where[f"{label} / {state}"] += 1
+    return "paraphrase first asks (not answered-before cases, and every miss): " + str(
+        dict(sorted(where.items()))
+    )
+
+
 def one_client_reference(sent: list[str]) -> Counter[str]:
     """Tiers one sequential client gets on ``sent`` (default settings, instant upstream)."""
     from semcache import CacheSettings, SemanticCache, cache_info
@@ -133,6 +168,8 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
                   f"load avg {load_average()} "
                   "(a shared machine: figures are noisy)")  # fmt: skip
             sent: list[str] = []
+            trace: list[tuple[str, str, str, str, float, float]] = []
+            run_level.__globals__["TRACE"] = trace
             row = run_level(clients, args.seconds, args.rounds, args.seed, cache_base,
                             nocache_base, stream=workload_24, sent=sent)  # fmt: skip
             ready_s, ok_s, body = readiness_after(cache_base)
@@ -164,6 +201,7 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
     origins = Counter({k: v for k, v in noted.items() if " miss: " not in k})
     print(f"cache proxy misses by kind and x-semcache-miss-reason: {misses}")
     print(origin_line(tiers, origins, reference, n))
+    print(paraphrase_first_asks(trace))
     print(served_line(tiers, reference, n))
     print(f"miss p50/p99 {row['miss_p50_ms']:.0f}/{row['miss_p99_ms']:.0f} ms; no-cache p50/p99 "
           f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "

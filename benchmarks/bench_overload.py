@@ -71,6 +71,9 @@ from _procs import free_port  # noqa: E402
 from bench_proxy import workload  # noqa: E402
 
 CLIENT_KEY = "overload-client-key"
+#: When a list, each cache-proxy request appends (kind, question, tier, miss reason, sent,
+#: answered), perf_counter seconds (``bench_issue24`` reads it to trace paraphrase misses).
+TRACE: list[tuple[str, str, str, str, float, float]] | None = None
 MODEL = "bench-model"
 DISABLED = """
 [cache.semantic]
@@ -154,6 +157,9 @@ async def closed_loop(
                 except httpx.HTTPError as exc:
                     tier = type(exc).__name__
                 results.append((kind, tier, time.perf_counter() - started))
+                if TRACE is not None and sent is not None:
+                    reason = response.headers.get("x-semcache-miss-reason", "") if tier == "miss" else ""
+                    TRACE.append((kind, question, tier, reason, started, time.perf_counter()))
 
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))

@@ -343,6 +343,16 @@ class SemanticTier:
             return Verdict(hit=False, rejected=True)
         return Verdict(hit=True)
 
+    def under(self, similarity: float, namespace: str) -> bool:
+        """Whether :meth:`judge` calls a candidate at ``similarity`` a plain miss (under the
+        threshold or the scorer's band) with no work, so a caller may stop without awaiting
+        it (the in-flight merge: see ``MergeStage._choose``)."""
+        if self._make_scorer is None:
+            return similarity < self.threshold_for(namespace)
+        decision, floor = self._decision, self.namespace_thresholds.get(namespace)
+        below_floor = floor is not None and similarity < floor
+        return decision is None or below_floor or similarity < decision.band.lo
+
     async def ajudge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:

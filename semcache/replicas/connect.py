@@ -65,9 +65,9 @@ def connect(options: RedisOptions) -> Redis:
     if options.cluster:
         from semcache.replicas.cluster_client import Cluster
 
-        cluster: Any = Cluster.from_url(options.url, **_client_kwargs(options))
+        cluster: Any = Cluster.from_url(options.url, **_client_kwargs(options, aio=True))
         return cast("Redis", cluster)
-    return Redis.from_url(options.url, **_client_kwargs(options))
+    return Redis.from_url(options.url, **_client_kwargs(options, aio=True))
 
 
 def connect_sync(options: RedisOptions) -> redis.Redis:
@@ -84,9 +84,15 @@ def connect_sync(options: RedisOptions) -> redis.Redis:
     return redis.Redis.from_url(options.url, **_client_kwargs(options))
 
 
-def _client_kwargs(options: RedisOptions) -> dict[str, Any]:
+def _client_kwargs(options: RedisOptions, *, aio: bool = False) -> dict[str, Any]:
+    """``aio``: for an asyncio client, which takes ``redis.asyncio.retry.Retry`` (redis-py
+    8 warns when given the blocking one, and converts it)."""
     from redis.backoff import NoBackoff
-    from redis.retry import Retry
+
+    if aio:
+        from redis.asyncio.retry import Retry
+    else:
+        from redis.retry import Retry  # type: ignore[assignment]
 
     kwargs: dict[str, Any] = {
         "socket_timeout": options.timeout_s,

@@ -456,3 +456,50 @@ def test_window_settings_accept_milliseconds_and_adaptive():
     assert CacheSettings(coalesce={"window_ms": "adaptive"}).coalesce.window_ms == "adaptive"
     assert CacheSettings(coalesce={"window_ms": "150"}).coalesce.window_ms == 150.0
     assert CacheSettings().coalesce.window_ms == 0.0 and CacheSettings().coalesce.merge
+
+
+class BurstEmbedder(TableEmbedder):
+    """TableEmbedder plus ``filler i`` questions: unit vectors orthogonal to LEADER and
+    PARAPHRASE, near each other (cosine ~0.5, under the threshold)."""
+
+    name = "burst-64"
+    dim = 64
+
+    def embed(self, texts):
+        rows = []
+        for t in texts:
+            row = np.zeros(self.dim, dtype=np.float32)
+            if t.startswith("filler "):
+                row[4] = 1.0
+                row[5 + int(t.split()[1]) % (self.dim - 5)] = 1.0
+            else:
+                row[:4] = self.table.get(t, [0.0, 0.0, 0.0, 1.0])
+            rows.append(row / np.linalg.norm(row))
+        return np.asarray(rows, dtype=np.float32)
+
+
+def test_a_paraphrase_pair_in_a_burst_of_other_questions_shares_one_call():
+    # A cold burst: 40 unrelated questions asked at the same moment as the pair. Each
+    # unrelated leader under the threshold used to cost an awaited judgement, the others
+    # registered meanwhile, the rounds of looking ran out and both of the pair led.
+    # Default admission: a cold gate hedges most of the burst's lookups (each request's
+    # call starts at once; its lookup, missing, joins the merge while the call runs).
+    upstream = FakeUpstream(delay_s=DELAY_S)
+    settings = CacheSettings(semantic={"threshold": 0.9, "verifier": "none"})
+    cache = SemanticCache(
+        settings, embedder=BurstEmbedder(), store=InMemoryStore(), upstream=upstream
+    )
+    try:
+        assert cache.ready()
+        fillers = [ask(f"filler {i}") for i in range(40)]
+
+        async def burst():
+            asks = fillers[:20] + [ask(LEADER), ask(PARAPHRASE)] + fillers[20:]
+            return await asyncio.gather(*(cache.acompletion(**a) for a in asks))
+
+        answers = asyncio.run(burst())
+        pair_tiers = sorted(cache_info(r).tier for r in answers[20:22])
+        assert pair_tiers == [Tier.MERGED, Tier.MISS]
+        assert upstream.call_count == 41
+    finally:
+        cache.close()
