@@ -18,6 +18,7 @@ import pytest
 
 from semcache import CacheSettings, SemanticCache
 from semcache.errors import ConfigError, SemcacheError
+from semcache.guard import get_verifier
 from semcache.eval import cli, resolve
 from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.scoring import LearnedScorer, Outcome, SavedScorer, ScoreBand, ScoredDecision
@@ -298,3 +299,33 @@ def test_a_failing_scorer_is_a_counted_miss_and_the_answer_is_still_stored():
     assert len(scorer.threads) == 1 and upstream.call_count == 2
     # the failed judgement still handed the question's vector on: 2 texts embedded in all
     assert embedder.texts == 2
+
+
+def test_under_dismisses_only_what_judge_calls_a_plain_miss():
+    """``SemanticTier.under`` lets the in-flight merge skip a judgement: it must never be
+    true where ``judge`` would serve, score or veto (a dropped band or floor check fails)."""
+    grid = [round(x, 3) for x in np.linspace(0.5, 1.0, 51)]
+    scored = _tier(RecordingScorer(0.9), ScoreBand(0.8, 0.98))
+    plain = SemanticTier(
+        embedder=cache_embedder, store=InMemoryStore, verifier=get_verifier("details"),
+        threshold=0.9, namespace_thresholds={"strict": 0.95},
+    )  # fmt: skip
+    assert scored.under(0.99, "default")  # before set-up a scorer's tier serves nothing
+
+    async def run() -> None:
+        await scored.setup()
+        scored.namespace_thresholds["strict"] = 0.9
+        try:
+            for tier in (scored, plain):
+                for namespace in ("default", "strict"):
+                    for similarity in grid:
+                        verdict = tier.judge("q 1", "q 2", similarity, namespace)
+                        plain_miss = not verdict.hit and not verdict.rejected
+                        expected = plain_miss and verdict.score is None
+                        assert tier.under(similarity, namespace) == expected, (
+                            tier, namespace, similarity, verdict,
+                        )  # fmt: skip
+        finally:
+            await scored.close()
+
+    asyncio.run(run())
