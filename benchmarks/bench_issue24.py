@@ -14,10 +14,13 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from bench_store_durability import PAIRS, generated
+
+if TYPE_CHECKING:
+    from bench_overload import Trace
 
 MODEL = "bench-model"
 
@@ -78,7 +81,7 @@ def origin_line(tiers: Counter[str], origins: Counter[str], reference: Counter[s
     )
 
 
-def paraphrase_first_asks(trace: list[tuple[str, str, str, str, float, float]]) -> str:
+def paraphrase_first_asks(trace: Trace) -> str:
     """Where each paraphrase's first ask stood against its base question's first ask: the
     base answered before it was sent, in flight when it was sent, or sent after it (ms
     apart), by the paraphrase's tier and miss reason."""
@@ -97,10 +100,9 @@ def paraphrase_first_asks(trace: list[tuple[str, str, str, str, float, float]]) 
         elif base[5] <= sent:
             state = "base answered before"
         elif base[4] <= sent:
-            state = f"base in flight (sent {1000 * (sent - base[4]):.0f} ms before)"
-            state = "base in flight, sent <10 ms before" if sent - base[4] < 0.01 else (
-                "base in flight, sent 10-100 ms before" if sent - base[4] < 0.1 else
-                "base in flight, sent >100 ms before")
+            ahead = sent - base[4]
+            when = "<10 ms" if ahead < 0.01 else "10-100 ms" if ahead < 0.1 else ">100 ms"
+            state = f"base in flight, sent {when} before"
         else:
             state = "base sent after"
         label = tier if tier != "miss" else f"miss:{reason}"
@@ -168,10 +170,9 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
                   f"load avg {load_average()} "
                   "(a shared machine: figures are noisy)")  # fmt: skip
             sent: list[str] = []
-            trace: list[tuple[str, str, str, str, float, float]] = []
-            run_level.__globals__["TRACE"] = trace
+            trace: Trace = []
             row = run_level(clients, args.seconds, args.rounds, args.seed, cache_base,
-                            nocache_base, stream=workload_24, sent=sent)  # fmt: skip
+                            nocache_base, stream=workload_24, sent=sent, trace=trace)  # fmt: skip
             ready_s, ok_s, body = readiness_after(cache_base)
         finally:
             for process in processes:

@@ -71,9 +71,8 @@ from _procs import free_port  # noqa: E402
 from bench_proxy import workload  # noqa: E402
 
 CLIENT_KEY = "overload-client-key"
-#: When a list, each cache-proxy request appends (kind, question, tier, miss reason, sent,
-#: answered), perf_counter seconds (``bench_issue24`` reads it to trace paraphrase misses).
-TRACE: list[tuple[str, str, str, str, float, float]] | None = None
+Trace = list[tuple[str, str, str, str, float, float]]
+"""Per request: (kind, question, tier, miss reason, sent, answered), perf_counter seconds."""
 MODEL = "bench-model"
 DISABLED = """
 [cache.semantic]
@@ -112,11 +111,14 @@ async def closed_loop(
     rate: float | None = None,
     sent: list[str] | None = None,
     origins: Counter[str] | None = None,
+    trace: Trace | None = None,
 ) -> tuple[float, list[tuple[str, str, float]]]:
     """``clients`` workers send the next questions until ``seconds`` have passed.
 
     ``origins`` counts, for each ``coalesced`` answer, the tier the shared answer came from
     (its ``x-semcache-origin``), and each miss as ``"<kind> miss: <x-semcache-miss-reason>"``.
+
+    ``trace`` gets a row per request (:data:`Trace`).
 
     ``rate`` (requests per second, all workers together) paces them: each worker sends when
     its previous request was answered *and* its next Poisson arrival time has come, so both
@@ -157,9 +159,11 @@ async def closed_loop(
                 except httpx.HTTPError as exc:
                     tier = type(exc).__name__
                 results.append((kind, tier, time.perf_counter() - started))
-                if TRACE is not None and sent is not None:
-                    reason = response.headers.get("x-semcache-miss-reason", "") if tier == "miss" else ""
-                    TRACE.append((kind, question, tier, reason, started, time.perf_counter()))
+                if trace is not None:
+                    why = (
+                        response.headers.get("x-semcache-miss-reason", "") if tier == "miss" else ""
+                    )
+                    trace.append((kind, question, tier, why, started, time.perf_counter()))
 
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))
@@ -221,7 +225,10 @@ def run_level(
     rate: float | None = None,
     stream: Any = None,
     sent: list[str] | None = None,
+    trace: Trace | None = None,
 ) -> dict[str, Any]:
+    """One level: interleaved slices of both proxies; ``sent`` and ``trace`` (when given)
+    collect the cache proxy's questions in send order and its per-request rows."""
     origins: Counter[str] = Counter()
     need = 40_000  # more than a run can send on this kind of machine
     make = workload if stream is None else stream
@@ -242,9 +249,10 @@ def run_level(
         for base_url in order:
             log = sent if base_url == cache_base else None
             where = origins if base_url == cache_base else None
+            rows = trace if base_url == cache_base else None
             took, got = asyncio.run(
                 closed_loop(
-                    base_url, streams[base_url], clients, seconds / rounds, rate, log, where
+                    base_url, streams[base_url], clients, seconds / rounds, rate, log, where, rows
                 )
             )
             elapsed[base_url] += took

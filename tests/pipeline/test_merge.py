@@ -494,7 +494,7 @@ def test_a_paraphrase_pair_in_a_burst_of_other_questions_shares_one_call():
         fillers = [ask(f"filler {i}") for i in range(40)]
 
         async def burst():
-            asks = fillers[:20] + [ask(LEADER), ask(PARAPHRASE)] + fillers[20:]
+            asks = [*fillers[:20], ask(LEADER), ask(PARAPHRASE), *fillers[20:]]
             return await asyncio.gather(*(cache.acompletion(**a) for a in asks))
 
         answers = asyncio.run(burst())

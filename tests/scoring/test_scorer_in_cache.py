@@ -18,8 +18,8 @@ import pytest
 
 from semcache import CacheSettings, SemanticCache
 from semcache.errors import ConfigError, SemcacheError
-from semcache.guard import get_verifier
 from semcache.eval import cli, resolve
+from semcache.guard import get_verifier
 from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.scoring import LearnedScorer, Outcome, SavedScorer, ScoreBand, ScoredDecision
 from semcache.stats import Tier
