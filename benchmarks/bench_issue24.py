@@ -20,7 +20,7 @@ import httpx
 from bench_store_durability import PAIRS, generated
 
 if TYPE_CHECKING:
-    from bench_overload import Trace
+    from bench_overload import Sent, Trace
 
 MODEL = "bench-model"
 
@@ -86,29 +86,29 @@ def paraphrase_first_asks(trace: Trace) -> str:
     base answered before it was sent, in flight when it was sent, or sent after it (ms
     apart), by the paraphrase's tier and miss reason."""
     base_of = {para: base for base, para in PAIRS}
-    first: dict[str, tuple[str, str, str, str, float, float]] = {}
-    for row in sorted(trace, key=lambda r: r[4]):
-        first.setdefault(row[1], row)
+    first: dict[str, Sent] = {}
+    for row in sorted(trace, key=lambda r: r.sent):
+        first.setdefault(row.question, row)
     where: Counter[str] = Counter()
-    for question, (kind, _, tier, reason, sent, _) in first.items():
-        if kind != "paraphrase":
+    for question, ask in first.items():
+        if ask.kind != "paraphrase":
             continue
         text, _, run = question.rpartition(" (run ")
         base = first.get(f"{base_of.get(text, '')} (run {run}")
         if base is None:
             state = "base never sent"
-        elif base[5] <= sent:
+        elif base.answered <= ask.sent:
             state = "base answered before"
-        elif base[4] <= sent:
-            ahead = sent - base[4]
+        elif base.sent <= ask.sent:
+            ahead = ask.sent - base.sent
             when = "<10 ms" if ahead < 0.01 else "10-100 ms" if ahead < 0.1 else ">100 ms"
             state = f"base in flight, sent {when} before"
         else:
             state = "base sent after"
-        label = tier if tier != "miss" else f"miss:{reason}"
-        if base is not None and tier == "miss":
-            label += f" (base {base[2]}{':' + base[3] if base[3] else ''})"
-        if tier == "miss" or not state.startswith("base answered"):
+        label = ask.tier if ask.tier != "miss" else f"miss:{ask.reason}"
+        if base is not None and ask.tier == "miss":
+            label += f" (base {base.tier}{':' + base.reason if base.reason else ''})"
+        if ask.tier == "miss" or not state.startswith("base answered"):
             where[f"{label} / {state}"] += 1
     return "paraphrase first asks (not answered-before cases, and every miss): " + str(
         dict(sorted(where.items()))

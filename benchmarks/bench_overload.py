@@ -55,7 +55,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -71,8 +71,20 @@ from _procs import free_port  # noqa: E402
 from bench_proxy import workload  # noqa: E402
 
 CLIENT_KEY = "overload-client-key"
-Trace = list[tuple[str, str, str, str, float, float]]
-"""Per request: (kind, question, tier, miss reason, sent, answered), perf_counter seconds."""
+
+
+class Sent(NamedTuple):
+    """One cache-proxy request of a traced run; ``sent`` / ``answered``: perf_counter s."""
+
+    kind: str
+    question: str
+    tier: str
+    reason: str  # x-semcache-miss-reason of a miss, else ""
+    sent: float
+    answered: float
+
+
+Trace = list[Sent]
 MODEL = "bench-model"
 DISABLED = """
 [cache.semantic]
@@ -163,7 +175,7 @@ async def closed_loop(
                     why = (
                         response.headers.get("x-semcache-miss-reason", "") if tier == "miss" else ""
                     )
-                    trace.append((kind, question, tier, why, started, time.perf_counter()))
+                    trace.append(Sent(kind, question, tier, why, started, time.perf_counter()))
 
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))

@@ -351,7 +351,7 @@ class SemanticTier:
             return similarity < self.threshold_for(namespace)
         decision, floor = self._decision, self.namespace_thresholds.get(namespace)
         below_floor = floor is not None and similarity < floor
-        return decision is None or below_floor or similarity < decision.band.lo
+        return decision is None or below_floor or similarity < decision.search_threshold
 
     async def ajudge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
