@@ -285,6 +285,11 @@ class Coalescer(Generic[T, C]):
             value = await subscription.result()
             return Outcome(value, subscription.role)
 
+    def waiters(self, key: Hashable) -> int:
+        """How many callers (its leader included) wait on the flight for ``key``; 0: none."""
+        flight = self._flights.get(key)
+        return 0 if flight is None else flight.waiters
+
     def in_flight(self) -> int:
         """Number of keys with an execution in flight."""
         return len(self._flights)

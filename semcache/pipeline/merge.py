@@ -30,20 +30,20 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from semcache.core.answer import is_complete
-from semcache.core.coalesce import Coalescer, Role, Subscription
+from semcache.core.coalesce import Coalescer, Role
 from semcache.pipeline.adopted import Adopted, answers_first
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.pipeline.gather import GatherWindow
 from semcache.pipeline.in_flight import CallStart, InFlight, InFlightQuestion, Partition, unit
-from semcache.pipeline.merge_mark import marked
+from semcache.pipeline.merge_choose import Chooser
+from semcache.pipeline.merge_mark import pass_on
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 
@@ -51,13 +51,9 @@ if TYPE_CHECKING:
     from litellm.types.utils import ModelResponseStream
 
     from semcache.pipeline.lookup_result import Verdict
-    from semcache.pipeline.semantic_tier import SemanticTier
     from semcache.pipeline.shared_merge import SharedMerge
     from semcache.replicas.inflight import Published
     from semcache.stores.base import Entry
-
-#: Rounds of looking at in-flight questions that began while this one's judging awaited.
-MAX_LOOKS = 4
 
 
 class MergeStage:
@@ -91,6 +87,7 @@ class MergeStage:
         self._clock = clock  # wall time, as entries' expires_at
         self._shared = shared  # None: merge within this process only
         self.in_flight = InFlight()
+        self._choose = Chooser(self.in_flight, failopen, stats)
         self._follow_budget_s = follow_budget_s  # how much later a leader's call may begin
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
@@ -227,6 +224,10 @@ class MergeStage:
                 if delay > 0:
                     self._stats.count("gather_holds")
                     await asyncio.sleep(delay)
+                    if question is not None and partition is not None and outer is None:
+                        held = await self._held(request, call_next, partition, question)
+                        if held is not None:
+                            return held
                 started = self._monotonic()
                 found = await call_next(replace(request, emit=both if outer else None))
                 if found.response is not None:
@@ -256,7 +257,7 @@ class MergeStage:
         paraphrase finds the answer neither in the store nor in flight, and would pay for an
         upstream call a moment later would have saved. Replicas sharing Redis already closed
         it (their follower finds the leader's stored answer). Round-robin stream: merges
-        15 -> 17 of 144 with this rule alone (noise); :meth:`_choose` closed the rest."""
+        15 -> 17 of 144 with this rule alone (noise); :class:`Chooser` closed the rest."""
         landing = found.landing
         if landing is None or landing.done() or not self._servable(found, question):
             return
@@ -275,8 +276,9 @@ class MergeStage:
         """The leader's answer, a fallback of our own, or None when there is nobody to follow.
         ``adopted``: an adopted request's call (already running), when it began, and how to
         call anew. Its call is cancelled at once for a leader whose call began within the
-        follow budget after it; otherwise, when it answers before the leader, its answer is
-        taken (waiting on would only be slower). See :meth:`adopt`."""
+        follow budget after it; it leads for a leader whose call begins later and has not
+        begun (that leader follows it at the end of its gathering hold: :meth:`_held`);
+        otherwise, when it answers before the leader, its answer is taken. See :meth:`adopt`."""
         own = adopted.running if adopted is not None else None
         tier = self._backend.started
         if tier is None:
@@ -285,105 +287,86 @@ class MergeStage:
         if chosen is None:
             return None
         leader, similarity = chosen
-        if leader.landed is not None:  # finished, its write not landed yet: no flight to join
-            if not self._servable(leader.landed, leader):  # purged or withdrawn meanwhile
-                self._stats.count("merge_fallbacks")
-                return None
-            landed = leader.landed
-            answer = landed.stored if landed.stored is not None else landed.answer
-            return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
-        if adopted is not None and leader.started <= adopted.start.at + self._follow_budget_s():
-            adopted.running.cancel()  # the leader's answer comes soon enough: save our call
-            self._stats.count("hedge_early_follows")
-            own, call_next, token = None, adopted.again, None  # a fallback calls anew
-        outer = request.emit if request.stream else None
-
-        async def alone(emit: Emit) -> Found:  # only run when max_wait gives up on the leader
-            return await call_next(replace(request, emit=emit if outer else None))
-
-        flight = self._coalescer.join(leader.key, alone)
-        if flight is None:  # pragma: no cover - the index drops a leader before its flight
-            return None
-        async with flight:
-            passed_on = await self._pass_on(flight, outer, leader, similarity)
-            if own is not None and await answers_first(own, flight):
-                return await own  # our own call (adopted) answered before the leader's
-            ok = await flight.settled()
-            if flight.role is Role.ALONE:
-                return await flight.result()  # our own call (max_wait gave up on the leader)
-            found = await flight.result() if ok or passed_on else None
-        if found is not None and (passed_on or self._servable(found, leader)):
-            answer = found.stored if found.stored is not None else found.answer
-            return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
+        start = adopted.start if adopted is not None else None
+        if adopted is not None and leader.landed is None:
+            if leader.started <= adopted.start.at + self._follow_budget_s():
+                adopted.running.cancel()  # the leader's answer comes soon enough: save our call
+                self._stats.count("hedge_early_follows")
+                own, call_next, token, start = None, adopted.again, None, None
+            elif leader.started > self._monotonic():  # still in its gathering hold
+                self._stats.count("hedge_leads")
+                return None  # ours leads; racing, both calls were paid
+        found = await self._join(request, call_next, leader, similarity, own)
+        if found is not None:
+            return found
         self._stats.count("merge_fallbacks")
-        return await self._lead(request, call_next, partition, token)
+        return await self._lead(request, call_next, partition, token, start)
 
-    async def _choose(
-        self, tier: SemanticTier, request: Request, partition: Partition, vector: np.ndarray
-    ) -> tuple[InFlightQuestion, float] | None:
-        """The in-flight question to follow, by the semantic lookup's own rule
-        (:meth:`SemanticTier.settle`): the nearest, and when the guard vetoes it, the next
-        nearest over the threshold, up to ``semantic.guard_candidates`` more (none with a
-        scorer). Judging the nearest alone let a question that differs in one detail hide
-        the paraphrase asked beside it.
-
-        Judging awaits, and paraphrases asked together reach this point together: each
-        judged what was in flight before any of them led, and all of them led (in a
-        144-question stream, 8 at a time, on one process, 7 of 24 paraphrase pairs). So when
-        a leader began during the judging, the ones not judged yet are looked at too (at
-        most ``MAX_LOOKS`` rounds); the caller leads with no await after the last look.
-        A candidate under the threshold is dismissed with no await (``tier.under``): when
-        each round awaited, a burst's other leaders registered meanwhile, the rounds ran out
-        and both of a simultaneous paraphrase pair led (9 of 10 pairs, cold burst of 150)."""
-        prompt = request.keys.prompt or ""
-        namespace = request.control.namespace
-        judged: set[object] = set()
-        for _ in range(MAX_LOOKS):
-            seen = self.in_flight.added
-            budget = 1 + tier.extra_candidates
-            near = self.in_flight.nearest_k(partition, vector, budget + len(judged))
-            for leader, similarity in [n for n in near if n[0].key not in judged][:budget]:
-                if tier.under(similarity, namespace):
-                    break  # so is every one after it; decided with no await (see above)
-                judged.add(leader.key)
-                judge = partial(tier.ajudge, prompt, leader.prompt, similarity, namespace)
-                # a failing scorer: no merge, counted
-                verdict = await self._failopen.call("merge_judge", judge, None)
-                if verdict is None:
-                    return None
-                if verdict.hit:
-                    return leader, similarity
-                if not verdict.rejected:
-                    break  # under the threshold: so is every one after it
-                self._stats.count("merge_rejections")
-            if self.in_flight.added == seen:
-                return None  # nobody began meanwhile: lead (registered with no await between)
-        return None
-
-    async def _pass_on(
+    async def _join(
         self,
-        flight: Subscription[Found, ModelResponseStream],
-        outer: Emit | None,
+        request: Request,
+        call_next: Next,
         leader: InFlightQuestion,
         similarity: float,
-    ) -> int:
-        """Forward the flight's chunks to a streaming caller; how many were passed on.
-
-        A purge since the leader began stops forwarding before the first chunk, so the
-        caller can still fall back to a call of its own.
-        """
-        if outer is None:
-            return 0
+        own: asyncio.Task[Found] | None = None,
+    ) -> Found | None:
+        """``leader``'s answer as a merged one; our own when ``own`` (an adopted request's
+        running call) answers first or max_wait gave up on the leader; None when the
+        leader's answer may not be served (failed, purged, cut off, not storable)."""
         passed_on = 0
-        while (chunk := await flight.next_chunk()) is not None:
-            if flight.role is Role.ALONE:
-                outer(chunk)  # our own call's chunks, after max_wait gave up on the leader
-            elif passed_on == 0 and self._fence.begin() != leader.token:
-                return 0
-            else:
-                outer(marked(chunk, similarity))
-            passed_on += 1
-        return passed_on if flight.role is Role.FOLLOWER else 0
+        if leader.landed is not None:  # finished, its write not landed yet: no flight to join
+            found: Found | None = leader.landed
+        else:
+            outer = request.emit if request.stream else None
+
+            async def alone(emit: Emit) -> Found:  # only when max_wait gives up on the leader
+                return await call_next(replace(request, emit=emit if outer else None))
+
+            flight = self._coalescer.join(leader.key, alone)
+            if flight is None:  # pragma: no cover - the index drops a leader before its flight
+                return None
+            async with flight:
+                purged = lambda: self._fence.begin() != leader.token  # noqa: E731
+                passed_on = await pass_on(flight, outer, purged, similarity)
+                if own is not None and await answers_first(own, flight):
+                    return await own  # our own call (adopted) answered before the leader's
+                ok = await flight.settled()
+                if flight.role is Role.ALONE:
+                    return await flight.result()  # our own call (max_wait gave up on the leader)
+                found = await flight.result() if ok or passed_on else None
+        if found is None or not (passed_on or self._servable(found, leader)):
+            return None
+        answer = found.stored if found.stored is not None else found.answer
+        return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
+
+    async def _held(
+        self, request: Request, call_next: Next, partition: Partition, question: InFlightQuestion
+    ) -> Found | None:
+        """At the end of a leader's gathering hold: the answer of a paraphrase whose call is
+        under way (began during the hold: a hedged request adopted, see :meth:`adopt`) or
+        done, instead of a call of its own; None when there is none to follow.
+
+        Only a leader nobody follows yet does so (its followers judged it, not the other),
+        and it leaves the index first, so nobody joins a leader that is itself following.
+        Before this, the hedged paraphrase raced the held leader, its own answer came first,
+        and both calls were paid (1-5 pairs a run of ``bench_overload.py --issue24``)."""
+        tier = self._backend.started
+        if tier is None:
+            return None
+        now = self._monotonic()
+
+        def running(other: InFlightQuestion) -> bool:
+            return other.key is not question.key and other.started <= now
+
+        chosen = await self._choose(tier, request, partition, question.vector, running)
+        if chosen is None or self._coalescer.waiters(question.key) > 1:
+            return None
+        self.in_flight.remove(partition, question.key)
+        self._stats.count("held_follows")
+        found = await self._join(request, call_next, *chosen)
+        if found is None:
+            self._stats.count("merge_fallbacks")
+        return found
 
     def _servable(self, found: Found, leader: InFlightQuestion) -> bool:
         """Would a semantic lookup have served this answer, had it been stored?"""

@@ -346,7 +346,7 @@ class SemanticTier:
     def under(self, similarity: float, namespace: str) -> bool:
         """Whether :meth:`judge` calls a candidate at ``similarity`` a plain miss (under the
         threshold or the scorer's band) with no work, so a caller may stop without awaiting
-        it (the in-flight merge: see ``MergeStage._choose``)."""
+        it (the in-flight merge: see ``merge_choose.Chooser``)."""
         if self._make_scorer is None:
             return similarity < self.threshold_for(namespace)
         decision, floor = self._decision, self.namespace_thresholds.get(namespace)

@@ -39,16 +39,17 @@ def msg(content: str) -> list[dict[str, str]]:
 
 
 async def warmed(
-    *, hedge: bool = True, upstream_s: float = 0.6, wait_fraction: float = 0
+    *, hedge: bool = True, upstream_s: float = 0.6, wait_fraction: float = 0, window_ms: float = 0
 ) -> tuple[SemanticCache, Any]:
     """A cache whose embedder sleeps 0.15 s a batch and whose upstream p50 is ``upstream_s``,
-    with BASE stored; its lookups may wait 1 ms (``wait_fraction`` 0: the floor)."""
+    with BASE stored; its lookups may wait 1 ms (``wait_fraction`` 0: the floor); a miss
+    is held ``window_ms`` before its call (the gathering window)."""
     embedder = SleepyEmbedder()
     settings = CacheSettings(
         semantic={"verifier": "none", "max_batch_wait_ms": 0},
         store={"backend": "none"},
         admission={"wait_ms": 1, "wait_fraction": wait_fraction, "hedge": hedge},
-        coalesce={"window_ms": 0},
+        coalesce={"window_ms": window_ms},
     )
     upstream = FakeUpstream(delay_s=upstream_s)
     cache = SemanticCache(settings, embedder=embedder, store=InMemoryStore(), upstream=upstream)
@@ -157,6 +158,77 @@ async def test_a_hedged_miss_takes_its_own_answer_when_it_comes_before_the_leade
         assert cache_info(follower).tier is Tier.MISS  # its own call, begun first, answered
         assert took < 0.95, took  # not held for the leader's (ending about 0.95 s)
         assert upstream.cancelled == 0
+    finally:
+        await cache.aclose()
+
+
+async def held_and_hedged(cache: SemanticCache) -> tuple[Any, Any]:
+    """A new question asked on an idle embedder (its lookup, then its gathering hold: about
+    0.15 + 0.3 s) and at once its paraphrase, hedged behind it: that call begins first.
+    Returns both outcomes (an exception stands for a failed call)."""
+    new = "Which planet has the most moons?"
+    held = asyncio.create_task(cache.acompletion(model="m", messages=msg(new)))
+    await embedder_busy(cache)
+    hedged = asyncio.create_task(cache.acompletion(model="m", messages=msg(new.lower())))
+    first, second = await asyncio.gather(held, hedged, return_exceptions=True)
+    return first, second
+
+
+async def test_a_leader_in_its_gathering_hold_follows_a_hedged_paraphrase_already_calling():
+    cache, (_, upstream) = await warmed(upstream_s=0.8, window_ms=300)
+    try:
+        calls = upstream.call_count
+        held, hedged = await held_and_hedged(cache)
+        assert cache_info(hedged).tier is Tier.MISS  # its own call, begun first
+        assert cache_info(held).tier is Tier.MERGED, cache_info(held)
+        assert held.choices[0].message.content == hedged.choices[0].message.content
+        assert upstream.call_count == calls + 1  # one call for the two (racing: both paid)
+        counts = cache.stats().counts
+        assert counts["hedge_leads"] == 1 and counts["held_follows"] == 1, counts
+    finally:
+        await cache.aclose()
+
+
+async def test_a_held_leader_calls_on_its_own_when_the_hedged_paraphrase_fails():
+    cache, (_, upstream) = await warmed(upstream_s=0.8, window_ms=300)
+    try:
+        calls = upstream.call_count
+        upstream.fail_next = [RuntimeError("upstream down")]  # the first call to end
+        held, hedged = await held_and_hedged(cache)
+        assert isinstance(hedged, RuntimeError)
+        info = cache_info(held)
+        assert info.tier is Tier.MISS, info  # after the one it followed failed
+        assert "most moons" in held.choices[0].message.content.lower()
+        assert upstream.call_count == calls + 2
+        counts = cache.stats().counts
+        assert counts["held_follows"] == 1 and counts["merge_fallbacks"] == 1, counts
+    finally:
+        await cache.aclose()
+
+
+async def test_a_held_leader_with_a_follower_keeps_its_call_for_it():
+    """Its follower judged it, not the hedged paraphrase: following that would leave the
+    follower with an answer it may not serve (a call of its own, late)."""
+    cache, (_, upstream) = await warmed(upstream_s=0.8, window_ms=500)
+    try:
+        calls = upstream.call_count
+        new = "Which planet has the most moons?"
+        held = asyncio.create_task(cache.acompletion(model="m", messages=msg(new)))
+        await embedder_busy(cache)
+        await asyncio.sleep(0.2)  # its lookup (0.15 s) done: held until about 0.65 s
+        follower = asyncio.create_task(
+            cache.acompletion(model="m", messages=msg("which planet has the most moons"))
+        )
+        await embedder_busy(cache)  # the follower's lookup; then a hedged paraphrase
+        hedged = await cache.acompletion(model="m", messages=msg(new.lower()))
+        first, second = await held, await follower
+        assert cache_info(hedged).tier is Tier.MISS
+        assert cache_info(first).tier is Tier.MISS  # its own call, for its follower
+        assert cache_info(second).tier is Tier.MERGED, cache_info(second)
+        assert second.choices[0].message.content == first.choices[0].message.content
+        assert upstream.call_count == calls + 2
+        counts = cache.stats().counts
+        assert counts["hedge_leads"] == 1 and "held_follows" not in counts, counts
     finally:
         await cache.aclose()
 
