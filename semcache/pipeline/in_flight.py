@@ -7,7 +7,6 @@ loop, not thread-safe (see :mod:`semcache.pipeline.merge`).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -73,22 +72,13 @@ class InFlight:
         return found[0] if found else None
 
     def nearest_k(
-        self,
-        partition: Partition,
-        vector: np.ndarray,
-        k: int,
-        eligible: Callable[[InFlightQuestion], bool] | None = None,
+        self, partition: Partition, vector: np.ndarray, k: int
     ) -> list[tuple[InFlightQuestion, float]]:
-        """The ``k`` in-flight questions most similar to unit ``vector``, nearest first
-        (only those ``eligible`` says yes to, when given)."""
+        """The ``k`` in-flight questions most similar to unit ``vector``, nearest first."""
         questions = self._by_partition.get(partition)
         if not questions:
             return []
-        scored = [
-            (q, float(np.dot(q.vector, vector)))
-            for q in questions.values()
-            if eligible is None or eligible(q)
-        ]
+        scored = [(q, float(np.dot(q.vector, vector))) for q in questions.values()]
         return heapq.nlargest(k, scored, key=lambda pair: pair[1])
 
     def __len__(self) -> int:

@@ -30,11 +30,11 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from semcache.core.answer import is_complete
 from semcache.core.coalesce import Coalescer, Role
 from semcache.pipeline.adopted import Adopted, answers_first
 from semcache.pipeline.backend import SemanticBackend
@@ -44,6 +44,7 @@ from semcache.pipeline.gather import GatherWindow
 from semcache.pipeline.in_flight import CallStart, InFlight, InFlightQuestion, Partition, unit
 from semcache.pipeline.merge_choose import Chooser
 from semcache.pipeline.merge_mark import pass_on
+from semcache.pipeline.merge_servable import Servable
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats, Tier
 
@@ -82,12 +83,13 @@ class MergeStage:
         self._failopen = failopen
         self._window = window
         self._merge = merge
-        self._fresh = fresh  # None: every answer's snapshot may be served
+        self._servable = Servable(fence, fresh, clock)
         self._monotonic = monotonic
-        self._clock = clock  # wall time, as entries' expires_at
         self._shared = shared  # None: merge within this process only
         self.in_flight = InFlight()
         self._choose = Chooser(self.in_flight, failopen, stats)
+        #: Leaders whose call may still switch to a paraphrase's earlier one (see _switch).
+        self._offers: dict[object, asyncio.Future[InFlightQuestion]] = {}
         self._follow_budget_s = follow_budget_s  # how much later a leader's call may begin
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
@@ -188,10 +190,12 @@ class MergeStage:
         partition: Partition | None,
         token: int | None = None,
         start: CallStart | None = None,
+        offer: asyncio.Future[InFlightQuestion] | None = None,
     ) -> Found:
         """Lead a flight of the rest of the chain; ``token`` set: the call already runs
         (:meth:`adopt`), begun at that fence token (at ``start``), so there is no
-        gathering hold."""
+        gathering hold. ``offer``: a leader whose call began later, offered this one's
+        (:meth:`_switch`)."""
         key = object()  # nobody joins by accident: only through the index
         delay = 0.0 if token is not None else self._window.delay_s()
         started = start.at if start is not None else self._monotonic() + delay
@@ -221,24 +225,29 @@ class MergeStage:
             try:
                 if token is not None:  # adopted: the call is under way, not timed from here
                     return await call_next(request)
-                if delay > 0:
-                    self._stats.count("gather_holds")
-                    await asyncio.sleep(delay)
-                    if question is not None and partition is not None and outer is None:
-                        held = await self._held(request, call_next, partition, question)
-                        if held is not None:
-                            return held
-                started = self._monotonic()
-                found = await call_next(replace(request, emit=both if outer else None))
-                if found.response is not None:
-                    self._window.observe(self._monotonic() - started)
-                return found
+                call = self._call(request, call_next, delay, both if outer else None)
+                if question is None or partition is None or outer is not None:
+                    return await call
+                offered = self._offers[key] = asyncio.get_running_loop().create_future()
+                running = asyncio.ensure_future(call)
+                try:
+                    await asyncio.wait({running, offered}, return_when=asyncio.FIRST_COMPLETED)
+                    if running.done():
+                        return running.result()
+                    return await self._switch(
+                        request, call_next, partition, question, offered.result(), running
+                    )
+                finally:
+                    running.cancel()
             finally:  # before the flight's result is visible: nobody follows a finished call
+                self._offers.pop(key, None)
                 if partition is not None:
                     self.in_flight.remove(partition, key)
 
         try:
             async with self._coalescer.subscribe(key, execute) as flight:
+                if offer is not None and question is not None and not offer.done():
+                    offer.set_result(question)  # our flight exists: the other may join it
                 found = await flight.result()
         finally:  # a flight cancelled before its first step never ran execute's finally
             if partition is not None:
@@ -256,10 +265,9 @@ class MergeStage:
         Between the end of the call and the write landing (embedding, group commit), a
         paraphrase finds the answer neither in the store nor in flight, and would pay for an
         upstream call a moment later would have saved. Replicas sharing Redis already closed
-        it (their follower finds the leader's stored answer). Round-robin stream: merges
-        15 -> 17 of 144 with this rule alone (noise); :class:`Chooser` closed the rest."""
+        it (their follower finds the leader's stored answer)."""
         landing = found.landing
-        if landing is None or landing.done() or not self._servable(found, question):
+        if landing is None or landing.done() or not self._servable(found, question.token):
             return
         self.in_flight.add(partition, replace(question, landed=found))
         landing.add_done_callback(lambda _: self.in_flight.remove(partition, question.key))
@@ -276,9 +284,9 @@ class MergeStage:
         """The leader's answer, a fallback of our own, or None when there is nobody to follow.
         ``adopted``: an adopted request's call (already running), when it began, and how to
         call anew. Its call is cancelled at once for a leader whose call began within the
-        follow budget after it; it leads for a leader whose call begins later and has not
-        begun (that leader follows it at the end of its gathering hold: :meth:`_held`);
-        otherwise, when it answers before the leader, its answer is taken. See :meth:`adopt`."""
+        follow budget after it; for a leader whose call began later, it leads and offers
+        the leader its own call (:meth:`_switch`) when the leader may take it; otherwise,
+        when it answers before the leader, its answer is taken. See :meth:`adopt`."""
         own = adopted.running if adopted is not None else None
         tier = self._backend.started
         if tier is None:
@@ -293,9 +301,9 @@ class MergeStage:
                 adopted.running.cancel()  # the leader's answer comes soon enough: save our call
                 self._stats.count("hedge_early_follows")
                 own, call_next, token, start = None, adopted.again, None, None
-            elif leader.started > self._monotonic():  # still in its gathering hold
-                self._stats.count("hedge_leads")
-                return None  # ours leads; racing, both calls were paid
+            elif (offer := self._offers.get(leader.key)) is not None and not offer.done():
+                self._stats.count("hedge_leads")  # ours began first: the leader may follow it
+                return await self._lead(request, call_next, partition, token, start, offer)
         found = await self._join(request, call_next, leader, similarity, own)
         if found is not None:
             return found
@@ -334,50 +342,58 @@ class MergeStage:
                 if flight.role is Role.ALONE:
                     return await flight.result()  # our own call (max_wait gave up on the leader)
                 found = await flight.result() if ok or passed_on else None
-        if found is None or not (passed_on or self._servable(found, leader)):
+        if found is None or not (passed_on or self._servable(found, leader.token)):
             return None
         answer = found.stored if found.stored is not None else found.answer
         return Found(answer, Tier.MERGED, similarity=similarity, nearest=request.nearest)
 
-    async def _held(
-        self, request: Request, call_next: Next, partition: Partition, question: InFlightQuestion
-    ) -> Found | None:
-        """At the end of a leader's gathering hold: the answer of a paraphrase whose call is
-        under way (began during the hold: a hedged request adopted, see :meth:`adopt`) or
-        done, instead of a call of its own; None when there is none to follow.
-
-        Only a leader nobody follows yet does so (its followers judged it, not the other),
-        and it leaves the index first, so nobody joins a leader that is itself following.
-        Before this, the hedged paraphrase raced the held leader, its own answer came first,
-        and both calls were paid (1-5 pairs a run of ``bench_overload.py --issue24``)."""
-        tier = self._backend.started
-        if tier is None:
-            return None
-        now = self._monotonic()
-
-        def running(other: InFlightQuestion) -> bool:
-            return other.key is not question.key and other.started <= now
-
-        chosen = await self._choose(tier, request, partition, question.vector, running)
-        if chosen is None or self._coalescer.waiters(question.key) > 1:
-            return None
-        self.in_flight.remove(partition, question.key)
-        self._stats.count("held_follows")
-        found = await self._join(request, call_next, *chosen)
-        if found is None:
-            self._stats.count("merge_fallbacks")
+    async def _call(
+        self, request: Request, call_next: Next, delay: float, emit: Emit | None
+    ) -> Found:
+        """A leader's call, after its gathering hold; feeds the adaptive window."""
+        if delay > 0:
+            self._stats.count("gather_holds")
+            await asyncio.sleep(delay)
+        started = self._monotonic()
+        found = await call_next(replace(request, emit=emit))
+        if found.response is not None:
+            self._window.observe(self._monotonic() - started)
         return found
 
-    def _servable(self, found: Found, leader: InFlightQuestion) -> bool:
-        """Would a semantic lookup have served this answer, had it been stored?"""
-        response = found.response
-        entry = (found.stored or found.answer).entry
-        return (
-            found.tier is Tier.MISS
-            and found.storable
-            and response is not None
-            and is_complete(response)
-            and entry.expires_at > self._clock()
-            and self._fence.admits(entry, leader.token)
-            and (self._fresh is None or self._fresh(entry))
-        )
+    async def _switch(
+        self,
+        request: Request,
+        call_next: Next,
+        partition: Partition,
+        question: InFlightQuestion,
+        other: InFlightQuestion,
+        running: asyncio.Task[Found],
+    ) -> Found:
+        """A leader offered ``other``'s call, which began before its own (``running``, in
+        its gathering hold or under way): a hedged paraphrase's, whose lookup missed after
+        this leader registered. Racing, the earlier call answered first and both were paid
+        (1-5 pairs a run of ``bench_overload.py --issue24``).
+
+        The leader judges ``other`` by the hit rule (that it was judged a hit the other way
+        round is not enough); on a hit, when nobody follows it yet (its followers judged it,
+        not the other) and its own call has not answered meanwhile, it cancels its own call,
+        leaves the index, and follows ``other``'s; it calls anew if that one fails. A
+        streaming leader is never offered one: its call may already pass chunks on."""
+        tier = self._backend.started
+        similarity = float(np.dot(question.vector, other.vector))
+        namespace = request.control.namespace
+        if tier is None or tier.under(similarity, namespace):
+            return await running
+        judge = partial(tier.ajudge, question.prompt, other.prompt, similarity, namespace)
+        verdict = await self._failopen.call("merge_judge", judge, None)
+        busy = self._coalescer.waiters(question.key) > 1  # somebody follows it
+        if verdict is None or not verdict.hit or running.done() or busy:
+            return await running
+        running.cancel()
+        self.in_flight.remove(partition, question.key)
+        self._stats.count("merge_switches")
+        found = await self._join(request, call_next, other, similarity)
+        if found is not None:
+            return found
+        self._stats.count("merge_fallbacks")
+        return await call_next(replace(request, emit=None))

@@ -5,7 +5,6 @@ See :mod:`semcache.pipeline.merge`; one event loop, not thread-safe.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -38,7 +37,6 @@ class Chooser:
         request: Request,
         partition: Partition,
         vector: np.ndarray,
-        eligible: Callable[[InFlightQuestion], bool] | None = None,
     ) -> tuple[InFlightQuestion, float] | None:
         """The in-flight question to follow, by the semantic lookup's own rule
         (:meth:`SemanticTier.settle`): the nearest, and when the guard vetoes it, the next
@@ -60,7 +58,7 @@ class Chooser:
         for _ in range(MAX_LOOKS):
             seen = self.in_flight.added
             budget = 1 + tier.extra_candidates
-            near = self.in_flight.nearest_k(partition, vector, budget + len(judged), eligible)
+            near = self.in_flight.nearest_k(partition, vector, budget + len(judged))
             for leader, similarity in [n for n in near if n[0].key not in judged][:budget]:
                 if tier.under(similarity, namespace):
                     break  # so is every one after it; decided with no await (see above)

@@ -39,7 +39,12 @@ def msg(content: str) -> list[dict[str, str]]:
 
 
 async def warmed(
-    *, hedge: bool = True, upstream_s: float = 0.6, wait_fraction: float = 0, window_ms: float = 0
+    *,
+    hedge: bool = True,
+    upstream_s: float = 0.6,
+    wait_fraction: float = 0,
+    window_ms: float = 0,
+    verifier: Any = None,
 ) -> tuple[SemanticCache, Any]:
     """A cache whose embedder sleeps 0.15 s a batch and whose upstream p50 is ``upstream_s``,
     with BASE stored; its lookups may wait 1 ms (``wait_fraction`` 0: the floor); a miss
@@ -52,7 +57,9 @@ async def warmed(
         coalesce={"window_ms": window_ms},
     )
     upstream = FakeUpstream(delay_s=upstream_s)
-    cache = SemanticCache(settings, embedder=embedder, store=InMemoryStore(), upstream=upstream)
+    cache = SemanticCache(
+        settings, embedder=embedder, store=InMemoryStore(), upstream=upstream, verifier=verifier
+    )
     assert await cache.aready()
     embedder.delay_s = 0.15
     await cache.acompletion(model="m", messages=msg(BASE))
@@ -146,20 +153,72 @@ async def test_a_hedged_miss_follows_a_paraphrase_in_flight():
         await cache.aclose()
 
 
-async def test_a_hedged_miss_takes_its_own_answer_when_it_comes_before_the_leaders():
+async def test_a_leader_switches_to_a_hedged_paraphrase_call_that_began_before_its_own():
     cache, (_, upstream) = await warmed(upstream_s=0.8)
+    try:
+        calls = upstream.call_count
+        started = time.perf_counter()
+        leader = asyncio.create_task(cache.acompletion(model="m", messages=msg(OTHER)))
+        await embedder_busy(cache)  # the leader's lookup: its call starts after it
+        hedged = await cache.acompletion(model="m", messages=msg(OTHER.lower()))
+        first = await leader
+        took = time.perf_counter() - started
+        assert cache_info(hedged).tier is Tier.MISS  # its own call, begun first
+        assert cache_info(first).tier is Tier.MERGED, cache_info(first)
+        assert first.choices[0].message.content == hedged.choices[0].message.content
+        assert took < 0.93, took  # not its own call's answer (about 0.15 + 0.8 s)
+        assert upstream.cancelled == 1 and upstream.call_count == calls + 2  # its own, cancelled
+        counts = cache.stats().counts
+        assert counts["hedge_leads"] == 1 and counts["merge_switches"] == 1, counts
+    finally:
+        await cache.aclose()
+
+
+class OneWay:
+    """A verifier that vetoes OTHER asked about anything else, and nothing else."""
+
+    name = "one-way"
+
+    def verify(self, query: str, candidate: str) -> bool:
+        return query != OTHER
+
+
+async def test_a_leader_judges_the_offered_call_itself_before_switching():
+    cache, (_, upstream) = await warmed(upstream_s=0.8, verifier=OneWay())
     try:
         leader = asyncio.create_task(cache.acompletion(model="m", messages=msg(OTHER)))
         await embedder_busy(cache)  # the leader's lookup: its call starts after it
-        started = time.perf_counter()
-        follower = await cache.acompletion(model="m", messages=msg(OTHER.lower()))
-        took = time.perf_counter() - started
-        await leader
-        assert cache_info(follower).tier is Tier.MISS  # its own call, begun first, answered
-        assert took < 0.95, took  # not held for the leader's (ending about 0.95 s)
+        hedged = await cache.acompletion(model="m", messages=msg(OTHER.lower()))
+        first = await leader
+        assert cache_info(hedged).tier is Tier.MISS
+        assert cache_info(first).tier is Tier.MISS  # its own call: it would not serve the other
         assert upstream.cancelled == 0
+        counts = cache.stats().counts
+        assert counts["hedge_leads"] == 1 and "merge_switches" not in counts, counts
     finally:
         await cache.aclose()
+
+
+async def test_a_streaming_leader_keeps_its_call_and_the_hedged_paraphrase_takes_its_own():
+    cache, (_, upstream) = await warmed(upstream_s=0.8)
+    try:
+        stream = await cache.acompletion(model="m", messages=msg(OTHER), stream=True)
+        leader = asyncio.create_task(drain(stream))
+        await embedder_busy(cache)  # the leader's lookup: its call starts after it
+        started = time.perf_counter()
+        hedged = await cache.acompletion(model="m", messages=msg(OTHER.lower()))
+        took = time.perf_counter() - started
+        await leader
+        assert cache_info(hedged).tier is Tier.MISS  # its own call, begun first, answered
+        assert took < 0.95, took  # not held for the leader's (ending about 0.95 s)
+        assert upstream.cancelled == 0
+        assert "merge_switches" not in cache.stats().counts
+    finally:
+        await cache.aclose()
+
+
+async def drain(stream: Any) -> list[Any]:
+    return [chunk async for chunk in stream]
 
 
 async def held_and_hedged(cache: SemanticCache) -> tuple[Any, Any]:
@@ -184,7 +243,7 @@ async def test_a_leader_in_its_gathering_hold_follows_a_hedged_paraphrase_alread
         assert held.choices[0].message.content == hedged.choices[0].message.content
         assert upstream.call_count == calls + 1  # one call for the two (racing: both paid)
         counts = cache.stats().counts
-        assert counts["hedge_leads"] == 1 and counts["held_follows"] == 1, counts
+        assert counts["hedge_leads"] == 1 and counts["merge_switches"] == 1, counts
     finally:
         await cache.aclose()
 
@@ -201,7 +260,7 @@ async def test_a_held_leader_calls_on_its_own_when_the_hedged_paraphrase_fails()
         assert "most moons" in held.choices[0].message.content.lower()
         assert upstream.call_count == calls + 2
         counts = cache.stats().counts
-        assert counts["held_follows"] == 1 and counts["merge_fallbacks"] == 1, counts
+        assert counts["merge_switches"] == 1 and counts["merge_fallbacks"] == 1, counts
     finally:
         await cache.aclose()
 
@@ -228,7 +287,7 @@ async def test_a_held_leader_with_a_follower_keeps_its_call_for_it():
         assert second.choices[0].message.content == first.choices[0].message.content
         assert upstream.call_count == calls + 2
         counts = cache.stats().counts
-        assert counts["hedge_leads"] == 1 and "held_follows" not in counts, counts
+        assert counts["hedge_leads"] == 1 and "merge_switches" not in counts, counts
     finally:
         await cache.aclose()
 
