@@ -376,7 +376,7 @@ class MergeStage:
 
         The leader judges ``other`` by the hit rule (that it was judged a hit the other way
         round is not enough); on a hit, when nobody follows it yet (its followers judged it,
-        not the other) and its own call has not answered meanwhile, it cancels its own call,
+        not the other) and neither call has answered meanwhile, it cancels its own call,
         leaves the index, and follows ``other``'s; it calls anew if that one fails. A
         streaming leader is never offered one: its call may already pass chunks on."""
         tier = self._backend.started
@@ -387,7 +387,8 @@ class MergeStage:
         judge = partial(tier.ajudge, question.prompt, other.prompt, similarity, namespace)
         verdict = await self._failopen.call("merge_judge", judge, None)
         busy = self._coalescer.waiters(question.key) > 1  # somebody follows it
-        if verdict is None or not verdict.hit or running.done() or busy:
+        ended = self._coalescer.waiters(other.key) == 0  # it answered while we judged
+        if verdict is None or not verdict.hit or running.done() or busy or ended:
             return await running
         running.cancel()
         self.in_flight.remove(partition, question.key)
