@@ -160,8 +160,13 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
             upstream, api_base = start_upstream(min_ms, max_ms)
             processes.append(upstream)
             store = f'[cache.store]\npath = "{workdir / "store"}"\n'
+            admission = []
             if args.wait_fraction is not None:
-                store += f"[cache.admission]\nwait_fraction = {args.wait_fraction}\n"
+                admission.append(f"wait_fraction = {args.wait_fraction}")
+            if args.no_hedge:
+                admission.append("hedge = false")
+            if admission:
+                store += "[cache.admission]\n" + "\n".join(admission) + "\n"
             cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
             nocache_proc, nocache_base = start_proxy("nocache", api_base, workdir, disabled)
             processes += [cache_proc, nocache_proc]
@@ -208,6 +213,9 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
           f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "
           f"of upstream) {bound:.0f} ms -> "
           f"{'holds' if row['miss_p99_ms'] <= bound else 'fails'}")  # fmt: skip
+    low, high = row["added_p99_ci95_ms"]
+    print(f"miss p99 - no-cache p99, 95% bootstrap interval: {low:+.0f} .. {high:+.0f} ms "
+          f"(the bound allows +{bound - row['nocache_p99_ms']:.0f})")  # fmt: skip
     print(f"/readyz 200 (ready) {ready_s:.1f} s and status ok {ok_s:.1f} s after the load "
           f"stopped (target <= 5 s); last body {body}")  # fmt: skip
     print(f"load avg {row['load_avg_before']} -> {row['load_avg_after']} -> {load_after}")

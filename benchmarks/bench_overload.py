@@ -365,6 +365,12 @@ def main() -> None:
         "the share of the upstream latency a lookup may wait for queued embedding",
     )
     parser.add_argument(
+        "--no-hedge",
+        action="store_true",
+        help="the cache proxy with admission.hedge = false: a lookup refused for the queue is "
+        "shed, not raced beside the upstream call",
+    )
+    parser.add_argument(
         "--no-gc-freeze",
         action="store_true",
         help="both proxies with server.gc_freeze = false (the behaviour before it existed)",
@@ -386,8 +392,13 @@ def main() -> None:
             processes.append(upstream)
             server = "[server]\ngc_freeze = false\n" if args.no_gc_freeze else ""
             store = f'{server}[cache.store]\npath = "{workdir / "store"}"\n'
+            admission = []
             if args.lookup_deadline_ms is not None:
-                store += f"[cache.admission]\nlookup_deadline_ms = {args.lookup_deadline_ms}\n"
+                admission.append(f"lookup_deadline_ms = {args.lookup_deadline_ms}")
+            if args.no_hedge:
+                admission.append("hedge = false")
+            if admission:
+                store += "[cache.admission]\n" + "\n".join(admission) + "\n"
             cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
             processes.append(cache_proc)
             nocache_proc, nocache_base = start_proxy(
@@ -396,7 +407,8 @@ def main() -> None:
             processes.append(nocache_proc)
             print(
                 f"cpus {os.cpu_count()}, load avg {load_average()}, {args.seconds:g} s per run, "
-                f"gc_freeze {not args.no_gc_freeze}, lookup_deadline_ms {args.lookup_deadline_ms}"
+                f"gc_freeze {not args.no_gc_freeze}, lookup_deadline_ms {args.lookup_deadline_ms}, "
+                f"hedge {not args.no_hedge}"
             )
             for i, clients in enumerate(int(x) for x in args.levels.split(",")):
                 rows.append(
