@@ -57,6 +57,10 @@ class SemanticStage:
     that has passed on a chunk is committed: chunks handed out cannot be taken back. A hedged
     lookup that misses while the call runs hands its vector to ``adopter`` (the merge
     stage), so the question can still follow a paraphrase in flight, or be followed.
+    Each race reports whether the upstream answered first (``Admission.hedge_ended``): while
+    nearly every recent hedge lost, hedges pause but for a probe (counted ``hedges_paused``;
+    the lookup is shed), so a fast upstream on a busy machine does not pay for lookups that
+    cannot win.
 
     Counted: ``verifier_rejections`` (over the threshold, vetoed by the guard) and, with a
     calibrated scorer, ``scorer_scored`` (candidates the model scored) and
@@ -106,7 +110,7 @@ class SemanticStage:
             return await call_next(replace(request, miss_reason=why))
         ticket = self._admission.enter()
         if ticket is None:
-            hedge = self._admission.hedge() if self._hedge else None
+            hedge = self._hedge_ticket()
             if hedge is not None:
                 return await self._race(tier, request, prompt, scope, hedge, call_next)
             self._failopen.shed("semantic_lookup")
@@ -144,6 +148,16 @@ class SemanticStage:
             score=lookup.score,
         )  # fmt: skip
 
+    def _hedge_ticket(self) -> Ticket | None:
+        """A hedge's ticket, or None (counted ``hedges_paused`` when recent hedges lost)."""
+        if not self._hedge:
+            return None
+        paused = self._admission.hedges_paused
+        ticket = self._admission.hedge()
+        if self._admission.hedges_paused > paused:
+            self._stats.count("hedges_paused")
+        return ticket
+
     async def _race(
         self,
         tier: SemanticTier,
@@ -180,6 +194,7 @@ class SemanticStage:
         search = asyncio.ensure_future(lookup())
         try:
             await asyncio.wait({upstream, search}, return_when=asyncio.FIRST_COMPLETED)
+            self._admission.hedge_ended(lost=upstream.done())
             if upstream.done():  # the answer came first: the lookup lost, as a shed one
                 self._failopen.shed("semantic_lookup")
                 self._stats.count("hedge_lost")

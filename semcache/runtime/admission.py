@@ -48,6 +48,11 @@ Contract of :class:`Admission`:
 - ``hedge()``: a second chance for a lookup ``enter()`` refused: it runs beside the
   upstream call instead of before it, so it delays nothing, and a hit that arrives first
   replaces the call (issue 24: shed paraphrases paid a second of upstream call each).
+  ``hedge_ended(lost=...)`` reports each hedge's outcome; while nearly every recent hedge
+  lost (the upstream answered first), hedges pause but for one probe in
+  ``HEDGE_PROBE_EVERY``: a hedge that cannot finish in time only takes CPU from the requests
+  (measured, 400 clients on a 100 ms upstream: 4 of 2,068 hedges won, and the cache's
+  misses were 700 ms slower at p50 than with hedging off, against 240 ms).
 
 Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
 """
@@ -63,6 +68,12 @@ from collections.abc import Callable
 
 #: Weight of the newest cost sample in the moving average.
 ALPHA = 0.1
+#: Hedges are judged on their last HEDGE_WINDOW outcomes (at least half of it seen) ...
+HEDGE_WINDOW = 32
+#: ... and pause while at least this share of them lost to the upstream answer ...
+HEDGE_MAX_LOST = 0.9
+#: ... but for one hedge in HEDGE_PROBE_EVERY, whose outcome tells when they can win again.
+HEDGE_PROBE_EVERY = 8
 
 
 class Ticket:
@@ -117,6 +128,9 @@ class Admission:
         self.admitted = 0
         self.shed = 0
         self.hedged = 0
+        self.hedges_paused = 0  # hedges refused because recent ones lost
+        self._hedge_lost: deque[bool] = deque(maxlen=HEDGE_WINDOW)
+        self._losing_tries = 0
 
     @property
     def in_flight(self) -> int:
@@ -177,8 +191,9 @@ class Admission:
         Admitted while the lookup's expected wait is under the upstream p50 the budget
         follows (a lookup that would end after the upstream answer is CPU spent for
         nothing), or while no upstream latency is known yet (a start-up burst); never while
-        the loop is late (the process is short of CPU) or at ``max_in_flight``. Counted in
-        ``hedged``; the caller must ``leave()`` it like any ticket.
+        the loop is late (the process is short of CPU) or at ``max_in_flight``. Paused
+        while recent hedges lost (see :meth:`hedge_ended`), counted in ``hedges_paused``.
+        Counted in ``hedged``; the caller must ``leave()`` it like any ticket.
         """
         if self.max_in_flight is not None and self._in_flight >= self.max_in_flight:
             return None
@@ -187,8 +202,26 @@ class Admission:
         p50 = self._budget.upstream_p50_s if self._budget is not None else None
         if p50 is not None and self.expected_wait_s() >= p50:
             return None
+        if self._losing():
+            self._losing_tries += 1
+            if self._losing_tries % HEDGE_PROBE_EVERY:
+                self.hedges_paused += 1
+                return None
         self.hedged += 1
         return self._ticket()
+
+    def hedge_ended(self, *, lost: bool) -> None:
+        """A hedge's outcome: ``lost`` when the upstream answered before its lookup ended.
+
+        The wait estimate that admits a hedge counts the embedder's queue, not a machine
+        short of CPU for everything; the outcomes say whether hedges finish in time."""
+        self._hedge_lost.append(lost)
+
+    def _losing(self) -> bool:
+        outcomes = self._hedge_lost
+        return len(outcomes) >= HEDGE_WINDOW // 2 and sum(outcomes) >= HEDGE_MAX_LOST * len(
+            outcomes
+        )
 
     def _ticket(self) -> Ticket:
         """Count one more piece of work in flight, not yet handed to the embedder."""

@@ -15,7 +15,13 @@ import time
 from typing import Any
 
 from semcache import CacheSettings, SemanticCache, cache_info
-from semcache.runtime.admission import Admission, LoopLag, WaitBudget
+from semcache.runtime.admission import (
+    HEDGE_PROBE_EVERY,
+    HEDGE_WINDOW,
+    Admission,
+    LoopLag,
+    WaitBudget,
+)
 from semcache.stats import MissReason, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
 
@@ -67,10 +73,10 @@ async def warmed(
     return cache, (embedder, upstream)
 
 
-async def behind_a_busy_embedder(cache: SemanticCache, question: str) -> Any:
-    """``question`` asked while an unrelated lookup occupies the embedder (so the gate
-    expects a wait past its 1 ms budget)."""
-    busy = asyncio.create_task(cache.acompletion(model="m", messages=msg(OTHER)))
+async def behind_a_busy_embedder(cache: SemanticCache, question: str, other: str = OTHER) -> Any:
+    """``question`` asked while an unrelated lookup (``other``) occupies the embedder (so
+    the gate expects a wait past its 1 ms budget)."""
+    busy = asyncio.create_task(cache.acompletion(model="m", messages=msg(other)))
     await embedder_busy(cache)
     try:
         started = time.perf_counter()
@@ -118,6 +124,30 @@ async def test_an_upstream_that_answers_first_wins_and_the_lookup_counts_as_shed
         stats = cache.stats()
         assert stats.counts["hedged_lookups"] == 1 and stats.counts["hedge_lost"] == 1
         assert stats.shed["semantic_lookup"] == 1 and upstream.cancelled == 0
+    finally:
+        await cache.aclose()
+
+
+async def test_hedges_pause_once_nearly_all_recent_ones_lost_to_the_upstream():
+    cache, (_, upstream) = await warmed()
+    try:
+        gate = cache._parts.embed_gate  # white-box: 15 earlier races lost, the 16th is real
+        for _ in range(HEDGE_WINDOW // 2 - 1):
+            gate.hedge_ended(lost=True)
+        upstream.delay_s = 0.05  # faster than the lookup; the budget still knows 0.6 s
+        lost = cache_info(await behind_a_busy_embedder(cache, PARAPHRASE))
+        assert lost.miss_reason is MissReason.SHED and cache.stats().counts["hedge_lost"] == 1
+        upstream.delay_s = 0.6
+        await cache.aflush()  # the lost race's answer is written: the embedder is idle
+        while gate.in_flight or gate.expected_wait_s() > 0.005:
+            await asyncio.sleep(0.01)
+        paused = await behind_a_busy_embedder(
+            cache, "how can i reset my password", other="Who painted the Mona Lisa?"
+        )
+        info = cache_info(paused)
+        assert info.tier is Tier.MISS and info.miss_reason is MissReason.SHED, info
+        counts = cache.stats().counts
+        assert counts["hedged_lookups"] == 1 and counts["hedges_paused"] == 1, counts
     finally:
         await cache.aclose()
 
@@ -424,3 +454,39 @@ def test_no_hedge_at_the_in_flight_ceiling_or_on_a_late_loop():
     lag.ensure_running = lambda: None  # measured elsewhere; here it reads 50 ms late
     lag.lag_s = 0.05
     assert late.hedge() is None
+
+
+def refused_gate() -> tuple[Admission, object]:
+    """A gate that refuses ``enter()`` (0.5 s of queue, 1 s upstream) with one lookup in."""
+    budget = WaitBudget(fraction=0.1)
+    budget.observe(1.0)
+    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: 0.5)
+    held = gate.enter()
+    assert held is not None and gate.enter() is None
+    return gate, held
+
+
+def test_hedges_pause_on_recent_losses_but_probe_one_in_eight():
+    gate, _ = refused_gate()
+    for _ in range(HEDGE_WINDOW // 2 - 1):
+        gate.hedge_ended(lost=True)
+    ticket = gate.hedge()
+    assert ticket is not None  # 15 outcomes: too few to judge
+    ticket.leave()
+    gate.hedge_ended(lost=True)
+    got = [gate.hedge() for _ in range(2 * HEDGE_PROBE_EVERY)]
+    probes = [t for t in got if t is not None]
+    assert len(probes) == 2 and got[HEDGE_PROBE_EVERY - 1] is not None
+    assert gate.hedges_paused == 2 * HEDGE_PROBE_EVERY - 2
+
+
+def test_hedges_resume_when_probes_win_again():
+    gate, _ = refused_gate()
+    for _ in range(HEDGE_WINDOW):
+        gate.hedge_ended(lost=True)
+    assert gate.hedge() is None
+    for _ in range(3):
+        gate.hedge_ended(lost=False)
+    assert gate.hedge() is None  # 29 of 32 lost: still at least 90%
+    gate.hedge_ended(lost=False)
+    assert gate.hedge() is not None and gate.hedge() is not None  # 28 of 32
