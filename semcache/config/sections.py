@@ -298,7 +298,8 @@ class AdmissionSettings(SettingsSection):
         "dropping it, when it is expected to finish before the upstream answers: the call "
         "starts at once (a miss is no slower), and a hit that arrives first is served and "
         "the call cancelled (counted hedge_hits; a provider may bill a cancelled call's "
-        "prompt). False: a skipped lookup is simply shed.",
+        "prompt). Paused while nearly all recent races were lost to the upstream answer "
+        "(counted hedges_paused; one in 8 still runs). False: a skipped lookup is simply shed.",
     )
     lookup_deadline_ms: float | None = Field(
         None,
