@@ -10,7 +10,7 @@ Processes (all on 127.0.0.1, all stopped at the end, the whole run bounded by --
   its defaults);
 - proxy "nocache": the same config with every tier off (``semantic.enabled = false``,
   ``store.backend = "none"``, ``exact.max_entries = 0``, ``coalesce.enabled = false``);
-- this process: closed-loop clients, each sending its next request when the last one was
+- this process: closed-loop clients (aiohttp), each sending its next request when the last one was
   answered, for --seconds per proxy and level, split into --rounds interleaved slices
   (nocache, cache, cache, nocache, ...) so both proxies see the same background load on a
   shared machine, on ``bench_proxy``'s workload: 50% new questions, 30% exact repeats,
