@@ -218,10 +218,11 @@ class Admission:
         self._hedge_lost.append(lost)
 
     def _losing(self) -> bool:
-        outcomes = self._hedge_lost
-        return len(outcomes) >= HEDGE_WINDOW // 2 and sum(outcomes) >= HEDGE_MAX_LOST * len(
-            outcomes
-        )
+        """At least HEDGE_MAX_LOST of the recent hedges lost (half a window seen at least)."""
+        seen = len(self._hedge_lost)
+        if seen < HEDGE_WINDOW // 2:
+            return False
+        return sum(self._hedge_lost) >= HEDGE_MAX_LOST * seen
 
     def _ticket(self) -> Ticket:
         """Count one more piece of work in flight, not yet handed to the embedder."""
