@@ -176,10 +176,10 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
                   "(a shared machine: figures are noisy)")  # fmt: skip
             sent: list[str] = []
             trace: Trace = []
+            pids = {cache_base: cache_proc.pid, nocache_base: nocache_proc.pid}
             row = run_level(clients, args.seconds, args.rounds, args.seed, cache_base,
                             nocache_base, stream=workload_24, sent=sent, trace=trace,
-                            warmup=args.warmup, paced=args.paced,
-                            pids={cache_base: cache_proc.pid, nocache_base: nocache_proc.pid})  # fmt: skip
+                            warmup=args.warmup, paced=args.paced, pids=pids)  # fmt: skip
             ready_s, ok_s, body = readiness_after(cache_base)
         finally:
             for process in processes:
@@ -225,7 +225,7 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
           f"{row['nocache_rps']:.1f}/s; proxy CPU {cpu['cache']:.1f} s vs {cpu['nocache']:.1f} s, "
           f"{per['cache']:.1f} vs {per['nocache']:.1f} ms a request")  # fmt: skip
     if row["offered_rps"] is not None:
-        print(f"paced: both proxies offered {row['offered_rps']:.1f} requests/s "
-              f"({args.paced:g} x the no-cache proxy's closed-loop throughput in the warm-up)")  # fmt: skip
+        print(f"paced: both proxies offered {row['offered_rps']:.1f} requests/s ({args.paced:g} "
+              "x the no-cache proxy's closed-loop throughput in the warm-up)")  # fmt: skip
     print(f"load avg {row['load_avg_before']} -> {row['load_avg_after']} -> {load_after}")
     asyncio.set_event_loop(None)
