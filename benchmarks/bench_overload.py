@@ -272,14 +272,13 @@ def run_level(
         # a tag per run, so no run finds another run's answers in the cache
         return [(kind, f"{q} (run {run})") for kind, q in make(need, run)]
 
-    warm_rps = None
-    for base_url, tag in ((nocache_base, -1), (cache_base, -2)) if warmup > 0 else ():
+    if warmup > 0:  # questions of their own (negative tags): nothing measured is warmed
         took, got = asyncio.run(
-            closed_loop(base_url, iter(questions(tag - 2 * seed)), clients, warmup)
+            closed_loop(nocache_base, iter(questions(-1 - 2 * seed)), clients, warmup)
         )
-        warm_rps = len(got) / took if base_url == nocache_base else warm_rps
-    if paced is not None and warm_rps is not None:
-        rate = paced * warm_rps
+        asyncio.run(closed_loop(cache_base, iter(questions(-2 - 2 * seed)), clients, warmup))
+        if paced is not None:
+            rate = paced * len(got) / took
     before = cache_counters(cache_base)
     cpu_before = {b: bench_proxy.proxy_cpu_s(pid) for b, pid in (pids or {}).items()}
     load_before = load_average()
