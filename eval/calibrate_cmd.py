@@ -61,6 +61,8 @@ from .sweep import NO_VERIFIER
 
 LEARNED = "learned"
 LEARNED_GUARD = LEARNED + GUARD_SUFFIX
+#: ``build_candidates`` kind: the learned scorer without the guard's veto (with ``learned``).
+UNGUARDED_LEARNED = "learned-unguarded"
 PLUGIN = "plugin"
 
 
@@ -125,10 +127,13 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
             sims[name] = pair_similarities(pairs, embedder, progress=progress).astype(np.float64)
     parts = split_parts(labels, args.seed, args.fit_fraction, args.holdout or 0.0)
     use_learned = args.scorer in ("auto", LEARNED) and args.namespace is None
+    # With the cache's guard on, 'auto' keeps it: only a scorer asked for by name may drop it.
+    guard_on = verifier.name != NO_VERIFIER
     kinds = {
-        "cosine": args.scorer in ("auto", "cosine"),
+        "cosine": args.scorer == "cosine" or (args.scorer == "auto" and not guard_on),
         "guard": args.scorer in ("auto", "guard"),
         LEARNED: use_learned,
+        UNGUARDED_LEARNED: args.scorer == LEARNED or not guard_on,
     }
     candidates, learned = build_candidates(
         pairs, sims, parts, verifier, kinds, model=args.model, seed=args.seed
@@ -229,8 +234,9 @@ def build_candidates(
     model: ModelKind | Literal["auto"] = "auto",
     seed: int = 0,
 ) -> tuple[list[ScoredParts], LearnedParts | None]:
-    """The scorers ``kinds`` asks for (keys ``cosine``, ``guard``, ``learned``), scored on the
-    three parts; guard scorers only with a verifier."""
+    """The scorers ``kinds`` asks for (keys ``cosine``, ``guard``, ``learned``, and
+    ``learned-unguarded``, default on, for the learned scorer without the veto), scored on
+    the three parts; guard scorers only with a verifier."""
     labels = pairs.labels.astype(np.int64)
     candidates: list[ScoredParts] = []
     learned: LearnedParts | None = None
@@ -259,7 +265,8 @@ def build_candidates(
             kind=model,
             seed=seed,
         )
-        candidates.append(learned.scored)
+        if kinds.get(UNGUARDED_LEARNED, True) or verdicts is None:
+            candidates.append(learned.scored)
         if verdicts is not None:
             candidates.append(vetoed(learned.scored, verdicts, parts, verifier.name))
     return candidates, learned
@@ -317,6 +324,8 @@ def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | N
         persist.save_scorer(args.save, Path(file).resolve())
         persist.save_embedder(args.save, learned.primary)
         out.print(f"saved scorer {file} and its settings to {args.save}", highlight=False)
+        if kind == LEARNED:
+            _say_guard_off(args, chosen.scorer, out)
         return str(args.save)
     persist.save_threshold(args.save, threshold, args.namespace)
     if args.namespace is None:
@@ -324,4 +333,18 @@ def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | N
         persist.save_verifier(args.save, "details" if kind == "guard" else "none")
         persist.save_scorer(args.save, None)
     out.print(f"saved to {args.save}", highlight=False)
+    if kind != "guard" and args.namespace is None:
+        _say_guard_off(args, chosen.scorer, out)
     return str(args.save)
+
+
+def _say_guard_off(args: argparse.Namespace, scorer: str, out: Console) -> None:
+    """Name the switch when the saved configuration runs without the answer guard the run
+    was given: without it, pairs that differ in a number or a negation are served."""
+    if resolve.resolve_verifier(args.verifier).name == NO_VERIFIER:
+        return
+    out.print(
+        f"the answer guard is OFF in {args.save}: {scorer} was calibrated without it "
+        f"({persist.env_name('semantic', 'verifier')}=none); pass --scorer guard to keep it",
+        highlight=False,
+    )

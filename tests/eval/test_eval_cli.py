@@ -210,6 +210,8 @@ def test_calibrate_chooses_among_embedders_on_the_fitting_part(
     semantic = CacheSettings(_env_file=env).semantic
     assert (semantic.embedder, semantic.verifier, semantic.scorer) == ("strong", "none", None)
     assert 0.5 < semantic.threshold <= 0.97
+    # the guard the run was given is switched off by name, never silently
+    assert "the answer guard is OFF" in " ".join(printed.split())
     alone = cli.calibrate_main([*argv, "--embedder", "weak"])
     assert alone == 0
     assert "chosen for δ=0.05: cosine:weak, threshold 0.9" in capsys.readouterr().out
@@ -372,3 +374,30 @@ def test_a_tiny_file_gets_one_line_saying_how_many_pairs_it_needs(
         error.startswith("semcache calibrate: error: 2 labeled pairs")
         and "at least 74 pairs labeled 1" in error
     )
+
+
+def test_calibrate_auto_never_switches_the_guard_off(tmp_path: Path, fake_names, monkeypatch, capsys):
+    """With the cache's guard on, 'auto' chooses among scorers that keep it: a saved file
+    never turns ``SEMCACHE_SEMANTIC__VERIFIER`` to none unless a guardless scorer was named."""
+    _clear_semantic_env(monkeypatch)
+    rows, vectors = [], {"anchor": [1.0, 0.0]}
+    for i in range(1600):
+        label = i % 2
+        text = "pair " + "".join("abcdefghij"[int(d)] for d in str(i))
+        if i % 4 == 1:  # a number the anchor lacks: the guard vetoes these positives, so a
+            text += f" {i}"  # guardless cosine serves more and would win the choice
+        vectors[text] = _cosine_vector(0.97 if label else 0.5)
+        rows.append({"text_a": "anchor", "text_b": text, "label": label})
+    fake_names["plain"] = FakeEmbedder(vectors)
+    data = write_jsonl(tmp_path / "plain.jsonl", rows)
+    env = tmp_path / ".env"
+    argv = ["--data", str(data), "--target", "0.05", "--embedder", "plain", "--verifier",
+            "details", "--model", "logistic", "--save", str(env)]
+    assert cli.calibrate_main(argv) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    semantic = CacheSettings(_env_file=env).semantic
+    assert semantic.verifier == "details" or (
+        semantic.scorer is not None and "guard" in printed.split("chosen for δ=0.05: ")[1][:20]
+    ), printed
+    assert "the answer guard is OFF" not in printed
+    assert "chosen for δ=0.05: cosine:plain" not in printed
