@@ -350,15 +350,11 @@ class MergeStage:
     async def _call(
         self, request: Request, call_next: Next, delay: float, emit: Emit | None
     ) -> Found:
-        """A leader's call, after its gathering hold; feeds the adaptive window."""
+        """A leader's call, after its gathering hold."""
         if delay > 0:
             self._stats.count("gather_holds")
             await asyncio.sleep(delay)
-        started = self._monotonic()
-        found = await call_next(replace(request, emit=emit))
-        if found.response is not None:
-            self._window.observe(self._monotonic() - started)
-        return found
+        return await call_next(replace(request, emit=emit))
 
     async def _switch(
         self,
