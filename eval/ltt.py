@@ -202,9 +202,8 @@ def plan_sequence(
     loosest.
 
     Neither the most *certain* threshold (usually a strict one: a walk from there dies at
-    the first local bunch of false hits — on LCQMC 7 false of 256 hits fails at δ = 5%
-    where 11 of 386 further on would pass) nor the most likely recall (a loose start that
-    fails at once certifies nothing)."""
+    the first local bunch of false hits, where a looser threshold further on would pass)
+    nor the most likely recall (a loose start that fails at once certifies nothing)."""
     fit_scores = np.asarray(fit_scores, dtype=np.float64)
     grid = threshold_grid(fit_scores, points)
     if not len(grid):

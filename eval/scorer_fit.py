@@ -32,10 +32,8 @@ KINDS: tuple[ModelKind, ...] = ("logistic", "boosted-trees")
 TREES_MIN_PAIRS = 1000
 """Fewest fitting pairs with which ``auto`` lets the trees compete. Below it ``auto`` fits
 logistic regression only: with a few hundred pairs, 200 trees chosen by a 5-fold
-cross-validation can win on the fold noise and lose on new pairs (issue 25: 8 dev sets at
-the 3,000-pair cap, ~420 fitting pairs, 8 seeds: logistic alone certified 1.62 / 4.50 / 6.88
-sets at δ = 5 / 10 / 20% where both families competing certified 1.62 / 4.38 / 6.75; the
-bench ran in 30 s instead of 149 s, load ~3)."""
+cross-validation can win on the fold noise and lose on new pairs (figures in
+docs/benchmarks.md)."""
 
 
 def fit_logistic(rows: np.ndarray, labels: np.ndarray, seed: int = 0) -> LogisticModel:

@@ -74,8 +74,7 @@ class RedisVectorStore:
     of every key. ``clock``: wall-clock epoch seconds (what "expired" and a purge's time
     mean). ``candidates``: nearest elements a lookup checks for one that is live (expired
     ones stay until ``purge_expired``). ``ef``: HNSW search breadth (higher: closer to
-    exact, slower; 64 found the exact nearest for 400 of 400 queries at 2k x 384). Safe to
-    call from several threads (redis-py's pool).
+    exact, slower). Safe to call from several threads (redis-py's pool).
     """
 
     def __init__(

@@ -165,10 +165,8 @@ class SemanticSettings(SettingsSection):
         description="CPU threads a local embedder may use (torch: process-wide "
         "torch.set_num_threads; ONNX Runtime: intra-op threads; USE and e5: their own pools); "
         "None keeps each runtime's default of one per core. One, because the "
-        "embedder shares the CPU with the requests it serves: measured on this project's 2-core "
-        "machine under load, a one-question embedding cost 370 ms of CPU with 2 threads "
-        "(OpenMP threads spin waiting for each other when cores are oversubscribed) and 10.5 ms "
-        "with 1.",
+        "embedder shares the CPU with the requests it serves, and on oversubscribed cores "
+        "OpenMP threads spin waiting for each other (see docs/benchmarks.md).",
     )
     batch_size: int = Field(64, ge=1, description="Texts per embedder batch.")
     vector_cache_entries: int = Field(
