@@ -193,16 +193,29 @@ def run(args: argparse.Namespace) -> None:
             cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
             nocache_proc, nocache_base = start_proxy("nocache", api_base, workdir, DISABLED)
             processes += [cache_proc, nocache_proc]
-            print(f"hits under load: {clients} clients, upstream {min_ms:g}-{max_ms:g} ms, "
-                  f"{args.seconds:g} s per proxy, wait_fraction {args.wait_fraction or 'default'}, "
-                  f"load avg {load_average()} "
-                  "(a shared machine: figures are noisy)")  # fmt: skip
+            print(
+                f"hits under load: {clients} clients, upstream {min_ms:g}-{max_ms:g} ms, "
+                f"{args.seconds:g} s per proxy, wait_fraction {args.wait_fraction or 'default'}, "
+                f"load avg {load_average()} "
+                "(a shared machine: figures are noisy)"
+            )
             sent: list[str] = []
             trace: Trace = []
             pids = {cache_base: cache_proc.pid, nocache_base: nocache_proc.pid}
-            row = run_level(clients, args.seconds, args.rounds, args.seed, cache_base,
-                            nocache_base, stream=hits_workload, sent=sent, trace=trace,
-                            warmup=args.warmup, paced=args.paced, pids=pids)  # fmt: skip
+            row = run_level(
+                clients,
+                args.seconds,
+                args.rounds,
+                args.seed,
+                cache_base,
+                nocache_base,
+                stream=hits_workload,
+                sent=sent,
+                trace=trace,
+                warmup=args.warmup,
+                paced=args.paced,
+                pids=pids,
+            )
             ready_s, ok_s, body = readiness_after(cache_base)
         finally:
             for process in processes:
@@ -223,10 +236,12 @@ def run(args: argparse.Namespace) -> None:
     )
     print(f"one client on the same stream: {dict(reference)}")
     print(f"cache proxy by kind: {dict(sorted(row['tiers_by_kind'].items()))}")
-    print(f"semantic+merged share: {share:.3f} vs one client {one:.3f} -> ratio "
-          f"{share / one if one else float('nan'):.2f} (target >= 0.70); semantic alone "
-          f"{tiers['semantic'] / max(n, 1):.3f} vs "
-          f"{reference['semantic'] / max(n, 1):.3f}")  # fmt: skip
+    print(
+        f"semantic+merged share: {share:.3f} vs one client {one:.3f} -> ratio "
+        f"{share / one if one else float('nan'):.2f} (target >= 0.70); semantic alone "
+        f"{tiers['semantic'] / max(n, 1):.3f} vs "
+        f"{reference['semantic'] / max(n, 1):.3f}"
+    )
     noted = Counter(row["coalesced_origins"])
     misses = {k: v for k, v in sorted(noted.items()) if " miss: " in k}
     origins = Counter({k: v for k, v in noted.items() if " miss: " not in k})
@@ -234,22 +249,32 @@ def run(args: argparse.Namespace) -> None:
     print(origin_line(tiers, origins, reference, n))
     print(paraphrase_first_asks(trace))
     print(served_line(tiers, reference, n))
-    print(f"miss p50/p99 {row['miss_p50_ms']:.0f}/{row['miss_p99_ms']:.0f} ms; no-cache p50/p99 "
-          f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "
-          f"of upstream) {bound:.0f} ms -> "
-          f"{'holds' if row['miss_p99_ms'] <= bound else 'fails'}")  # fmt: skip
+    print(
+        f"miss p50/p99 {row['miss_p50_ms']:.0f}/{row['miss_p99_ms']:.0f} ms; no-cache p50/p99 "
+        f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "
+        f"of upstream) {bound:.0f} ms -> "
+        f"{'holds' if row['miss_p99_ms'] <= bound else 'fails'}"
+    )
     low, high = row["added_p99_ci95_ms"]
-    print(f"miss p99 - no-cache p99, 95% bootstrap interval: {low:+.0f} .. {high:+.0f} ms "
-          f"(the bound allows +{bound - row['nocache_p99_ms']:.0f})")  # fmt: skip
-    print(f"/readyz 200 (ready) {ready_s:.1f} s and status ok {ok_s:.1f} s after the load "
-          f"stopped (target <= 5 s); last body {body}")  # fmt: skip
+    print(
+        f"miss p99 - no-cache p99, 95% bootstrap interval: {low:+.0f} .. {high:+.0f} ms "
+        f"(the bound allows +{bound - row['nocache_p99_ms']:.0f})"
+    )
+    print(
+        f"/readyz 200 (ready) {ready_s:.1f} s and status ok {ok_s:.1f} s after the load "
+        f"stopped (target <= 5 s); last body {body}"
+    )
     cpu, per = row["cpu_s"], row["cpu_ms_per_request"]
-    print(f"requests answered: cache proxy {row['cache_rps']:.1f}/s, no-cache proxy "
-          f"{row['nocache_rps']:.1f}/s; proxy CPU {cpu['cache']:.1f} s vs {cpu['nocache']:.1f} s, "
-          f"{per['cache']:.1f} vs {per['nocache']:.1f} ms a request")  # fmt: skip
+    print(
+        f"requests answered: cache proxy {row['cache_rps']:.1f}/s, no-cache proxy "
+        f"{row['nocache_rps']:.1f}/s; proxy CPU {cpu['cache']:.1f} s vs {cpu['nocache']:.1f} s, "
+        f"{per['cache']:.1f} vs {per['nocache']:.1f} ms a request"
+    )
     if row["offered_rps"] is not None:
-        print(f"paced: both proxies offered {row['offered_rps']:.1f} requests/s ({args.paced:g} "
-              "x the no-cache proxy's closed-loop throughput in the warm-up)")  # fmt: skip
+        print(
+            f"paced: both proxies offered {row['offered_rps']:.1f} requests/s ({args.paced:g} "
+            "x the no-cache proxy's closed-loop throughput in the warm-up)"
+        )
     print(f"load avg {row['load_avg_before']} -> {row['load_avg_after']} -> {load_after}")
     asyncio.set_event_loop(None)
 

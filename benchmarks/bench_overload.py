@@ -345,8 +345,10 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             print(f"        paced: both proxies offered {r['offered_rps']:.1f} requests/s")
         low, high = r["added_p99_ci95_ms"]
         print(f"        added p99 95% bootstrap interval: {low:+.1f} .. {high:+.1f} ms")
-        print(f"        shed/failed: {r['cache_counters']}  errors: {r['errors']}  "
-              f"load avg {r['load_avg_before']} -> {r['load_avg_after']}")  # fmt: skip
+        print(
+            f"        shed/failed: {r['cache_counters']}  errors: {r['errors']}  "
+            f"load avg {r['load_avg_before']} -> {r['load_avg_after']}"
+        )
 
 
 def main() -> None:
@@ -423,19 +425,29 @@ def main() -> None:
             for i, clients in enumerate(int(x) for x in args.levels.split(",")):
                 rows.append(
                     run_level(
-                        clients, args.seconds, args.rounds, args.seed + 10 * i, cache_base,
-                        nocache_base, warmup=args.warmup,
+                        clients,
+                        args.seconds,
+                        args.rounds,
+                        args.seed + 10 * i,
+                        cache_base,
+                        nocache_base,
+                        warmup=args.warmup,
                     )
-                )  # fmt: skip
+                )
                 print_table(rows[-1:])
                 if args.paced is not None:
                     rate = args.paced * rows[-1]["nocache_rps"]
                     rows.append(
                         run_level(
-                            clients, args.seconds, args.rounds, args.seed + 10 * i + 5,
-                            cache_base, nocache_base, rate,
+                            clients,
+                            args.seconds,
+                            args.rounds,
+                            args.seed + 10 * i + 5,
+                            cache_base,
+                            nocache_base,
+                            rate,
                         )
-                    )  # fmt: skip
+                    )
                     print_table(rows[-1:])
         finally:
             for process in processes:

@@ -88,9 +88,13 @@ def load_real() -> Any:
 
     s = CacheSettings().semantic
     return load_embedder(
-        s.embedder, device=s.device, batch_size=s.batch_size, precision=s.precision,
-        runtime=s.runtime, threads=s.cpu_threads,
-    )  # fmt: skip
+        s.embedder,
+        device=s.device,
+        batch_size=s.batch_size,
+        precision=s.precision,
+        runtime=s.runtime,
+        threads=s.cpu_threads,
+    )
 
 
 async def closed_loop(
@@ -144,8 +148,10 @@ async def run(args: argparse.Namespace) -> None:
     texts = sorted({q for _, q in stream})
     started = time.perf_counter()
     vectors = dict(zip(texts, real.embed(texts), strict=True))
-    print(f"{len(texts)} distinct questions embedded by {real.name} in "
-          f"{time.perf_counter() - started:.1f} s; load avg {load_average()}")  # fmt: skip
+    print(
+        f"{len(texts)} distinct questions embedded by {real.name} in "
+        f"{time.perf_counter() - started:.1f} s; load avg {load_average()}"
+    )
 
     def embedder(call_s: float, text_s: float) -> SimulatedEmbedder:
         return SimulatedEmbedder(real, vectors, call_s, text_s)
@@ -155,8 +161,11 @@ async def run(args: argparse.Namespace) -> None:
     base, _ = await closed_loop(nocache, stream, args.clients, args.seconds)
     await nocache.aclose()
     sim = embedder(args.call_ms / 1000, args.text_ms / 1000)
-    cache = SemanticCache(CacheSettings(store={"path": ":memory:"}), embedder=sim,
-                          upstream=FakeUpstream(delay_s=args.upstream_s))  # fmt: skip
+    cache = SemanticCache(
+        CacheSettings(store={"path": ":memory:"}),
+        embedder=sim,
+        upstream=FakeUpstream(delay_s=args.upstream_s),
+    )
     assert await cache.aready()
     load_before = load_average()
     cached, sent = await closed_loop(cache, stream, args.clients, args.seconds)
@@ -165,8 +174,9 @@ async def run(args: argparse.Namespace) -> None:
     shed = dict(cache.stats().shed)
     await cache.aclose()
 
-    one = SemanticCache(CacheSettings(store={"path": ":memory:"}), embedder=embedder(0, 0),
-                        upstream=FakeUpstream())  # fmt: skip
+    one = SemanticCache(
+        CacheSettings(store={"path": ":memory:"}), embedder=embedder(0, 0), upstream=FakeUpstream()
+    )
     assert await one.aready()
     reference: Counter[str] = Counter()
     paraphrase_reference: Counter[str] = Counter()
@@ -216,7 +226,7 @@ async def run(args: argparse.Namespace) -> None:
         f"{'holds' if pct(miss_lat, 99) <= bound else 'fails'}"
     )
     print(f"ready {ready_s:.1f} s, status ok {ok_s:.1f} s after the load stopped (target <= 5 s)")
-    print(f"load avg {load_before} -> {load_after} -> {load_average()}")  # fmt: skip
+    print(f"load avg {load_before} -> {load_after} -> {load_average()}")
 
 
 def load_average() -> str:

@@ -44,17 +44,25 @@ def fit_logistic(rows: np.ndarray, labels: np.ndarray, seed: int = 0) -> Logisti
     scale[scale < 1e-12] = 1.0
     clf = LogisticRegression(C=1.0, max_iter=5000, random_state=seed)
     clf.fit((rows - mean) / scale, labels)
-    return LogisticModel(coef=clf.coef_[0].astype(np.float64), intercept=float(clf.intercept_[0]),
-                         mean=mean, scale=scale)  # fmt: skip
+    return LogisticModel(
+        coef=clf.coef_[0].astype(np.float64),
+        intercept=float(clf.intercept_[0]),
+        mean=mean,
+        scale=scale,
+    )
 
 
 def fit_boosted(rows: np.ndarray, labels: np.ndarray, seed: int = 0) -> BoostedTreesModel:
     from sklearn.ensemble import GradientBoostingClassifier
 
     clf = GradientBoostingClassifier(
-        n_estimators=200, max_depth=3, learning_rate=0.05, subsample=0.8,
-        min_samples_leaf=20, random_state=seed,
-    )  # fmt: skip
+        n_estimators=200,
+        max_depth=3,
+        learning_rate=0.05,
+        subsample=0.8,
+        min_samples_leaf=20,
+        random_state=seed,
+    )
     clf.fit(rows, labels)
     trees = tuple(
         Tree(

@@ -303,13 +303,23 @@ class RedisVectorStore:
         ttl = ""  # never expires
         if entry.expires_at < NEVER_EXPIRES:
             ttl = str(max(1, math.ceil((ttl_s if ttl_s > 0 else EXPIRED_GRACE_S) * 1000)))
-        attrs = {"expires_at": entry.expires_at, "created_at": entry.created_at,
-                 "model": entry.model}  # fmt: skip
+        attrs = {
+            "expires_at": entry.expires_at,
+            "created_at": entry.created_at,
+            "model": entry.model,
+        }
         return [
-            entry.key, blob, json.dumps(attrs), json.dumps(entry.payload()),
-            repr(entry.created_at), repr(entry.expires_at), repr(now),
-            repr(fence) if fence > -math.inf else "-inf", layout.h(entry.model), ttl,
-        ]  # fmt: skip
+            entry.key,
+            blob,
+            json.dumps(attrs),
+            json.dumps(entry.payload()),
+            repr(entry.created_at),
+            repr(entry.expires_at),
+            repr(now),
+            repr(fence) if fence > -math.inf else "-inf",
+            layout.h(entry.model),
+            ttl,
+        ]
 
     def _register(self, client: Any, entries: Sequence[Entry]) -> list[str]:
         """Record each entry's partition in ``P:vs:parts`` (on every write: a Redis restarted
@@ -318,8 +328,12 @@ class RedisVectorStore:
         for entry in entries:
             pid = layout.partition_id(entry.tenant, entry.namespace, entry.scope, entry.embedder)
             pids.append(pid)
-            partitions[pid] = {"tenant": entry.tenant, "namespace": entry.namespace,
-                               "scope": entry.scope, "embedder": entry.embedder}  # fmt: skip
+            partitions[pid] = {
+                "tenant": entry.tenant,
+                "namespace": entry.namespace,
+                "scope": entry.scope,
+                "embedder": entry.embedder,
+            }
         with _mapped("register partition"):
             pipe = client.pipeline(transaction=False)
             for pid, partition in partitions.items():

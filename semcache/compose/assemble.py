@@ -119,9 +119,15 @@ def assemble(
     )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
     tier = semantic_tier(
-        s, embedder, store, verifier, scorer, stats,
-        fallback_embedder=fallback_embedder, fallback_store=fallback_store,
-    )  # fmt: skip
+        s,
+        embedder,
+        store,
+        verifier,
+        scorer,
+        stats,
+        fallback_embedder=fallback_embedder,
+        fallback_store=fallback_store,
+    )
     backend = SemanticBackend(tier, failopen, stats)
     max_lag_ms = s.admission.max_loop_lag_ms
     lag = LoopLag() if max_lag_ms is not None else None
@@ -156,9 +162,16 @@ def assemble(
     ledger = CompressionLedger()
     store_dir = local_store_dir(s.store.backend, s.store.path, injected=store is not None)
     shared = shared_tier(
-        s.redis, memory, writer, failopen, watch, clock,
-        backend=backend, stats=stats, store_dir=store_dir,
-    )  # fmt: skip
+        s.redis,
+        memory,
+        writer,
+        failopen,
+        watch,
+        clock,
+        backend=backend,
+        stats=stats,
+        store_dir=store_dir,
+    )
     tuning = tuning_loop(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
     merge = MergeStage(
         backend,

@@ -91,10 +91,13 @@ async def test_write_behind_is_bounded() -> None:
         await cache.aflush()  # the embedder's gate has measured its cost: it admits freely
         embedder.delay_s = 0.05
         requests = [
-            {"model": "m", "messages": [{"role": "user", "content": f"q {i}"}],
-             "cache": {"no-cache": True}}
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": f"q {i}"}],
+                "cache": {"no-cache": True},
+            }
             for i in range(12)
-        ]  # fmt: skip
+        ]
         await asyncio.gather(*(cache.acompletion(**r) for r in requests))
         await cache.aflush()
         stats = await asyncio.to_thread(cache.stats)

@@ -93,8 +93,9 @@ def test_a_sequential_client_is_never_shed_on_a_busy_host():
     """Defaults: no loop-lag check, so a host busy with other work does not shed lookups."""
     embedder = SlowEmbedder()
     settings = CacheSettings(semantic={"max_batch_wait_ms": 0}, store={"backend": "none"})
-    with SemanticCache(settings, embedder=embedder, store=InMemoryStore(),
-                       upstream=FakeUpstream()) as cache:  # fmt: skip
+    with SemanticCache(
+        settings, embedder=embedder, store=InMemoryStore(), upstream=FakeUpstream()
+    ) as cache:
         assert cache.ready()
         embedder.delay_s = 0.03  # slower than the 20 ms floor: still nothing is queued
         for i in range(5):
@@ -110,8 +111,13 @@ def test_every_miss_says_why():
     )
     clock = [1_700_000_000.0]
     embedder.loading.clear()  # the model is still loading
-    cache = SemanticCache(settings, embedder=embedder, store=InMemoryStore(),
-                          upstream=FakeUpstream(), clock=lambda: clock[0])  # fmt: skip
+    cache = SemanticCache(
+        settings,
+        embedder=embedder,
+        store=InMemoryStore(),
+        upstream=FakeUpstream(),
+        clock=lambda: clock[0],
+    )
 
     def reason(content, **kwargs):
         messages = content if isinstance(content, list) else [{"role": "user", "content": content}]
@@ -153,16 +159,19 @@ async def test_a_shed_lookup_says_so_and_readiness_recovers_within_the_shed_wind
         admission={"wait_ms": 5},
         health={"shed_window_s": 0.5, "window_s": 60},
     )
-    cache = SemanticCache(settings, embedder=embedder, store=InMemoryStore(),
-                          upstream=FakeUpstream())  # fmt: skip
+    cache = SemanticCache(
+        settings, embedder=embedder, store=InMemoryStore(), upstream=FakeUpstream()
+    )
     try:
         assert await cache.aready()
         embedder.delay_s = 0.3  # measured by the batcher on this first lookup
         await cache.acompletion(model="m", messages=[{"role": "user", "content": "warm"}])
-        responses = await asyncio.gather(*(
-            cache.acompletion(model="m", messages=[{"role": "user", "content": f"q {i}"}])
-            for i in range(10)
-        ))  # fmt: skip
+        responses = await asyncio.gather(
+            *(
+                cache.acompletion(model="m", messages=[{"role": "user", "content": f"q {i}"}])
+                for i in range(10)
+            )
+        )
         reasons = {cache_info(r).miss_reason for r in responses}
         assert MissReason.SHED in reasons
         health = await cache.ahealth()

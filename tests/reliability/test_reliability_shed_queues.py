@@ -138,9 +138,11 @@ async def test_a_lookup_searching_the_store_is_not_embedder_queue():
         store.searching = 0
         pending = []
         for i in range(4):  # each starts once the one before is searching the store
-            pending.append(asyncio.ensure_future(
-                cache.acompletion(model="m", messages=msg(f"question number {i}"))
-            ))  # fmt: skip
+            pending.append(
+                asyncio.ensure_future(
+                    cache.acompletion(model="m", messages=msg(f"question number {i}"))
+                )
+            )
             for _ in range(400):  # a shed lookup never reaches the store: fail in 2 s
                 if store.searching > i:
                     break
@@ -183,9 +185,9 @@ async def test_an_exact_store_read_is_never_shed():
             await cache.astore(q, f"answer {q}", model="m")
         await cache.aflush()
         store.retrieve_s = 0.05
-        responses = await asyncio.gather(*(
-            cache.acompletion(model="m", messages=msg(q)) for q in questions
-        ))  # fmt: skip
+        responses = await asyncio.gather(
+            *(cache.acompletion(model="m", messages=msg(q)) for q in questions)
+        )
         assert [cache_info(r).tier for r in responses] == [Tier.EXACT] * 10
         assert "store_retrieve" not in cache.stats().shed
     finally:
