@@ -7,7 +7,7 @@ answer is an unrelated B served A's answer, a hit is a paraphrase B served it. R
 through ``SemanticCache`` with the default answer guard:
 
 - ``minilm (baseline, no check)``: the default embedder with its readability declaration
-  hidden (the cache before issue 24);
+  hidden (no readability check);
 - ``defaults``: MiniLM, declared English: these questions are exact-only;
 - ``defaults + fallback X``: ``semantic.fallback_embedder = X`` (routing);
 - ``X as primary``: ``semantic.embedder = X``.

@@ -22,20 +22,7 @@ rate (SHARE x the no-cache proxy's closed-loop throughput just measured): closed
 of a faster proxy send more requests in the same seconds, so on a saturated machine its
 misses queue behind extra work that an equal offered load does not bring.
 
-``--issue24`` runs issue 24's check instead: 150 clients (``--levels``), an upstream of 1 s
-(``--min/--max-delay-ms``), a stream of 40% new questions, 30% exact repeats and 30%
-paraphrases (``bench_store_durability``'s hand-written light paraphrases, which one client
-hits at the default threshold). It prints the cache proxy's semantic (and merged) hit share
-against one client's on the same stream (the questions the cache proxy was sent, in send
-order, replayed sequentially through an in-process cache with an instant upstream: one
-client sees every base question answered before its paraphrase), the p99 of a miss against
-the no-cache p99 + 10% of the upstream latency, and how long ``/readyz`` took to report
-``ok`` again once the load stopped. Targets: share ratio >= 0.70, miss p99 <= that bound,
-readiness <= 5 s. Each proxy first gets ``--warmup`` seconds (default 5 here) of the same
-load with questions of its own, not counted: without it the no-cache p99 was often its
-first burst (150 requests at 2.5 s). It also prints each proxy's requests per second and
-CPU ms per request. With ``--paced SHARE`` both proxies are offered SHARE x the no-cache
-proxy's closed-loop throughput in its warm-up.
+``bench_hits_under_load.py`` uses these helpers for its check of semantic hits under load.
 
 Reported per level: throughput of each proxy and their ratio (cache / nocache), latency p50
 and p99 of the no-cache proxy, of the cache proxy's misses, and the difference ("added",
@@ -358,8 +345,10 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             print(f"        paced: both proxies offered {r['offered_rps']:.1f} requests/s")
         low, high = r["added_p99_ci95_ms"]
         print(f"        added p99 95% bootstrap interval: {low:+.1f} .. {high:+.1f} ms")
-        print(f"        shed/failed: {r['cache_counters']}  errors: {r['errors']}  "
-              f"load avg {r['load_avg_before']} -> {r['load_avg_after']}")  # fmt: skip
+        print(
+            f"        shed/failed: {r['cache_counters']}  errors: {r['errors']}  "
+            f"load avg {r['load_avg_before']} -> {r['load_avg_after']}"
+        )
 
 
 def main() -> None:
@@ -373,12 +362,11 @@ def main() -> None:
     parser.add_argument(
         "--warmup",
         type=float,
-        help="seconds of the same load to each proxy first, not counted (its own questions); "
-        "default 5 with --issue24, else 0",
+        default=0.0,
+        help="seconds of the same load to each proxy first, not counted (its own questions)",
     )
     parser.add_argument("--max-total-s", type=float, default=900, help="stop everything after")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--issue24", action="store_true", help="issue 24's check (see above)")
     parser.add_argument(
         "--paced",
         type=float,
@@ -394,12 +382,6 @@ def main() -> None:
         help="the cache proxy's admission.lookup_deadline_ms (default: the cache's default)",
     )
     parser.add_argument(
-        "--wait-fraction",
-        type=float,
-        help="the cache proxy's admission.wait_fraction (default: the cache's default, 0.1): "
-        "the share of the upstream latency a lookup may wait for queued embedding",
-    )
-    parser.add_argument(
         "--no-hedge",
         action="store_true",
         help="the cache proxy with admission.hedge = false: a lookup refused for the queue is "
@@ -411,15 +393,6 @@ def main() -> None:
         help="both proxies with server.gc_freeze = false (the behaviour before it existed)",
     )
     args = parser.parse_args()
-    if args.warmup is None:
-        args.warmup = 5.0 if args.issue24 else 0.0
-    if args.paced is not None and args.issue24 and args.warmup <= 0:
-        parser.error("--paced with --issue24 needs --warmup > 0 (it sets the rate)")
-    if args.issue24:
-        import bench_issue24
-
-        bench_issue24.run(args, start_upstream, start_proxy, run_level, load_average, DISABLED)
-        return
     signal.signal(signal.SIGALRM, lambda *_: sys.exit("bench_overload: --max-total-s reached"))
     signal.alarm(int(args.max_total_s))
     processes: list[subprocess.Popen] = []
@@ -452,19 +425,29 @@ def main() -> None:
             for i, clients in enumerate(int(x) for x in args.levels.split(",")):
                 rows.append(
                     run_level(
-                        clients, args.seconds, args.rounds, args.seed + 10 * i, cache_base,
-                        nocache_base, warmup=args.warmup,
+                        clients,
+                        args.seconds,
+                        args.rounds,
+                        args.seed + 10 * i,
+                        cache_base,
+                        nocache_base,
+                        warmup=args.warmup,
                     )
-                )  # fmt: skip
+                )
                 print_table(rows[-1:])
                 if args.paced is not None:
                     rate = args.paced * rows[-1]["nocache_rps"]
                     rows.append(
                         run_level(
-                            clients, args.seconds, args.rounds, args.seed + 10 * i + 5,
-                            cache_base, nocache_base, rate,
+                            clients,
+                            args.seconds,
+                            args.rounds,
+                            args.seed + 10 * i + 5,
+                            cache_base,
+                            nocache_base,
+                            rate,
                         )
-                    )  # fmt: skip
+                    )
                     print_table(rows[-1:])
         finally:
             for process in processes:

@@ -1,10 +1,10 @@
-"""Issue 24's overload check with the embedder's cost simulated: does admission control
+"""``bench_hits_under_load.py`` with the embedder's cost simulated: does admission control
 itself keep the hits, once host CPU contention is taken out of the picture?
 
     python benchmarks/bench_shed_sim.py [--clients 150] [--upstream-s 1.0] [--seconds 10]
         [--call-ms 6] [--text-ms 3.6]
 
-``bench_overload.py --issue24`` runs the real proxy, model and clients on one machine; on
+``bench_hits_under_load.py`` runs the real proxy, model and clients on one machine; on
 this project's shared 2-core machine at load 10+ the model itself runs 5x slower and the
 no-cache proxy alone has a p50 of seconds, so it measures the host as much as the cache.
 Here the cache (default settings, in process, no HTTP) gets an embedder whose vectors are
@@ -12,7 +12,8 @@ the bundled MiniLM's own (computed once before the run, so every similarity and 
 decision is the real model's) but whose batches take ``call-ms + text-ms x texts`` of
 sleep, measured for MiniLM on one quiet core: an embedder on a core of its own. The
 upstream is ``FakeUpstream`` answering after ``--upstream-s``. Same stream as
-``--issue24`` (40% new, 30% exact repeats, 30% light paraphrases), closed-loop clients.
+``bench_hits_under_load.py`` (40% new, 30% exact repeats, 30% light paraphrases),
+closed-loop clients.
 
 Printed, each against a baseline measured in the same run: the semantic (+merged) hit
 share against one sequential client's on the questions sent (same cache, same vectors, an
@@ -40,7 +41,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_issue24 import served_line, workload_24
+from bench_hits_under_load import hits_workload, served_line
 
 from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.testing import FakeUpstream
@@ -87,9 +88,13 @@ def load_real() -> Any:
 
     s = CacheSettings().semantic
     return load_embedder(
-        s.embedder, device=s.device, batch_size=s.batch_size, precision=s.precision,
-        runtime=s.runtime, threads=s.cpu_threads,
-    )  # fmt: skip
+        s.embedder,
+        device=s.device,
+        batch_size=s.batch_size,
+        precision=s.precision,
+        runtime=s.runtime,
+        threads=s.cpu_threads,
+    )
 
 
 async def closed_loop(
@@ -138,13 +143,15 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def run(args: argparse.Namespace) -> None:
-    stream = workload_24(args.requests, args.seed)
+    stream = hits_workload(args.requests, args.seed)
     real = load_real()
     texts = sorted({q for _, q in stream})
     started = time.perf_counter()
     vectors = dict(zip(texts, real.embed(texts), strict=True))
-    print(f"{len(texts)} distinct questions embedded by {real.name} in "
-          f"{time.perf_counter() - started:.1f} s; load avg {load_average()}")  # fmt: skip
+    print(
+        f"{len(texts)} distinct questions embedded by {real.name} in "
+        f"{time.perf_counter() - started:.1f} s; load avg {load_average()}"
+    )
 
     def embedder(call_s: float, text_s: float) -> SimulatedEmbedder:
         return SimulatedEmbedder(real, vectors, call_s, text_s)
@@ -154,8 +161,11 @@ async def run(args: argparse.Namespace) -> None:
     base, _ = await closed_loop(nocache, stream, args.clients, args.seconds)
     await nocache.aclose()
     sim = embedder(args.call_ms / 1000, args.text_ms / 1000)
-    cache = SemanticCache(CacheSettings(store={"path": ":memory:"}), embedder=sim,
-                          upstream=FakeUpstream(delay_s=args.upstream_s))  # fmt: skip
+    cache = SemanticCache(
+        CacheSettings(store={"path": ":memory:"}),
+        embedder=sim,
+        upstream=FakeUpstream(delay_s=args.upstream_s),
+    )
     assert await cache.aready()
     load_before = load_average()
     cached, sent = await closed_loop(cache, stream, args.clients, args.seconds)
@@ -164,8 +174,9 @@ async def run(args: argparse.Namespace) -> None:
     shed = dict(cache.stats().shed)
     await cache.aclose()
 
-    one = SemanticCache(CacheSettings(store={"path": ":memory:"}), embedder=embedder(0, 0),
-                        upstream=FakeUpstream())  # fmt: skip
+    one = SemanticCache(
+        CacheSettings(store={"path": ":memory:"}), embedder=embedder(0, 0), upstream=FakeUpstream()
+    )
     assert await one.aready()
     reference: Counter[str] = Counter()
     paraphrase_reference: Counter[str] = Counter()
@@ -215,7 +226,7 @@ async def run(args: argparse.Namespace) -> None:
         f"{'holds' if pct(miss_lat, 99) <= bound else 'fails'}"
     )
     print(f"ready {ready_s:.1f} s, status ok {ok_s:.1f} s after the load stopped (target <= 5 s)")
-    print(f"load avg {load_before} -> {load_after} -> {load_average()}")  # fmt: skip
+    print(f"load avg {load_before} -> {load_after} -> {load_average()}")
 
 
 def load_average() -> str:

@@ -11,7 +11,7 @@ restart), and every question is checked: found exactly (tier ``exact``, the stor
 Then the 100 hand-written paraphrases are checked: a hit counts only when it serves the
 paraphrased question's own answer.
 
-Issue 24's target: n found of n, and >= 99% of the paraphrases hit. The baseline measured in
+Target: n found of n, and >= 99% of the paraphrases hit. The baseline measured in
 the same run is ``flush()``'s own report (what write-behind says it wrote) against what the
 restarted cache finds. The machine is shared: timings are noisy, counts are not.
 """

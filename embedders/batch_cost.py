@@ -2,10 +2,9 @@
 
 Why a line and not seconds per text: on a CPU a batch has a fixed part (tokenizer set-up,
 the call into the runtime, waking the worker thread) and a part that grows with its texts.
-Measured with the bundled MiniLM on one thread: 9.5 ms for 1 text, 21 ms for 4, 236 ms for
-64. A per-text average taken from the 1-text batches of a quiet spell says 9.5 ms a text,
-so the first 50 queued lookups of a burst looked like 475 ms of work when they are one
-batch of about 190 ms, and admission control shed lookups that would have hit (issue 24).
+A per-text average taken from the one-text batches of a quiet spell counts the fixed part
+once per text, so it prices a burst queued for one batch at several batches' time, and
+admission control would shed lookups that would have hit.
 
 The shape of the line (how the fixed part compares with the per-text part) belongs to the
 model and the machine, so it is fitted by least squares over a long memory of batches (each

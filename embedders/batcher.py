@@ -1,9 +1,9 @@
 """Micro-batching: concurrent single-text lookups share one embedder call.
 
 Each embedder call has a fixed cost (tokenizer, the call into the runtime, waking the worker
-thread) besides its per-text cost (on a GPU nearly all of it is fixed; on one CPU thread
-MiniLM measured 9.5 ms for 1 text, 236 ms for 64), so under load the cache gathers the
-questions that arrive within a few milliseconds into one batch and pays the fixed part once.
+thread) besides its per-text cost (on a GPU nearly all of it is fixed), so under load the
+cache gathers the questions that arrive within a few milliseconds into one batch and pays the
+fixed part once.
 
 Contract of :class:`MicroBatcher`:
 
@@ -25,10 +25,9 @@ Contract of :class:`MicroBatcher`:
   While lookups are arriving (one submitted, or priced by ``expected_wait_s``, within the
   last two seconds: a lookup that admission control sheds is still a lookup about, and the
   write of its answer must not then block the next ones) a batch takes only as many
-  background texts as the cost line says fit in ``max_background_ms``, at least one: a
-  full batch of 64 writes ran 1.3 s on a busy 2-core machine, and every lookup arriving
-  meanwhile was shed (issue 24). With no lookup about, writes go in full batches (a bulk
-  import runs at full speed).
+  background texts as the cost line says fit in ``max_background_ms``, at least one, because
+  a lookup arriving behind a full batch of writes would be shed. With no lookup about,
+  writes go in full batches (a bulk import runs at full speed).
 - ``expected_wait_s(unqueued)`` says how long a foreground text submitted now would wait
   for its vector because of queued work: what is left of the running batch, then the
   batches that take the texts queued before it (plus ``unqueued`` more: admission

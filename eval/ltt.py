@@ -202,15 +202,15 @@ def plan_sequence(
     loosest.
 
     Neither the most *certain* threshold (usually a strict one: a walk from there dies at
-    the first local bunch of false hits — on LCQMC 7 false of 256 hits fails at δ = 5%
-    where 11 of 386 further on would pass) nor the most likely recall (a loose start that
-    fails at once certifies nothing)."""
+    the first local bunch of false hits, where a looser threshold further on would pass)
+    nor the most likely recall (a loose start that fails at once certifies nothing)."""
     fit_scores = np.asarray(fit_scores, dtype=np.float64)
     grid = threshold_grid(fit_scores, points)
     if not len(grid):
         return TestSequence(grid, 0.0, 0.0)
-    expected, passing = simulated_true_hits(fit_scores, fit_labels, grid, test_size, delta,
-                                            alpha, draws=draws)  # fmt: skip
+    expected, passing = simulated_true_hits(
+        fit_scores, fit_labels, grid, test_size, delta, alpha, draws=draws
+    )
     safe = passing >= min(SAFE_START, float(passing.max()))
     start = int(np.argmax(np.where(safe, expected, -1.0)))
     hits, wrong = counts_at(fit_scores, np.asarray(fit_labels), grid[start : start + 1])
@@ -246,9 +246,14 @@ def fixed_sequence(
         p = p_value(int(wrong[j]), int(hits[j]), delta)
         if p > alpha:
             return WalkResult(
-                chosen.threshold, j + 1, chosen.hits, chosen.false_hits, chosen.p_value,
-                float(threshold), (int(hits[j]), int(wrong[j])),
-            )  # fmt: skip
+                chosen.threshold,
+                j + 1,
+                chosen.hits,
+                chosen.false_hits,
+                chosen.p_value,
+                float(threshold),
+                (int(hits[j]), int(wrong[j])),
+            )
         chosen = WalkResult(float(threshold), j + 1, int(hits[j]), int(wrong[j]), p, None)
     return chosen
 

@@ -122,10 +122,9 @@ def vetoed(scored: ScoredParts, verdicts: np.ndarray, parts: Parts, veto: str) -
 
     Why a candidate of its own: the guard's per-rule flags are model features, but a logistic
     model fit on a few hundred pairs cannot make one of them decisive the way a veto is, and
-    at a strict δ the false hits left are mostly pairs that differ in one detail. On the 8
-    dev sets (3,000 cap, 8 seeds) adding it certified 2.25 / 4.88 sets at δ = 5 / 10%
-    against 1.88 / 4.62 without (``benchmarks/bench_calibration.py``). The cache runs the
-    same veto (:class:`~semcache.scoring.ScoredDecision`), so the guarantee covers it."""
+    at a strict δ the false hits left are mostly pairs that differ in one detail (its effect
+    on the dev sets is in docs/benchmarks.md). The cache runs the same veto
+    (:class:`~semcache.scoring.ScoredDecision`), so the guarantee covers it."""
     ok = np.asarray(verdicts, bool)
 
     def cut(scores: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -32,10 +32,8 @@ KINDS: tuple[ModelKind, ...] = ("logistic", "boosted-trees")
 TREES_MIN_PAIRS = 1000
 """Fewest fitting pairs with which ``auto`` lets the trees compete. Below it ``auto`` fits
 logistic regression only: with a few hundred pairs, 200 trees chosen by a 5-fold
-cross-validation can win on the fold noise and lose on new pairs (issue 25: 8 dev sets at
-the 3,000-pair cap, ~420 fitting pairs, 8 seeds: logistic alone certified 1.62 / 4.50 / 6.88
-sets at δ = 5 / 10 / 20% where both families competing certified 1.62 / 4.38 / 6.75; the
-bench ran in 30 s instead of 149 s, load ~3)."""
+cross-validation can win on the fold noise and lose on new pairs (figures in
+docs/benchmarks.md)."""
 
 
 def fit_logistic(rows: np.ndarray, labels: np.ndarray, seed: int = 0) -> LogisticModel:
@@ -46,17 +44,25 @@ def fit_logistic(rows: np.ndarray, labels: np.ndarray, seed: int = 0) -> Logisti
     scale[scale < 1e-12] = 1.0
     clf = LogisticRegression(C=1.0, max_iter=5000, random_state=seed)
     clf.fit((rows - mean) / scale, labels)
-    return LogisticModel(coef=clf.coef_[0].astype(np.float64), intercept=float(clf.intercept_[0]),
-                         mean=mean, scale=scale)  # fmt: skip
+    return LogisticModel(
+        coef=clf.coef_[0].astype(np.float64),
+        intercept=float(clf.intercept_[0]),
+        mean=mean,
+        scale=scale,
+    )
 
 
 def fit_boosted(rows: np.ndarray, labels: np.ndarray, seed: int = 0) -> BoostedTreesModel:
     from sklearn.ensemble import GradientBoostingClassifier
 
     clf = GradientBoostingClassifier(
-        n_estimators=200, max_depth=3, learning_rate=0.05, subsample=0.8,
-        min_samples_leaf=20, random_state=seed,
-    )  # fmt: skip
+        n_estimators=200,
+        max_depth=3,
+        learning_rate=0.05,
+        subsample=0.8,
+        min_samples_leaf=20,
+        random_state=seed,
+    )
     clf.fit(rows, labels)
     trees = tuple(
         Tree(

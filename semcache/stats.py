@@ -67,7 +67,7 @@ class MissReason(enum.StrEnum):
     FAILED = "failed"
     """The store, the embedder or the shared Redis failed (counted in ``stats().errors``)."""
     UNREADABLE = "unreadable"
-    """The embedder cannot read the question's text (issue 24 item 1's check)."""
+    """The embedder cannot read the question's text (the readability stage's check)."""
     NO_CANDIDATE = "no_candidate"
     """The partition holds no live entry to compare with."""
     BELOW_THRESHOLD = "below_threshold"

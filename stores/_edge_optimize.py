@@ -6,8 +6,8 @@ own CPU priority so that the serving process keeps answering lookups while it bu
 graphs. It prints ``optimized`` or ``unchanged`` and exits 0, or exits non-zero with the
 engine's message on stderr.
 
-The child must not outlive its parent (issue 10: it survived a ``kill -9`` of the parent in
-3 of 5 rounds, holding CPU and a copy of the shard). On Linux it asks the kernel for SIGKILL
+The child must not outlive its parent: an orphan would hold CPU and a copy of the shard
+after a ``kill -9`` of the serving process. On Linux it asks the kernel for SIGKILL
 when its parent dies (``prctl(PR_SET_PDEATHSIG)``), then checks that the semcache process named in
 ``EDGE_OPTIMIZE_PARENT_PID`` is still alive (it may have died before the request). Behind
 a wrapper that forks instead of exec-ing, the signal comes when the wrapper dies. A

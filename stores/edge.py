@@ -235,7 +235,7 @@ class QdrantEdgeStore(OptimizationCycle):
 
         The engine keeps its files open, so after the directory is deleted or replaced
         reads still answer and writes still succeed, into files nobody will ever read
-        again (issue 10: 20 answers "stored", 0 after a restart). Comparing the directory's
+        again, and the answers are gone after a restart. Comparing the directory's
         and the live shard's inode with those seen at open catches both, for one ``stat``
         each per write.
         """

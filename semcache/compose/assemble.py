@@ -40,7 +40,7 @@ from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
 from semcache.privacy.gate import PrivacyGate
 from semcache.privacy.settings import build_gate
-from semcache.runtime.admission import Admission, LoopLag, WaitBudget
+from semcache.runtime.admission import Admission, LoopLag, UpstreamLatency
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import HitAudit, Stats
 from semcache.tuning.loop import TuningLoop
@@ -119,21 +119,26 @@ def assemble(
     )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
     tier = semantic_tier(
-        s, embedder, store, verifier, scorer, stats,
-        fallback_embedder=fallback_embedder, fallback_store=fallback_store,
-    )  # fmt: skip
+        s,
+        embedder,
+        store,
+        verifier,
+        scorer,
+        stats,
+        fallback_embedder=fallback_embedder,
+        fallback_store=fallback_store,
+    )
     backend = SemanticBackend(tier, failopen, stats)
-    wait_s = s.admission.wait_ms / 1000.0
     max_lag_ms = s.admission.max_loop_lag_ms
     lag = LoopLag() if max_lag_ms is not None else None
-    max_lag_s = max_lag_ms / 1000.0 if max_lag_ms is not None else 0.0
-    budget = WaitBudget(fraction=s.admission.wait_fraction)
+    latency = UpstreamLatency()
     embed_gate = Admission(
-        wait_budget_s=wait_s,
+        backlog=tier.backlog if tier is not None else lambda _: None,
+        upstream=latency,
+        wait_budget_s=s.admission.wait_ms / 1000.0,
+        wait_fraction=s.admission.wait_fraction,
         lag=lag,
-        max_lag_s=max_lag_s,
-        budget=budget,
-        backlog=tier.backlog if tier is not None else None,
+        max_lag_s=max_lag_ms / 1000.0 if max_lag_ms is not None else 0.0,
     )
     writer = WriteBehind(
         backend,
@@ -157,16 +162,23 @@ def assemble(
     ledger = CompressionLedger()
     store_dir = local_store_dir(s.store.backend, s.store.path, injected=store is not None)
     shared = shared_tier(
-        s.redis, memory, writer, failopen, watch, clock,
-        backend=backend, stats=stats, store_dir=store_dir,
-    )  # fmt: skip
+        s.redis,
+        memory,
+        writer,
+        failopen,
+        watch,
+        clock,
+        backend=backend,
+        stats=stats,
+        store_dir=store_dir,
+    )
     tuning = tuning_loop(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
     merge = MergeStage(
         backend,
         Coalescer(max_wait=s.coalesce.max_wait_s),
         writer.fence,
         stats,
-        gather_window(s.coalesce),
+        gather_window(s.coalesce, latency),
         failopen,
         merge=s.coalesce.merge and s.coalesce.enabled,
         fresh=watch.fresh,
@@ -209,7 +221,7 @@ def assemble(
         default_ttl_s=s.policy.default_ttl_s,
         namespace_ttl_s=s.policy.namespace_ttl_s,
         store_question=s.semantic.store_question,
-        latency=budget,
+        latency=latency,
     )
     return Assembly(
         prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
@@ -236,9 +248,12 @@ def assemble(
     )
 
 
-def gather_window(c: CoalesceSettings) -> GatherWindow:
+def gather_window(c: CoalesceSettings, latency: UpstreamLatency) -> GatherWindow:
     if c.window_ms == "adaptive":
         return GatherWindow(
-            fixed_s=None, fraction=c.window_fraction, max_s=c.window_max_ms / 1000.0
+            fixed_s=None,
+            fraction=c.window_fraction,
+            max_s=c.window_max_ms / 1000.0,
+            upstream_s=lambda: latency.p50_s,
         )
     return GatherWindow(fixed_s=float(c.window_ms) / 1000.0)

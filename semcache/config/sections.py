@@ -81,13 +81,13 @@ class CoalesceSettings(SettingsSection):
         0.0,
         description="Milliseconds a miss waits before its upstream call, so near-simultaneous "
         "duplicates and paraphrases join it (0: none); 'adaptive': window_fraction of the "
-        "observed upstream latency, at most window_max_ms.",
+        "observed upstream p50 latency, at most window_max_ms.",
     )
     window_fraction: float = Field(
         0.1,
         gt=0,
         le=1,
-        description="Adaptive window: share of the mean upstream latency (a fraction, 0-1].",
+        description="Adaptive window: share of the upstream p50 latency (a fraction, 0-1].",
     )
     window_max_ms: float = Field(
         1000.0, ge=0, description="Adaptive window: the longest hold, milliseconds."
@@ -165,10 +165,8 @@ class SemanticSettings(SettingsSection):
         description="CPU threads a local embedder may use (torch: process-wide "
         "torch.set_num_threads; ONNX Runtime: intra-op threads; USE and e5: their own pools); "
         "None keeps each runtime's default of one per core. One, because the "
-        "embedder shares the CPU with the requests it serves: measured on this project's 2-core "
-        "machine under load, a one-question embedding cost 370 ms of CPU with 2 threads "
-        "(OpenMP threads spin waiting for each other when cores are oversubscribed) and 10.5 ms "
-        "with 1.",
+        "embedder shares the CPU with the requests it serves, and on oversubscribed cores "
+        "OpenMP threads spin waiting for each other (see docs/benchmarks.md).",
     )
     batch_size: int = Field(64, ge=1, description="Texts per embedder batch.")
     vector_cache_entries: int = Field(
@@ -269,8 +267,8 @@ class AdmissionSettings(SettingsSection):
     """Admission control: a lookup is skipped only when the cache's own queue would delay it
     past a budget relative to the upstream call it could save.
 
-    The expected wait is the embedder's queue (texts waiting, lookups first) times its measured
-    seconds per text; the budget is ``wait_fraction`` of the upstream p50 latency the cache
+    The expected wait is the embedder's queue (texts waiting, lookups first) priced by its
+    measured batch cost; the budget is ``wait_fraction`` of the upstream p50 latency the cache
     observes, at least ``wait_ms``. A skipped lookup is counted as ``shed``, its miss carries
     reason ``shed``, and the request goes upstream at once, so under overload a miss costs
     at most the budget more than no cache.
@@ -280,9 +278,9 @@ class AdmissionSettings(SettingsSection):
         20.0,
         ge=0,
         allow_inf_nan=False,
-        description="The floor of the wait budget, milliseconds: a semantic lookup or "
-        "exact-store read expected to wait longer than the budget before it starts is skipped "
-        "and counted as shed. The budget is this until an upstream latency is observed.",
+        description="The floor of the wait budget, milliseconds: a semantic lookup expected "
+        "to wait longer than the budget for its vector is skipped and counted as shed. The "
+        "budget is this until an upstream latency is observed.",
     )
     wait_fraction: float = Field(
         0.1,
@@ -313,11 +311,11 @@ class AdmissionSettings(SettingsSection):
         gt=0,
         allow_inf_nan=False,
         description="Milliseconds the cache's event loop may run late (a moving average of how "
-        "late it wakes, i.e. the process is short of CPU) before every lookup and store write "
-        "that needs the embedder or the store is skipped and counted as shed, so the cache "
-        "stops competing with requests for CPU. None (the default): not checked, because a "
-        "host busy with other work made the cache shed lookups of one sequential client; "
-        "the queue-based budget already bounds what the cache adds.",
+        "late it wakes, i.e. the process is short of CPU) before every semantic lookup is "
+        "skipped and counted as shed, so the cache stops competing with requests for CPU. "
+        "None (the default): not checked, because a host busy with other work made the cache "
+        "shed lookups of one sequential client; the queue-based budget already bounds what "
+        "the cache adds.",
     )
     max_pending_writes: int = Field(
         256,

@@ -21,9 +21,8 @@ class ExactStoreStage:
 
     An entry older than the caller's ``s-maxage`` is a miss. The read is never shed: it is
     one key lookup (microseconds of store work, no embedding), so skipping it saves nothing
-    and loses an exact hit; under load it queued on its own in-flight estimate, which counted
-    the event loop's lateness as store work (issue 24: 322 of 873 reads shed in one run). A
-    store that hangs is bounded by ``store.timeout_s`` instead (through ``FailOpen``).
+    and loses an exact hit. A store that hangs is bounded by ``store.timeout_s`` instead
+    (through ``FailOpen``).
     """
 
     def __init__(

@@ -350,15 +350,11 @@ class MergeStage:
     async def _call(
         self, request: Request, call_next: Next, delay: float, emit: Emit | None
     ) -> Found:
-        """A leader's call, after its gathering hold; feeds the adaptive window."""
+        """A leader's call, after its gathering hold."""
         if delay > 0:
             self._stats.count("gather_holds")
             await asyncio.sleep(delay)
-        started = self._monotonic()
-        found = await call_next(replace(request, emit=emit))
-        if found.response is not None:
-            self._window.observe(self._monotonic() - started)
-        return found
+        return await call_next(replace(request, emit=emit))
 
     async def _switch(
         self,
@@ -371,8 +367,8 @@ class MergeStage:
     ) -> Found:
         """A leader offered ``other``'s call, which began before its own (``running``, in
         its gathering hold or under way): a hedged paraphrase's, whose lookup missed after
-        this leader registered. Racing, the earlier call answered first and both were paid
-        (2-8 pairs a run of ``bench_overload.py --issue24``: docs/overload.md).
+        this leader registered. Racing, the earlier call would answer first and both would
+        be paid.
 
         The leader judges ``other`` by the hit rule (that it was judged a hit the other way
         round is not enough); on a hit, when nobody follows it yet (its followers judged it,

@@ -9,7 +9,7 @@ from litellm import ModelResponse
 
 from semcache.core.answer import Answer, encode, response_cost
 from semcache.pipeline.base import Found, Request
-from semcache.runtime.admission import WaitBudget
+from semcache.runtime.admission import UpstreamLatency
 from semcache.runtime.upstream import Upstream, stream_and_assemble
 from semcache.stats import MissReason, Stats, Tier
 from semcache.stores.base import NEVER_EXPIRES, Entry
@@ -33,7 +33,7 @@ class UpstreamCall:
         default_ttl_s: float | None,
         namespace_ttl_s: Mapping[str, float | None] | None = None,
         store_question: bool,
-        latency: WaitBudget | None = None,
+        latency: UpstreamLatency | None = None,
     ) -> None:
         self._latency = latency
         self._upstream = upstream
@@ -45,7 +45,7 @@ class UpstreamCall:
 
     async def __call__(self, request: Request) -> Found:
         started = time.perf_counter()
-        latency = self._latency  # what a hit saves: admission's budget follows it
+        latency = self._latency  # what a hit saves: the lookup budget and the window follow it
         if latency is not None:
             latency.begin()
         try:

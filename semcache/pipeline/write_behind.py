@@ -2,7 +2,7 @@
 
 A miss's answer goes into memory at once (so the next identical request hits) and into the
 store in a background task (so the caller never waits for embedding or the store). Two kinds
-of writes, two rules (issue 24: 868 of 1,000 ``store()`` writes were once shed in silence):
+of writes, two rules, because only one of them was promised to the caller:
 
 - a *completion's* answer (nobody asked for it to be stored) is dropped from the store (kept
   in memory) only when ``max_pending`` writes are already pending: the operator's bound,

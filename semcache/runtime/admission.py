@@ -1,60 +1,33 @@
-"""Admission control: start cache work only when it can start soon, otherwise skip it.
+"""Admission control: start a semantic lookup only when it can start soon, otherwise skip it.
 
-Why not timeouts: a timeout lets the work queue up first and gives up after the user has
-already waited (issue 10: every lookup waited 2 s, then went upstream anyway). A gate in
-front of the queue refuses at once, so a skipped lookup costs nothing and the request goes
-upstream at no-cache speed.
+Why a gate and not a timeout: a timeout lets the work queue up first and gives up after the
+user has already waited; a gate in front of the queue refuses at once, so a skipped lookup
+costs nothing and the request goes upstream at no-cache speed.
 
 Contract of :class:`Admission`:
 
-- ``enter()`` returns a :class:`Ticket` when the expected wait for this piece of work is at
-  most ``wait_budget_s``, else None (the caller skips the work and counts it as shed).
-  The caller must ``leave()`` every ticket it got, success or failure.
-- The expected wait is ``in_flight x cost``: work already admitted times the observed
-  cost per completed item (seconds of busy time between completions, an exponentially
-  weighted average). A micro-batched embedder finishing n items per batch of T seconds
-  shows a cost of T/n, so the estimate follows batching without knowing about it.
-- When nothing is in flight the gate always admits: the estimate refreshes even after a
-  slow spell (a gate that only ever refuses would never learn that the spell ended).
-  Before the first completion the cost is unknown, so a cold gate admits one piece of work
-  at a time (a burst at start-up must not all queue behind a model that is still slow).
-- ``max_in_flight`` (optional) is a hard ceiling whatever the estimate says.
-- ``lag`` (optional, a :class:`LoopLag`): how late the event loop currently runs its
-  callbacks. A late loop means the process is out of CPU (or GIL): work admitted then would
-  take CPU from the requests themselves, which is how a cache makes a saturated proxy
-  slower than no cache. So while the lag exceeds ``max_lag_s`` nothing is admitted, even
-  with nothing in flight (the lag is measured on its own, so it still refreshes). It has
-  its own limit, above the wait budget, because a busy machine delays every wake-up by a
-  few milliseconds without being saturated.
+- ``enter()`` returns a :class:`Ticket` when the lookup's expected wait for its vector is at
+  most the wait budget, else None (the caller skips the lookup and counts it as shed). The
+  caller must ``leave()`` every ticket it got, success or failure.
+- The expected wait is the embedder's own queue, ``backlog(unqueued)`` (the micro-batcher's
+  ``expected_wait_s``): the texts queued at the embedder, the batch it is running, and
+  ``unqueued`` more, the tickets admitted but not handed to the embedder yet
+  (``Ticket.queued()`` marks the hand-over). Tickets searching the store or judging do not
+  count: they are not embedder work. ``backlog`` returning None (no batch yet) admits.
+- With no ticket in flight a lookup is always admitted, whatever the estimate: it waits for
+  at most the batch running now, so one sequential client is never shed.
+- The budget is ``wait_fraction`` of the upstream latency (:class:`UpstreamLatency`), never
+  less than ``wait_budget_s``: a lookup that hits saves an upstream call, so what it may
+  wait is priced against that call.
+- ``lag`` (optional, a :class:`LoopLag`): while the event loop runs later than ``max_lag_s``
+  nothing is admitted, even with nothing in flight: a late loop means the process is out of
+  CPU, and a lookup admitted then takes CPU from the requests themselves.
+- ``hedge()``: a second chance for a lookup ``enter()`` refused, to run beside the upstream
+  call instead of before it. ``hedge_ended(lost=...)`` reports each hedge's outcome; while
+  nearly every recent hedge lost, hedges pause but for one probe in ``HEDGE_PROBE_EVERY``,
+  because a hedge that cannot finish in time only takes CPU from the requests.
 
-- ``budget`` (optional, a :class:`WaitBudget`) replaces the fixed ``wait_budget_s`` with
-  one relative to what the work can save: a lookup that hits saves an upstream call, so it
-  may wait a ``fraction`` of the upstream p50 the cache observes (never less than the
-  floor, ``wait_budget_s``). Shedding a lookup to save 20 ms of embedding costs a second of
-  upstream call and its price (issue 24: 1 semantic hit in 2,714 requests under load).
-- ``backlog`` (optional): the embedder's own queue, ``(unqueued) -> seconds or None``
-  (``MicroBatcher.expected_wait_s``): how long a lookup entering now would wait for its
-  vector, behind the texts queued at the embedder, the batch it is running, and
-  ``unqueued`` more: this gate's tickets admitted but not handed to the embedder yet
-  (``Ticket.queued()`` marks the hand-over; a burst admitted in one instant reaches the
-  queue a moment later, and must count). What the embedder has finished does not count,
-  even while its callers wait for the event loop to resume them, nor do tickets searching
-  the store or judging: counting every admitted lookup as embedder work made 50 concurrent
-  store searches, and a late event loop, look like a queue and shed hits (issue 24). Store
-  writes do not count either: they queue behind lookups. With no ticket of this gate in
-  flight a lookup is always admitted, whatever the estimate (it waits for at most the
-  batch running now, so one sequential client is never shed); before the first batch
-  nothing is known: admitted.
-- ``hedge()``: a second chance for a lookup ``enter()`` refused: it runs beside the
-  upstream call instead of before it, so it delays nothing, and a hit that arrives first
-  replaces the call (issue 24: shed paraphrases paid a second of upstream call each).
-  ``hedge_ended(lost=...)`` reports each hedge's outcome; while nearly every recent hedge
-  lost (the upstream answered first), hedges pause but for one probe in
-  ``HEDGE_PROBE_EVERY``: a hedge that cannot finish in time only takes CPU from the requests
-  (measured, 400 clients on a 100 ms upstream: 4 of 2,068 hedges won, and misses were
-  708 ms slower at p50 than the no-cache proxy's, against 239 ms with hedging off).
-
-Pure bookkeeping on one event loop (not thread-safe); the clock is injected.
+Pure bookkeeping on one event loop (not thread-safe); clocks are injected.
 """
 
 from __future__ import annotations
@@ -66,8 +39,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-#: Weight of the newest cost sample in the moving average.
-ALPHA = 0.1
+#: Weight of the newest sample in the loop lag's moving average.
+LAG_WEIGHT = 0.2
 #: Hedges are judged on their last HEDGE_WINDOW outcomes (at least half of it seen) ...
 HEDGE_WINDOW = 32
 #: ... and pause while at least this share of them lost to the upstream answer ...
@@ -77,7 +50,7 @@ HEDGE_PROBE_EVERY = 8
 
 
 class Ticket:
-    """Admission of one piece of work; ``leave()`` it when the work ends (idempotent)."""
+    """Admission of one lookup; ``leave()`` it when the lookup ends (idempotent)."""
 
     __slots__ = ("_gate", "_left", "_queued")
 
@@ -87,7 +60,7 @@ class Ticket:
         self._queued = False
 
     def queued(self) -> None:
-        """The work was handed to the embedder's queue (or needs none); idempotent."""
+        """The lookup was handed to the embedder's queue (or needs none); idempotent."""
         if not self._queued:
             self._queued = True
             self._gate._unqueued -= 1
@@ -96,36 +69,30 @@ class Ticket:
         if not self._left:
             self.queued()
             self._left = True
-            self._gate._leave()
+            self._gate._in_flight -= 1
 
 
 class Admission:
-    """A gate bounded by expected wait (see the module docstring)."""
+    """A gate bounded by the embedder's expected wait (see the module docstring)."""
 
     def __init__(
         self,
         *,
+        backlog: Callable[[int], float | None],
+        upstream: UpstreamLatency,
         wait_budget_s: float,
-        max_in_flight: int | None = None,
+        wait_fraction: float,
         lag: LoopLag | None = None,
         max_lag_s: float = 0.01,
-        budget: WaitBudget | None = None,
-        backlog: Callable[[int], float | None] | None = None,
-        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self._budget = budget
         self._backlog = backlog
+        self._upstream = upstream
+        self.wait_budget_s = wait_budget_s
+        self.wait_fraction = wait_fraction
         self._lag = lag
         self.max_lag_s = max_lag_s
-        self.wait_budget_s = wait_budget_s
-        self.max_in_flight = max_in_flight
-        self._clock = clock
         self._in_flight = 0
         self._unqueued = 0  # tickets admitted, not yet handed to the embedder
-        self._cost_s = 0.0
-        self._busy_since = 0.0  # start of the current busy stretch's unaccounted time
-        self._completed = 0
-        self.admitted = 0
         self.shed = 0
         self.hedged = 0
         self.hedges_paused = 0  # hedges refused because recent ones lost
@@ -136,22 +103,16 @@ class Admission:
     def in_flight(self) -> int:
         return self._in_flight
 
-    @property
-    def cost_s(self) -> float:
-        """Observed seconds of busy time per completed item (moving average)."""
-        return self._cost_s
-
     def expected_wait_s(self) -> float:
-        """Seconds a piece of work entering now is expected to wait before it starts."""
-        if self._backlog is not None:
-            return self._backlog(self._unqueued) or 0.0  # None: no batch yet, nothing known
-        return self._in_flight * self._cost_s
+        """Seconds a lookup entering now is expected to wait for its vector."""
+        return self._backlog(self._unqueued) or 0.0  # None: no batch yet, nothing known
 
     def budget_s(self) -> float:
         """The wait this gate accepts now (seconds)."""
-        if self._budget is None:
+        latency = self._upstream.estimate_s()
+        if latency is None:
             return self.wait_budget_s
-        return self._budget.seconds(floor_s=self.wait_budget_s)
+        return max(self.wait_budget_s, self.wait_fraction * latency)
 
     def _late(self) -> bool:
         if self._lag is None:
@@ -159,47 +120,27 @@ class Admission:
         self._lag.ensure_running()
         return self._lag.lag_s > self.max_lag_s
 
-    def enter(self, *, background: bool = False) -> Ticket | None:
-        """A ticket, or None when the work should be skipped (counted in ``shed``).
-
-        ``background`` work (nobody waits for it, such as a store write) is also admitted
-        while the cost is not measured yet; it is otherwise gated like any other, so it
-        runs only when the queue is short and never piles up behind a busy embedder.
-        """
-        full = self.max_in_flight is not None and self._in_flight >= self.max_in_flight
-        if self._backlog is not None:
-            # the embedder's queue decides; with no lookup of ours in flight, one is always
-            # admitted (it waits for at most the batch running now: a sequential client,
-            # however slow its embedder, is never shed)
-            wait = self.expected_wait_s()  # asked every time: the embedder learns a lookup came
-            queued = full or (self._in_flight > 0 and wait > self.budget_s())
-        else:
-            cold = self._completed == 0 and not background
-            queued = self._in_flight > 0 and (
-                full or cold or self.expected_wait_s() > self.budget_s()
-            )
-        if queued or self._late():
+    def enter(self) -> Ticket | None:
+        """A ticket, or None when the lookup should be skipped (counted in ``shed``)."""
+        wait = self.expected_wait_s()  # asked every time: the embedder learns a lookup came
+        if (self._in_flight > 0 and wait > self.budget_s()) or self._late():
             self.shed += 1
             return None
-        self.admitted += 1
         return self._ticket()
 
     def hedge(self) -> Ticket | None:
         """A ticket for a lookup ``enter()`` refused, to run beside the upstream call rather
         than before it (the request does not wait for it: see ``SemanticStage``), or None.
 
-        Admitted while the lookup's expected wait is under the upstream p50 the budget
-        follows (a lookup that would end after the upstream answer is CPU spent for
-        nothing), or while no upstream latency is known yet (a start-up burst); never while
-        the loop is late (the process is short of CPU) or at ``max_in_flight``. Paused
-        while recent hedges lost (see :meth:`hedge_ended`), counted in ``hedges_paused``.
-        Counted in ``hedged``; the caller must ``leave()`` it like any ticket.
+        Admitted while the lookup's expected wait is under the upstream p50 (a lookup that
+        would end after the upstream answer is CPU spent for nothing), or while no upstream
+        latency is known yet (a start-up burst); never while the loop is late. Paused while
+        recent hedges lost (see :meth:`hedge_ended`), counted in ``hedges_paused``. Counted
+        in ``hedged``; the caller must ``leave()`` it like any ticket.
         """
-        if self.max_in_flight is not None and self._in_flight >= self.max_in_flight:
-            return None
         if self._late():
             return None
-        p50 = self._budget.upstream_p50_s if self._budget is not None else None
+        p50 = self._upstream.p50_s
         if p50 is not None and self.expected_wait_s() >= p50:
             return None
         if self._losing():
@@ -225,45 +166,31 @@ class Admission:
         return sum(self._hedge_lost) >= HEDGE_MAX_LOST * seen
 
     def _ticket(self) -> Ticket:
-        """Count one more piece of work in flight, not yet handed to the embedder."""
-        if self._in_flight == 0:
-            self._busy_since = self._clock()
+        """Count one more lookup in flight, not yet handed to the embedder."""
         self._in_flight += 1
         self._unqueued += 1
         return Ticket(self)
 
-    def _leave(self) -> None:
-        now = self._clock()
-        sample = max(0.0, now - self._busy_since)
-        self._busy_since = now
-        first = self._completed == 0
-        self._cost_s = sample if first else self._cost_s + ALPHA * (sample - self._cost_s)
-        self._completed += 1
-        self._in_flight -= 1
 
+class UpstreamLatency:
+    """The upstream call's latency: the p50 of the last ``window`` calls.
 
-class WaitBudget:
-    """How long a lookup may wait: ``fraction`` of the upstream p50 latency, at least a floor.
-
-    ``observe(seconds)`` is fed every upstream call's latency; the p50 is over the last
-    ``window`` calls (a median, so a few very slow calls do not inflate it). Before the
-    first call has answered, the age of the oldest call still out (``begin()`` marks one,
-    ``abandon()`` forgets it when it failed) is a lower bound of the upstream latency, capped
-    at ``max_unknown_s``: a lookup waiting then for an upstream that has taken 0.8 s so far
-    may wait ``fraction`` of that. (With the floor alone, the first second of a load against
-    a 1 s upstream was priced at 20 ms and shed the lookups of every first question.) With
-    no call out and none answered, the budget is the floor.
+    The one estimate of what a call costs, for everything priced against it (the lookup
+    budget, hedging, the adaptive gathering window). A median, so a few very slow calls do
+    not inflate it. ``observe(seconds)`` is fed every upstream call's latency. Before the
+    first answer, :meth:`estimate_s` is the age of the oldest call still out (``begin()``
+    marks one, ``abandon()`` forgets it when it failed), capped at ``max_unknown_s``: a lower
+    bound of the latency, so the first burst against a slow upstream is not priced at the
+    floor and shed.
     """
 
     def __init__(
         self,
         *,
-        fraction: float,
         window: int = 256,
         max_unknown_s: float = 10.0,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.fraction = fraction
         self._latencies: deque[float] = deque(maxlen=window)
         self._p50: float | None = None
         self._since = 0
@@ -281,6 +208,7 @@ class WaitBudget:
         self._first_out = None
 
     def observe(self, seconds: float) -> None:
+        """One upstream call answered after ``seconds``."""
         self._latencies.append(seconds)
         self._since += 1
         self._first_out = None
@@ -289,23 +217,23 @@ class WaitBudget:
             self._since = 0
 
     @property
-    def upstream_p50_s(self) -> float | None:
+    def p50_s(self) -> float | None:
+        """The observed p50 in seconds; None before the first answer."""
         return self._p50
 
-    def seconds(self, *, floor_s: float) -> float:
-        p50 = self._p50
-        if p50 is None and self._first_out is not None:
-            p50 = min(self._clock() - self._first_out, self._max_unknown_s)
-        return floor_s if p50 is None else max(floor_s, self.fraction * p50)
+    def estimate_s(self) -> float | None:
+        """The p50, else the age of the oldest call out (a lower bound), else None."""
+        if self._p50 is None and self._first_out is not None:
+            return min(self._clock() - self._first_out, self._max_unknown_s)
+        return self._p50
 
 
 class LoopLag:
     """How late the running event loop wakes a sleeper (seconds, moving average).
 
     A task sleeps ``interval_s`` at a time and records how much later than asked it woke:
-    on an idle process that is well under a millisecond; when CPU-bound work (LiteLLM's
-    response parsing, an embedder stealing cores, other processes) saturates the machine,
-    it grows with the backlog. Started on first use on the loop that uses it; ``stop()``
+    well under a millisecond on an idle process, growing with the backlog when CPU-bound
+    work saturates the machine. Started on first use on the loop that uses it; ``stop()``
     ends it. Costs one wake-up per interval.
     """
 
@@ -332,4 +260,4 @@ class LoopLag:
             asked = self._clock()
             await asyncio.sleep(self._interval_s)
             sample = max(0.0, self._clock() - asked - self._interval_s)
-            self.lag_s += ALPHA * 2 * (sample - self.lag_s)
+            self.lag_s += LAG_WEIGHT * (sample - self.lag_s)

@@ -14,11 +14,10 @@ For :func:`semcache.runtime.health` the last failure and the last success of eac
 a kind whose last call failed is *down*; one that failed or shed within the health window
 is *degraded*. A timeout is kept apart (``last_timeout``): it is counted as an error like any
 failure, but it says the cache was slow, not broken, so it grades like a shed (degraded for
-the short shed window, never down). Under load the last store write before the load
-stopped often timed out, and with no write after it the part stayed *down*, /readyz 503, for
-the whole health window (issue 24: 37 s after the load stopped). A store or embedder that
-hangs for good is caught by the readiness probe, which times out too and makes the cache
-not ready.
+the short shed window, never down), because the last write of a load often times out and,
+graded as a failure, would keep /readyz at 503 for the whole health window after the load
+stopped. A store or embedder that hangs for good is caught by the readiness probe, which
+times out too and makes the cache not ready.
 """
 
 from __future__ import annotations

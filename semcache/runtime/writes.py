@@ -1,7 +1,7 @@
 """Requested writes: the loop-side core of ``store`` / ``store_many`` (``semcache.direct``).
 
-A write the caller asked for lands in the store or raises; it is never dropped in silence
-(issue 24: 868 of 1,000 ``store()`` writes were once shed by admission control). It runs the
+A write the caller asked for lands in the store or raises; it is never dropped in silence,
+because the caller was told it was stored and will count on it. It runs the
 cache's stages (privacy masking, the policy, the fence) with the caller's answer as the chain's
 end, then hands the answer to :meth:`WriteBehind.store`, which waits for room among pending
 writes (backpressure, bounded by ``admission.store_wait_s``) instead of dropping it.

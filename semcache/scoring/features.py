@@ -4,7 +4,7 @@ A row is the cosine similarity of the pair under each embedder the model was fit
 lexical overlap, length and structure, then one 0/1 flag per answer-guard rule. The guard's
 per-rule mismatches are *features* here, not vetoes: the model learns from the user's own
 labels how much a number, date, negation, entity, comparison or order mismatch is worth on
-their traffic (the guard as a veto did not transfer across the dev sets, issue 14).
+their traffic, because the guard as a fixed veto does not transfer across data sets.
 
 Every feature has declared bounds (:data:`BOUNDS`), used to find the cosine above which no
 other feature can pull a model's score under its threshold (:mod:`semcache.scoring.band`).

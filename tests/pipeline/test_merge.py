@@ -15,6 +15,7 @@ import pytest
 from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.errors import ConfigError, SettingsError
 from semcache.pipeline.gather import GatherWindow
+from semcache.runtime.admission import UpstreamLatency
 from semcache.stats import Tier
 from semcache.testing import FakeUpstream, InMemoryStore
 
@@ -54,8 +55,8 @@ def ask(content: str, **extra):
     return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}], **extra}
 
 
-#: Admission control sheds lookups on a loaded machine, and a cold gate admits one lookup at
-#: a time; a request without a lookup has no vector to merge by. Not what these tests test.
+#: Admission control sheds lookups on a loaded machine; a request without a lookup has no
+#: vector to merge by. Not what these tests test.
 NO_SHEDDING = {"wait_ms": 60_000, "max_loop_lag_ms": None}
 
 
@@ -415,15 +416,16 @@ def test_the_window_also_gathers_identical_requests():
 
 
 def test_the_adaptive_window_is_a_share_of_the_observed_upstream_latency():
-    window = GatherWindow(fixed_s=None, fraction=0.25, max_s=0.1)
-    assert window.adaptive and window.delay_s() == 0.0  # nothing observed: no guess
-    window.observe(0.2)
+    latency = UpstreamLatency()
+    window = GatherWindow(fixed_s=None, fraction=0.25, max_s=0.1, upstream_s=lambda: latency.p50_s)
+    latency.begin()
+    assert window.adaptive and window.delay_s() == 0.0  # nothing answered: no guess
+    latency.observe(0.2)
     assert window.delay_s() == pytest.approx(0.05)
     for _ in range(50):
-        window.observe(2.0)
+        latency.observe(2.0)
     assert window.delay_s() == pytest.approx(0.1)  # capped at max_s
-    fixed = GatherWindow(fixed_s=0.03)
-    fixed.observe(5.0)
+    fixed = GatherWindow(fixed_s=0.03, upstream_s=lambda: 5.0)
     assert not fixed.adaptive and fixed.delay_s() == 0.03
 
 
@@ -490,7 +492,7 @@ def test_paraphrase_pairs_in_a_burst_of_other_questions_share_one_call_each():
     # Each unrelated leader under the threshold used to cost an awaited judgement, the others
     # registered meanwhile, the rounds of looking ran out and both of a pair led (without the
     # fix this failed in 6 of 6 runs; with 1 pair among 40 questions, in 2 of 6).
-    # Default admission: a cold gate hedges most of the burst's lookups (each request's call
+    # Default admission: the gate hedges most of the burst's lookups (each request's call
     # starts at once; its lookup, missing, joins the merge while the call runs).
     upstream = FakeUpstream(delay_s=DELAY_S)
     settings = CacheSettings(semantic={"threshold": 0.9, "verifier": "none"})

@@ -1,4 +1,4 @@
-"""Hedged lookups (issue 24 item 4, third round): a lookup refused for the embedder's queue
+"""Hedged lookups: a lookup refused for the embedder's queue
 runs beside the upstream call instead of being dropped. A hit that arrives first is served
 and the call cancelled; a call that answers first wins as a shed lookup did; a miss still
 follows a paraphrase in flight, or is followed; a stream that has passed on a chunk keeps
@@ -20,7 +20,7 @@ from semcache.runtime.admission import (
     HEDGE_WINDOW,
     Admission,
     LoopLag,
-    WaitBudget,
+    UpstreamLatency,
 )
 from semcache.stats import MissReason, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
@@ -423,10 +423,17 @@ async def test_with_hedging_off_a_refused_lookup_is_shed():
 
 
 # -- the gate's rule --------------------------------------------------------------------
+def gate_over(backlog, latency: UpstreamLatency, lag: LoopLag | None = None) -> Admission:
+    """A gate with a 20 ms floor and a budget of 10% of the upstream latency."""
+    return Admission(
+        backlog=backlog, upstream=latency, wait_budget_s=0.02, wait_fraction=0.1, lag=lag
+    )
+
+
 def test_a_hedge_runs_only_when_it_can_finish_before_the_upstream_answers():
     wait = [0.5]
-    budget = WaitBudget(fraction=0.1)
-    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: wait[0])
+    budget = UpstreamLatency()
+    gate = gate_over(lambda _: wait[0], budget)
     early = gate.hedge()
     assert early is not None  # no upstream latency known yet (a start-up burst)
     early.leave()
@@ -442,25 +449,24 @@ def test_a_hedge_runs_only_when_it_can_finish_before_the_upstream_answers():
     first.leave()
 
 
-def test_no_hedge_at_the_in_flight_ceiling_or_on_a_late_loop():
-    budget = WaitBudget(fraction=0.1)
+def test_no_lookup_and_no_hedge_on_a_late_loop():
+    budget = UpstreamLatency()
     budget.observe(1.0)
-    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: 0.5, max_in_flight=1)
-    held = gate.enter()
-    assert held is not None and gate.hedge() is None
-    held.leave()
     lag = LoopLag()
-    late = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: 0.5, lag=lag)
+    late = gate_over(lambda _: 0.5, budget, lag)
     lag.ensure_running = lambda: None  # measured elsewhere; here it reads 50 ms late
     lag.lag_s = 0.05
+    assert late.enter() is None  # even with nothing in flight: the process is short of CPU
     assert late.hedge() is None
+    lag.lag_s = 0.0
+    assert late.enter() is not None
 
 
 def refused_gate() -> tuple[Admission, object]:
     """A gate that refuses ``enter()`` (0.5 s of queue, 1 s upstream) with one lookup in."""
-    budget = WaitBudget(fraction=0.1)
+    budget = UpstreamLatency()
     budget.observe(1.0)
-    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=lambda _: 0.5)
+    gate = gate_over(lambda _: 0.5, budget)
     held = gate.enter()
     assert held is not None and gate.enter() is None
     return gate, held

@@ -1,4 +1,4 @@
-"""Shed queues, not hits (issue 24 item 4): the lookup budget follows the upstream latency it
+"""Shed queues, not hits: the lookup budget follows the upstream latency it
 could save, the embedder's queue decides, shedding clears readiness in seconds, and every
 miss says why."""
 
@@ -11,7 +11,7 @@ import time
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
-from semcache.runtime.admission import Admission, WaitBudget
+from semcache.runtime.admission import Admission, UpstreamLatency
 from semcache.runtime.health import Status
 from semcache.stats import MissReason, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
@@ -35,16 +35,22 @@ class SlowEmbedder(FakeEmbedder):
         return super().embed(texts)
 
 
+def gate_over(backlog, latency: UpstreamLatency) -> Admission:
+    """A gate with a 20 ms floor and a budget of 10% of the upstream latency."""
+    return Admission(backlog=backlog, upstream=latency, wait_budget_s=0.02, wait_fraction=0.1)
+
+
 def test_the_budget_is_a_fraction_of_the_upstream_p50_with_a_floor():
-    budget = WaitBudget(fraction=0.1)
-    assert budget.seconds(floor_s=0.02) == 0.02  # nothing observed: the floor
+    latency = UpstreamLatency()
+    gate = gate_over(lambda _: None, latency)
+    assert gate.budget_s() == 0.02  # nothing observed: the floor
     for seconds in [1.0] * 10 + [30.0] * 3:  # a few very slow calls do not move a median
-        budget.observe(seconds)
-    assert budget.upstream_p50_s == 1.0
-    assert budget.seconds(floor_s=0.02) == pytest.approx(0.1)
-    fast = WaitBudget(fraction=0.1)
+        latency.observe(seconds)
+    assert latency.p50_s == 1.0
+    assert gate.budget_s() == pytest.approx(0.1)
+    fast = UpstreamLatency()
     fast.observe(0.05)
-    assert fast.seconds(floor_s=0.02) == 0.02  # 5 ms would be below the floor
+    assert gate_over(lambda _: None, fast).budget_s() == 0.02  # 5 ms: below the floor
 
 
 def test_the_gate_weighs_the_embedders_queue_against_the_budget():
@@ -53,27 +59,43 @@ def test_the_gate_weighs_the_embedders_queue_against_the_budget():
     def backlog(ahead: int) -> float:
         return max(queue[0], ahead) * queue[1]
 
-    budget = WaitBudget(fraction=0.1)
-    gate = Admission(wait_budget_s=0.02, budget=budget, backlog=backlog)
+    latency = UpstreamLatency()
+    gate = gate_over(backlog, latency)
     tickets = [gate.enter() for _ in range(5)]  # 0..4 ahead x 5 ms <= 20 ms
     assert all(t is not None for t in tickets)
     queue[0] = 10  # 50 ms of queue
     assert gate.enter() is None and gate.shed == 1
     for _ in range(20):
-        budget.observe(1.0)  # a 1 s upstream: a hit saves a second, 100 ms is worth waiting
+        latency.observe(1.0)  # a 1 s upstream: a hit saves a second, 100 ms is worth waiting
     assert gate.budget_s() == pytest.approx(0.1)
     assert gate.enter() is not None
     queue[0] = 30  # 150 ms: too long even for a 1 s call
     assert gate.enter() is None
-    assert Admission(wait_budget_s=0.02, backlog=lambda ahead: None).enter() is not None
+    for ticket in tickets:
+        ticket.leave()
+        ticket.leave()  # idempotent
+    assert gate.in_flight == 1
+    assert gate_over(lambda ahead: None, UpstreamLatency()).enter() is not None  # no batch yet
+
+
+def test_with_nothing_in_flight_a_lookup_is_admitted_whatever_the_estimate():
+    """The estimate is refreshed by the lookups it admits: a gate that refused with nothing
+    in flight would never learn that a slow spell ended."""
+    gate = gate_over(lambda _: 10.0, UpstreamLatency())  # 10 s of queue, e.g. a swapping model
+    first = gate.enter()
+    assert first is not None  # nothing in flight: it waits for at most the running batch
+    assert gate.enter() is None
+    first.leave()
+    assert gate.enter() is not None
 
 
 def test_a_sequential_client_is_never_shed_on_a_busy_host():
     """Defaults: no loop-lag check, so a host busy with other work does not shed lookups."""
     embedder = SlowEmbedder()
     settings = CacheSettings(semantic={"max_batch_wait_ms": 0}, store={"backend": "none"})
-    with SemanticCache(settings, embedder=embedder, store=InMemoryStore(),
-                       upstream=FakeUpstream()) as cache:  # fmt: skip
+    with SemanticCache(
+        settings, embedder=embedder, store=InMemoryStore(), upstream=FakeUpstream()
+    ) as cache:
         assert cache.ready()
         embedder.delay_s = 0.03  # slower than the 20 ms floor: still nothing is queued
         for i in range(5):
@@ -89,8 +111,13 @@ def test_every_miss_says_why():
     )
     clock = [1_700_000_000.0]
     embedder.loading.clear()  # the model is still loading
-    cache = SemanticCache(settings, embedder=embedder, store=InMemoryStore(),
-                          upstream=FakeUpstream(), clock=lambda: clock[0])  # fmt: skip
+    cache = SemanticCache(
+        settings,
+        embedder=embedder,
+        store=InMemoryStore(),
+        upstream=FakeUpstream(),
+        clock=lambda: clock[0],
+    )
 
     def reason(content, **kwargs):
         messages = content if isinstance(content, list) else [{"role": "user", "content": content}]
@@ -132,16 +159,19 @@ async def test_a_shed_lookup_says_so_and_readiness_recovers_within_the_shed_wind
         admission={"wait_ms": 5},
         health={"shed_window_s": 0.5, "window_s": 60},
     )
-    cache = SemanticCache(settings, embedder=embedder, store=InMemoryStore(),
-                          upstream=FakeUpstream())  # fmt: skip
+    cache = SemanticCache(
+        settings, embedder=embedder, store=InMemoryStore(), upstream=FakeUpstream()
+    )
     try:
         assert await cache.aready()
         embedder.delay_s = 0.3  # measured by the batcher on this first lookup
         await cache.acompletion(model="m", messages=[{"role": "user", "content": "warm"}])
-        responses = await asyncio.gather(*(
-            cache.acompletion(model="m", messages=[{"role": "user", "content": f"q {i}"}])
-            for i in range(10)
-        ))  # fmt: skip
+        responses = await asyncio.gather(
+            *(
+                cache.acompletion(model="m", messages=[{"role": "user", "content": f"q {i}"}])
+                for i in range(10)
+            )
+        )
         reasons = {cache_info(r).miss_reason for r in responses}
         assert MissReason.SHED in reasons
         health = await cache.ahealth()

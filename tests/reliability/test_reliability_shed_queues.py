@@ -1,4 +1,4 @@
-"""Shed queues, not hits (issue 24 item 4, second round): what admission control counts as
+"""Shed queues, not hits: what admission control counts as
 the embedder's queue, how a batch is priced, that the exact tier is never shed, and that a
 timeout under load does not keep the cache not ready after the load stops.
 
@@ -16,7 +16,7 @@ import pytest
 from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.embedders import MicroBatcher
 from semcache.embedders.batch_cost import BatchCost
-from semcache.runtime.admission import Admission, WaitBudget
+from semcache.runtime.admission import Admission, UpstreamLatency
 from semcache.runtime.health import Status
 from semcache.stats import MissReason, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
@@ -46,8 +46,8 @@ def test_a_batch_is_priced_by_a_line_fixed_cost_plus_texts():
 
 
 def test_fifty_queued_lookups_are_one_batch_not_fifty():
-    """Issue 24: the wait was texts x seconds per text of recent (one-text) batches, so a
-    burst's first 50 lookups looked like 475 ms of embedder work and hits were shed."""
+    """Priced as texts x seconds per text of recent (one-text) batches, a burst's first 50
+    lookups would look like 475 ms of embedder work and hits would be shed."""
     batcher = MicroBatcher(FakeEmbedder(), max_batch=64, max_wait_ms=2)
     try:
         assert batcher.expected_wait_s(50) is None  # no batch yet: nothing is known
@@ -62,7 +62,12 @@ def test_fifty_queued_lookups_are_one_batch_not_fifty():
         one = batcher.cost.seconds(1)
         assert two == pytest.approx(batcher.cost.seconds(256) + batcher.cost.seconds(45) - one)
         assert two == pytest.approx(fixed * 2 + batcher.cost.line()[1] * 301 - one)
-        gate = Admission(wait_budget_s=0.25, backlog=batcher.expected_wait_s)
+        gate = Admission(
+            backlog=batcher.expected_wait_s,
+            upstream=UpstreamLatency(),
+            wait_budget_s=0.25,
+            wait_fraction=0.1,
+        )
         tickets = [gate.enter() for _ in range(51)]  # a burst: admitted, not yet queued
         assert all(t is not None for t in tickets) and gate.shed == 0
         assert gate.enter() is not None  # still well inside 250 ms
@@ -78,7 +83,9 @@ def test_only_lookups_not_yet_queued_count_besides_the_embedders_own_queue():
     def backlog(unqueued: int) -> float:
         return 0.01 * (queue[0] + unqueued)
 
-    gate = Admission(wait_budget_s=0.02, backlog=backlog)
+    gate = Admission(
+        backlog=backlog, upstream=UpstreamLatency(), wait_budget_s=0.02, wait_fraction=0.1
+    )
     tickets = [gate.enter() for _ in range(3)]  # 0, 10, 20 ms: admitted
     assert all(t is not None for t in tickets)
     assert gate.enter() is None  # a burst admitted in one instant counts before it is queued
@@ -131,9 +138,11 @@ async def test_a_lookup_searching_the_store_is_not_embedder_queue():
         store.searching = 0
         pending = []
         for i in range(4):  # each starts once the one before is searching the store
-            pending.append(asyncio.ensure_future(
-                cache.acompletion(model="m", messages=msg(f"question number {i}"))
-            ))  # fmt: skip
+            pending.append(
+                asyncio.ensure_future(
+                    cache.acompletion(model="m", messages=msg(f"question number {i}"))
+                )
+            )
             for _ in range(400):  # a shed lookup never reaches the store: fail in 2 s
                 if store.searching > i:
                     break
@@ -159,8 +168,8 @@ class SlowRetrieveStore(InMemoryStore):
 
 
 async def test_an_exact_store_read_is_never_shed():
-    """It gated on its own in-flight estimate (a cold gate admitted one read at a time), so
-    9 of 10 concurrent exact repeats went upstream under load."""
+    """Concurrent exact repeats under load are answered from the store, never shed: an exact
+    read needs no embedder, so the embedder's queue has no say over it."""
     store = SlowRetrieveStore()
     settings = CacheSettings(
         semantic={"verifier": "none", "max_batch_wait_ms": 0},
@@ -176,9 +185,9 @@ async def test_an_exact_store_read_is_never_shed():
             await cache.astore(q, f"answer {q}", model="m")
         await cache.aflush()
         store.retrieve_s = 0.05
-        responses = await asyncio.gather(*(
-            cache.acompletion(model="m", messages=msg(q)) for q in questions
-        ))  # fmt: skip
+        responses = await asyncio.gather(
+            *(cache.acompletion(model="m", messages=msg(q)) for q in questions)
+        )
         assert [cache_info(r).tier for r in responses] == [Tier.EXACT] * 10
         assert "store_retrieve" not in cache.stats().shed
     finally:
@@ -250,24 +259,25 @@ def test_before_the_first_answer_a_call_out_bounds_the_upstream_latency():
     """With the floor alone, the first second against a 1 s upstream priced a lookup's wait
     at 20 ms and shed the lookups of every first question."""
     now = [0.0]
-    budget = WaitBudget(fraction=0.1, clock=lambda: now[0])
-    assert budget.seconds(floor_s=0.02) == 0.02  # nothing out, nothing answered: the floor
+    budget = UpstreamLatency(clock=lambda: now[0])
+    gate = Admission(backlog=lambda _: None, upstream=budget, wait_budget_s=0.02, wait_fraction=0.1)
+    assert gate.budget_s() == 0.02  # nothing out, nothing answered: the floor
     budget.begin()
     now[0] = 0.1
-    assert budget.seconds(floor_s=0.02) == 0.02  # 10% of 0.1 s is below the floor
+    assert gate.budget_s() == 0.02  # 10% of 0.1 s is below the floor
     budget.begin()  # a second call does not move the oldest start
     now[0] = 0.8
-    assert budget.seconds(floor_s=0.02) == pytest.approx(0.08)
+    assert gate.budget_s() == pytest.approx(0.08)
     budget.abandon()  # it failed: its age says nothing
-    assert budget.seconds(floor_s=0.02) == 0.02
+    assert gate.budget_s() == 0.02
     budget.begin()
     now[0] = 100.0
-    assert budget.seconds(floor_s=0.02) == pytest.approx(1.0)  # capped at 10 s of latency
+    assert gate.budget_s() == pytest.approx(1.0)  # capped at 10 s of latency
     budget.observe(1.0)  # answered: the observed p50 decides from now on
-    assert budget.seconds(floor_s=0.02) == pytest.approx(0.1)
+    assert gate.budget_s() == pytest.approx(0.1)
     budget.begin()
     now[0] = 200.0
-    assert budget.seconds(floor_s=0.02) == pytest.approx(0.1)
+    assert gate.budget_s() == pytest.approx(0.1)
 
 
 async def test_a_shed_lookup_still_keeps_write_batches_small():

@@ -1,10 +1,30 @@
-"""``bench_overload.py --issue24``: shed queues, not hits (see bench_overload's docstring).
+"""Does a loaded proxy keep the semantic hits one client gets? The proxy with its cache
+against the same proxy with the cache disabled, under a stream with paraphrases, loopback.
 
-Not run on its own: bench_overload hands it its process helpers.
+    python benchmarks/bench_hits_under_load.py [--clients 150] [--seconds 10] [--paced 0.9]
+
+Processes as in ``bench_overload.py`` (whose helpers this uses): a fake upstream answering
+after 1 s (``--min/--max-delay-ms``), proxy "cache" (defaults) and proxy "nocache" (every
+tier off), ``--clients`` closed-loop clients on a stream of 40% new questions, 30% exact
+repeats and 30% paraphrases (``bench_store_durability``'s hand-written light paraphrases,
+which one client hits at the default threshold).
+
+Printed, each against a baseline measured in the same run: the cache proxy's semantic (and
+merged) hit share against one client's on the same stream (the questions the cache proxy
+was sent, in send order, replayed sequentially through an in-process cache with an instant
+upstream: one client sees every base question answered before its paraphrase); the p99 of a
+miss against the no-cache p99 + 10% of the upstream latency; how long ``/readyz`` took to
+report ``ok`` again once the load stopped; each proxy's requests per second and CPU ms per
+request. Targets: share ratio >= 0.70, miss p99 <= that bound, readiness <= 5 s. Each proxy
+first gets ``--warmup`` seconds of the same load with questions of its own, not counted (a
+process's first burst measures its start, not its load). With ``--paced SHARE`` both
+proxies are offered SHARE x the no-cache proxy's closed-loop throughput in its warm-up.
+Asserts nothing.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import random
 import signal
@@ -14,18 +34,23 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import httpx
+from bench_overload import (
+    DISABLED,
+    Sent,
+    Trace,
+    load_average,
+    run_level,
+    start_proxy,
+    start_upstream,
+)
 from bench_store_durability import PAIRS, generated
-
-if TYPE_CHECKING:
-    from bench_overload import Sent, Trace
 
 MODEL = "bench-model"
 
 
-def workload_24(n: int, seed: int) -> list[tuple[str, str]]:
+def hits_workload(n: int, seed: int) -> list[tuple[str, str]]:
     """(kind, question) in send order: 40% new, 30% exact repeats, 30% paraphrases of a
     question already sent (light rewordings that one client hits at the default threshold)."""
     rng = random.Random(seed)
@@ -147,14 +172,12 @@ def readiness_after(base: str, limit_s: float = 120.0) -> tuple[float, float, st
     return ready_s, float("inf"), body
 
 
-def run(args: Any, start_upstream, start_proxy, run_level, load_average, disabled: str) -> None:
-    signal.signal(signal.SIGALRM, lambda *_: sys.exit("bench_overload: --max-total-s reached"))
+def run(args: argparse.Namespace) -> None:
+    signal.signal(signal.SIGALRM, lambda *_: sys.exit("bench_hits_under_load: --max-total-s"))
     signal.alarm(int(args.max_total_s))
-    clients = int(args.levels.split(",")[0]) if args.levels != "20,150,400" else 150
-    min_ms = args.min_delay_ms if args.min_delay_ms != 50 else 1000.0
-    max_ms = args.max_delay_ms if args.max_delay_ms != 150 else 1000.0
+    clients, min_ms, max_ms = args.clients, args.min_delay_ms, args.max_delay_ms
     processes: list[subprocess.Popen] = []
-    with tempfile.TemporaryDirectory(prefix="semcache-issue24-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="semcache-hits-under-load-") as tmp:
         workdir = Path(tmp)
         try:
             upstream, api_base = start_upstream(min_ms, max_ms)
@@ -168,18 +191,31 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
             if admission:
                 store += "[cache.admission]\n" + "\n".join(admission) + "\n"
             cache_proc, cache_base = start_proxy("cache", api_base, workdir, store)
-            nocache_proc, nocache_base = start_proxy("nocache", api_base, workdir, disabled)
+            nocache_proc, nocache_base = start_proxy("nocache", api_base, workdir, DISABLED)
             processes += [cache_proc, nocache_proc]
-            print(f"issue 24: {clients} clients, upstream {min_ms:g}-{max_ms:g} ms, "
-                  f"{args.seconds:g} s per proxy, wait_fraction {args.wait_fraction or 'default'}, "
-                  f"load avg {load_average()} "
-                  "(a shared machine: figures are noisy)")  # fmt: skip
+            print(
+                f"hits under load: {clients} clients, upstream {min_ms:g}-{max_ms:g} ms, "
+                f"{args.seconds:g} s per proxy, wait_fraction {args.wait_fraction or 'default'}, "
+                f"load avg {load_average()} "
+                "(a shared machine: figures are noisy)"
+            )
             sent: list[str] = []
             trace: Trace = []
             pids = {cache_base: cache_proc.pid, nocache_base: nocache_proc.pid}
-            row = run_level(clients, args.seconds, args.rounds, args.seed, cache_base,
-                            nocache_base, stream=workload_24, sent=sent, trace=trace,
-                            warmup=args.warmup, paced=args.paced, pids=pids)  # fmt: skip
+            row = run_level(
+                clients,
+                args.seconds,
+                args.rounds,
+                args.seed,
+                cache_base,
+                nocache_base,
+                stream=hits_workload,
+                sent=sent,
+                trace=trace,
+                warmup=args.warmup,
+                paced=args.paced,
+                pids=pids,
+            )
             ready_s, ok_s, body = readiness_after(cache_base)
         finally:
             for process in processes:
@@ -200,10 +236,12 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
     )
     print(f"one client on the same stream: {dict(reference)}")
     print(f"cache proxy by kind: {dict(sorted(row['tiers_by_kind'].items()))}")
-    print(f"semantic+merged share: {share:.3f} vs one client {one:.3f} -> ratio "
-          f"{share / one if one else float('nan'):.2f} (target >= 0.70); semantic alone "
-          f"{tiers['semantic'] / max(n, 1):.3f} vs "
-          f"{reference['semantic'] / max(n, 1):.3f}")  # fmt: skip
+    print(
+        f"semantic+merged share: {share:.3f} vs one client {one:.3f} -> ratio "
+        f"{share / one if one else float('nan'):.2f} (target >= 0.70); semantic alone "
+        f"{tiers['semantic'] / max(n, 1):.3f} vs "
+        f"{reference['semantic'] / max(n, 1):.3f}"
+    )
     noted = Counter(row["coalesced_origins"])
     misses = {k: v for k, v in sorted(noted.items()) if " miss: " in k}
     origins = Counter({k: v for k, v in noted.items() if " miss: " not in k})
@@ -211,21 +249,74 @@ def run(args: Any, start_upstream, start_proxy, run_level, load_average, disable
     print(origin_line(tiers, origins, reference, n))
     print(paraphrase_first_asks(trace))
     print(served_line(tiers, reference, n))
-    print(f"miss p50/p99 {row['miss_p50_ms']:.0f}/{row['miss_p99_ms']:.0f} ms; no-cache p50/p99 "
-          f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "
-          f"of upstream) {bound:.0f} ms -> "
-          f"{'holds' if row['miss_p99_ms'] <= bound else 'fails'}")  # fmt: skip
+    print(
+        f"miss p50/p99 {row['miss_p50_ms']:.0f}/{row['miss_p99_ms']:.0f} ms; no-cache p50/p99 "
+        f"{row['nocache_p50_ms']:.0f}/{row['nocache_p99_ms']:.0f} ms; bound (no-cache p99 + 10% "
+        f"of upstream) {bound:.0f} ms -> "
+        f"{'holds' if row['miss_p99_ms'] <= bound else 'fails'}"
+    )
     low, high = row["added_p99_ci95_ms"]
-    print(f"miss p99 - no-cache p99, 95% bootstrap interval: {low:+.0f} .. {high:+.0f} ms "
-          f"(the bound allows +{bound - row['nocache_p99_ms']:.0f})")  # fmt: skip
-    print(f"/readyz 200 (ready) {ready_s:.1f} s and status ok {ok_s:.1f} s after the load "
-          f"stopped (target <= 5 s); last body {body}")  # fmt: skip
+    print(
+        f"miss p99 - no-cache p99, 95% bootstrap interval: {low:+.0f} .. {high:+.0f} ms "
+        f"(the bound allows +{bound - row['nocache_p99_ms']:.0f})"
+    )
+    print(
+        f"/readyz 200 (ready) {ready_s:.1f} s and status ok {ok_s:.1f} s after the load "
+        f"stopped (target <= 5 s); last body {body}"
+    )
     cpu, per = row["cpu_s"], row["cpu_ms_per_request"]
-    print(f"requests answered: cache proxy {row['cache_rps']:.1f}/s, no-cache proxy "
-          f"{row['nocache_rps']:.1f}/s; proxy CPU {cpu['cache']:.1f} s vs {cpu['nocache']:.1f} s, "
-          f"{per['cache']:.1f} vs {per['nocache']:.1f} ms a request")  # fmt: skip
+    print(
+        f"requests answered: cache proxy {row['cache_rps']:.1f}/s, no-cache proxy "
+        f"{row['nocache_rps']:.1f}/s; proxy CPU {cpu['cache']:.1f} s vs {cpu['nocache']:.1f} s, "
+        f"{per['cache']:.1f} vs {per['nocache']:.1f} ms a request"
+    )
     if row["offered_rps"] is not None:
-        print(f"paced: both proxies offered {row['offered_rps']:.1f} requests/s ({args.paced:g} "
-              "x the no-cache proxy's closed-loop throughput in the warm-up)")  # fmt: skip
+        print(
+            f"paced: both proxies offered {row['offered_rps']:.1f} requests/s ({args.paced:g} "
+            "x the no-cache proxy's closed-loop throughput in the warm-up)"
+        )
     print(f"load avg {row['load_avg_before']} -> {row['load_avg_after']} -> {load_after}")
     asyncio.set_event_loop(None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=150)
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured, per proxy")
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved slices per proxy")
+    parser.add_argument("--min-delay-ms", type=float, default=1000)
+    parser.add_argument("--max-delay-ms", type=float, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=5.0,
+        help="seconds of the same load to each proxy first, not counted (its own questions)",
+    )
+    parser.add_argument("--max-total-s", type=float, default=900, help="stop everything after")
+    parser.add_argument(
+        "--paced",
+        type=float,
+        metavar="SHARE",
+        help="offer both proxies SHARE x the no-cache proxy's closed-loop throughput in its "
+        "warm-up (e.g. 0.9) instead of closed-loop clients",
+    )
+    parser.add_argument(
+        "--wait-fraction",
+        type=float,
+        help="the cache proxy's admission.wait_fraction (default: the cache's default, 0.1)",
+    )
+    parser.add_argument(
+        "--no-hedge",
+        action="store_true",
+        help="the cache proxy with admission.hedge = false",
+    )
+    args = parser.parse_args()
+    if args.paced is not None and args.warmup <= 0:
+        parser.error("--paced needs --warmup > 0 (it sets the rate)")
+    run(args)
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    main()
