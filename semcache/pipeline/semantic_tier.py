@@ -1,8 +1,9 @@
 """The semantic tier: embed the question, search its partition, check the candidate.
 
 Owns the embedder (behind a micro-batcher), the vector store and the answer guard, and the
-one rule that decides a hit (:meth:`SemanticTier.judge`) for the nearest live entry in the
-same tenant, namespace and scope:
+rule that decides a hit for one candidate (:meth:`SemanticTier.judge`; which candidates are
+judged: :mod:`semcache.pipeline.hit_rule`), a live entry in the same tenant, namespace and
+scope:
 
 - without a scorer: its cosine similarity is >= the threshold (the namespace's override if
   any) and the verifier accepts it;
@@ -20,7 +21,7 @@ Errors propagate: the caller's fail-open boundary turns them into misses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,8 @@ from semcache.embedders.base import Embedder
 from semcache.embedders.readability import ANY, Readability
 from semcache.errors import StoreError
 from semcache.guard import HitVerifier
+from semcache.pipeline import hit_rule
+from semcache.pipeline.hit_rule import Candidate, Through
 from semcache.pipeline.lookup_result import Lookup, Search, Verdict
 from semcache.stores.base import Entry, Match, RecordedEmbedder, VectorStore
 from semcache.stores.where import Where
@@ -278,37 +281,30 @@ class SemanticTier:
     ) -> Lookup:
         """Embed ``prompt``, find the best live candidate in its partition and judge it."""
         found = await self.search(prompt, tenant=tenant, namespace=namespace, scope=scope, now=now)
-        return await self.settle(prompt, found, namespace, self.ajudge)
+        return await self.settle(prompt, found, namespace)
 
     async def settle(
-        self,
-        prompt: str,
-        found: Search,
-        namespace: str,
-        ajudge: Callable[[str, str | None, float, str], Awaitable[Verdict]],
+        self, prompt: str, found: Search, namespace: str, through: Through = hit_rule.direct
     ) -> Lookup:
-        """Judge the nearest candidate; when the guard vetoes it (over the threshold, a
-        differing detail), judge the next ones, closest first, while they are over the
-        threshold, and serve the first the rule accepts.
+        """Judge ``found``'s candidates by the one hit rule (:func:`hit_rule.choose`): the
+        nearest, and while the guard vetoes, the next ones closest first.
 
         Why: a stored question that differs from the new one in one detail ("... not safe
         to eat ..." for "... safe to eat ...") is often nearer than a true paraphrase of it,
-        and judging only the nearest let it hide that paraphrase. Each candidate passes the
-        same rule a nearest one would. With a scorer the search returns the nearest only
-        (:meth:`search`): the calibrated guarantee is for the nearest candidate's rule.
-        ``ajudge`` is :meth:`ajudge`, or the caller's wrapper of it (fail-open)."""
+        and judging only the nearest let it hide that paraphrase. With a scorer the search
+        returns the nearest only (:meth:`search`): the calibrated guarantee is for the
+        nearest candidate's rule. ``through``: the caller's fail-open boundary for one
+        judgement (a failed one reads as a plain miss)."""
         best = found.best
         if best is None:
             return Lookup(vector=found.vector, match=None, nearest=None)
-        verdict = await ajudge(prompt, best.entry.question, best.similarity, namespace)
-        if verdict.rejected:
-            for other in found.others:
-                later = await ajudge(prompt, other.entry.question, other.similarity, namespace)
-                if later.hit:
-                    return replace(self.outcome(found, later), match=other, rejected=True)
-                if not later.rejected:
-                    break  # under the threshold: so is every one after it
-        return self.outcome(found, verdict)
+        candidates = [Candidate(m, m.entry.question, m.similarity) for m in (best, *found.others)]
+        choice = await hit_rule.choose(self, prompt, namespace, candidates, through=through)
+        nearest = choice.nearest or Verdict(hit=False)
+        chosen = choice.chosen
+        if chosen is None or chosen.item is best:
+            return self.outcome(found, nearest)
+        return replace(self.outcome(found, choice.verdicts[-1]), match=chosen.item, rejected=True)
 
     @staticmethod
     def outcome(found: Search, verdict: Verdict) -> Lookup:
@@ -327,9 +323,10 @@ class SemanticTier:
     def judge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
-        """The one hit rule: may an answer to ``question`` (found at cosine ``similarity``)
-        serve ``prompt`` in ``namespace``? Every path that serves one question's answer to
-        another (the semantic lookup, an in-flight merge) asks here, so they cannot drift.
+        """The hit rule for one candidate: may an answer to ``question`` (found at cosine
+        ``similarity``) serve ``prompt`` in ``namespace``? Every path that serves one
+        question's answer to another walks its candidates with :func:`hit_rule.choose`,
+        which asks here, so they cannot drift.
 
         With a scorer this may run the model (and an extra embedder): blocking work, so
         callers on the event loop use :meth:`ajudge`. A tier with a scorer that is not set
@@ -345,8 +342,8 @@ class SemanticTier:
 
     def under(self, similarity: float, namespace: str) -> bool:
         """Whether :meth:`judge` calls a candidate at ``similarity`` a plain miss (under the
-        threshold or the scorer's band) with no work, so a caller may stop without awaiting
-        it (the in-flight merge: see ``merge_choose.Chooser``)."""
+        threshold or the scorer's band) with no work, so :func:`hit_rule.choose` stops there
+        without an await."""
         if self._make_scorer is None:
             return similarity < self.threshold_for(namespace)
         decision, floor = self._decision, self.namespace_thresholds.get(namespace)
