@@ -12,6 +12,7 @@ fails here even when it serves the right answer).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -20,11 +21,12 @@ import numpy as np
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.embedders.readability import ENGLISH, Readability
 from semcache.pipeline import hit_rule
 from semcache.pipeline.hit_rule import Candidate, Choice, Lanes, Through
 from semcache.pipeline.lookup_result import Verdict
 from semcache.stats import Tier
-from semcache.testing import FakeUpstream, InMemoryStore, RedisServer
+from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore, RedisServer
 
 QUESTION = "How do I reset my password?"
 PARAPHRASE = "I forgot my password, how do I change it?"
@@ -90,17 +92,20 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
     return spy
 
 
-def settings(**extra: Any) -> CacheSettings:
+def settings(
+    threshold: float = 0.9, redis_url: str | None = None, **semantic: Any
+) -> CacheSettings:
+    """Admission control never sheds a lookup (it would leave no vector to merge by)."""
     return CacheSettings(
-        semantic={"threshold": 0.9, "verifier": "none", "max_batch_wait_ms": 0},
+        semantic={"threshold": threshold, "verifier": "none", "max_batch_wait_ms": 0, **semantic},
         admission={"wait_ms": 60_000, "max_loop_lag_ms": None},
-        **extra,
+        redis={"url": redis_url},
     )
 
 
-def make(upstream: FakeUpstream, **extra: Any) -> SemanticCache:
+def make(upstream: FakeUpstream, redis_url: str | None = None) -> SemanticCache:
     cache = SemanticCache(
-        settings(**extra),
+        settings(redis_url=redis_url),
         embedder=TableEmbedder(),
         store=InMemoryStore(),
         verifier=VetoDetails(),
@@ -166,8 +171,8 @@ async def test_the_cross_replica_merge_follows_the_paraphrase_behind_a_vetoed_ne
 ) -> None:
     upstream = FakeUpstream(delay_s=DELAY_S)
     with (
-        make(upstream, redis={"url": redis_url}) as a,
-        make(upstream, redis={"url": redis_url}) as b,
+        make(upstream, redis_url) as a,
+        make(upstream, redis_url) as b,
     ):
         on_a = asyncio.gather(a.acompletion(**ask(PARAPHRASE)), a.acompletion(**ask(DETAIL)))
         third = await later(b.acompletion(**ask(QUESTION)), STAGGER_S)
@@ -179,6 +184,53 @@ async def test_the_cross_replica_merge_follows_the_paraphrase_behind_a_vetoed_ne
         assert b.stats().counts["merge_rejections"] == 1
     assert upstream.call_count == 2
     assert spy.walks(QUESTION) == [([DETAIL, PARAPHRASE], PARAPHRASE)]
+
+
+# -- a routed question: its lane's rule on every path ---------------------------------------
+
+RU_A = "как сбросить пароль от аккаунта"
+RU_B = "как сбросить пароль от моего аккаунта"  # 5 of 6 words shared: cosine ~0.91
+
+
+def test_a_routed_question_merges_by_its_lanes_rule_as_its_lookup_serves(spy: Spy) -> None:
+    """A question only the fallback embedder reads is judged at the fallback's threshold
+    (0.85), never the primary's (0.95): the in-process merge used to dismiss a routed
+    paraphrase at cosine 0.91 as under the primary's threshold while the lookup served it."""
+
+    class English(FakeEmbedder):
+        readability = ENGLISH
+
+    class Multilingual(FakeEmbedder):
+        readability = Readability(frozenset({"LATIN", "CYRILLIC"}), ("en", "ru"))
+
+    upstream = FakeUpstream(delay_s=DELAY_S)
+    cache = SemanticCache(
+        settings(0.95, fallback_threshold=0.85),
+        embedder=English(dim=64, name="en"),
+        store=InMemoryStore(),
+        fallback_embedder=Multilingual(dim=32, name="multi"),
+        fallback_store=InMemoryStore(),
+        upstream=upstream,
+    )
+
+    async def pair() -> list[Any]:
+        second = later(cache.acompletion(**ask(RU_B)), STAGGER_S)
+        return await asyncio.gather(cache.acompletion(**ask(RU_A)), second)
+
+    with cache:
+        assert cache.ready()
+        deadline = time.monotonic() + 30  # the fallback's model loads in the background
+        while cache_info(cache.completion(**ask("как дела"), tenant="w")).miss_reason == "warming":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        upstream.calls.clear()
+        first, second = asyncio.run(pair())
+        assert cache_info(second).tier == Tier.MERGED and upstream.call_count == 1
+        assert text(second) == text(first)
+        cache.flush()
+        looked = cache.check(RU_B, model="gpt-4o-mini")  # the lookup, by the same rule
+        assert looked is not None and looked.text == text(first)
+    assert spy.walks(RU_B) == [([RU_A], RU_A)] * 2
 
 
 # -- check() with a per-call threshold: the same rule as the lookup --------------------------
