@@ -1,18 +1,9 @@
 """The semantic tier: embed the question, search its partition, check the candidate.
 
 Owns the embedder (behind a micro-batcher), the vector store and the answer guard, and the
-rule that decides a hit for one candidate (:meth:`SemanticTier.judge`; which candidates are
-judged: :mod:`semcache.pipeline.hit_rule`), a live entry in the same tenant, namespace and
-scope:
-
-- without a scorer: its cosine similarity is >= the threshold (the namespace's override if
-  any) and the verifier accepts it;
-- with a scorer (``semantic.scorer``: the file ``semcache calibrate --save`` wrote): exactly
-  the calibrated rule, :class:`~semcache.scoring.ScoredDecision` (cosine >= the band's
-  ``lo`` and either >= its ``hi`` or the learned score >= the saved threshold). The global
-  ``threshold`` and the verifier are not applied: the guard's rules are model features and
-  the guarantee is for this rule alone. A namespace override is an extra cosine *floor*: it
-  can only remove hits there, never serve one the scorer rejects.
+settings of the hit rule (threshold, namespace overrides, scorer) that
+:mod:`semcache.pipeline.hit_rule` applies to the live entries in the same tenant, namespace
+and scope (:meth:`SemanticTier.rule`).
 
 Blocking store, model and scoring calls run in worker threads, never on the event loop.
 Errors propagate: the caller's fail-open boundary turns them into misses.
@@ -32,7 +23,7 @@ from semcache.embedders.readability import ANY, Readability
 from semcache.errors import StoreError
 from semcache.guard import HitVerifier
 from semcache.pipeline import hit_rule
-from semcache.pipeline.hit_rule import Candidate, Through
+from semcache.pipeline.hit_rule import Candidate, OneCandidate, Through
 from semcache.pipeline.lookup_result import Lookup, Search, Verdict
 from semcache.stores.base import Entry, Match, RecordedEmbedder, VectorStore
 from semcache.stores.where import Where
@@ -320,58 +311,37 @@ class SemanticTier:
             candidate=best,
         )
 
+    def rule(self, namespace: str) -> OneCandidate:
+        """The hit rule for one candidate in ``namespace``, as this tier is set now."""
+        return OneCandidate(
+            threshold=self.threshold_for(namespace),
+            floor=self.namespace_thresholds.get(namespace),
+            verifier=self.verifier,
+            decision=self._decision,
+            scored=self._make_scorer is not None,
+        )
+
     def judge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
-        """The hit rule for one candidate: may an answer to ``question`` (found at cosine
-        ``similarity``) serve ``prompt`` in ``namespace``? Every path that serves one
-        question's answer to another walks its candidates with :func:`hit_rule.choose`,
-        which asks here, so they cannot drift.
-
-        With a scorer this may run the model (and an extra embedder): blocking work, so
-        callers on the event loop use :meth:`ajudge`. A tier with a scorer that is not set
-        up yet serves nothing (never the uncalibrated cosine rule)."""
-        if self._make_scorer is not None:
-            return self._scored(prompt, question, similarity, namespace)
-        if similarity < self.threshold_for(namespace):
-            return Verdict(hit=False)
-        # Without a stored question (store_question=False) there is nothing to check against.
-        if question is not None and not self.verifier.verify(prompt, question):
-            return Verdict(hit=False, rejected=True)
-        return Verdict(hit=True)
+        """:meth:`OneCandidate.judge` in ``namespace``: may an answer to ``question`` (found
+        at cosine ``similarity``) serve ``prompt``? With a scorer this may run the model (and
+        an extra embedder): blocking work, so callers on the event loop use :meth:`ajudge`."""
+        return self.rule(namespace).judge(prompt, question, similarity)
 
     def under(self, similarity: float, namespace: str) -> bool:
-        """Whether :meth:`judge` calls a candidate at ``similarity`` a plain miss (under the
-        threshold or the scorer's band) with no work, so :func:`hit_rule.choose` stops there
-        without an await."""
-        if self._make_scorer is None:
-            return similarity < self.threshold_for(namespace)
-        decision, floor = self._decision, self.namespace_thresholds.get(namespace)
-        below_floor = floor is not None and similarity < floor
-        return decision is None or below_floor or similarity < decision.search_threshold
+        """:meth:`OneCandidate.under` in ``namespace``."""
+        return self.rule(namespace).under(similarity)
 
     async def ajudge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
         """:meth:`judge` for callers on the event loop: a candidate the scorer must score is
         judged in a worker thread; every other case is a comparison, done inline."""
-        decision = self._decision
-        if decision is not None and question is not None and decision.needs_score(similarity):
-            return await asyncio.to_thread(self.judge, prompt, question, similarity, namespace)
-        return self.judge(prompt, question, similarity, namespace)
-
-    def _scored(
-        self, prompt: str, question: str | None, similarity: float, namespace: str
-    ) -> Verdict:
-        decision = self._decision
-        if decision is None:
-            return Verdict(hit=False)
-        floor = self.namespace_thresholds.get(namespace)
-        if floor is not None and similarity < floor:
-            return Verdict(hit=False)
-        result = decision.decide(prompt, question, similarity)
-        vetoed = result.outcome == "vetoed"  # Outcome.VETOED: the scorer file's guard rejected
-        return Verdict(hit=result.hit, rejected=vetoed, score=result.score, outcome=result.outcome)
+        rule = self.rule(namespace)
+        if rule.scores(question, similarity):
+            return await asyncio.to_thread(rule.judge, prompt, question, similarity)
+        return rule.judge(prompt, question, similarity)
 
     async def upsert(self, entry: Entry) -> None:
         await self.upsert_many([entry])

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from semcache.core.answer import Answer
 from semcache.errors import ConfigError, InvalidRequest
 from semcache.pipeline import hit_rule
-from semcache.pipeline.hit_rule import Candidate
+from semcache.pipeline.hit_rule import Candidate, OneCandidate
 from semcache.pipeline.lookup_result import Verdict
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
 from semcache.stats import CacheHit, CacheInfo, MissReason, Tier
@@ -154,13 +154,18 @@ async def _exact(
 class PerCallRule:
     """The hit rule with this call's ``threshold`` (a hit when cosine >= it) on top of
     ``lane``'s: a candidate must pass both; ``looser``: the call's threshold replaces the
-    lane's and only the answer guard is applied (never a calibrated scorer: its guarantee
-    is for the served rule). Which candidates are judged is :func:`hit_rule.choose`'s."""
+    lane's rule by the plain cosine rule with the lane's answer guard (never a calibrated
+    scorer: its guarantee is for the served rule). Which candidates are judged is
+    :func:`hit_rule.choose`'s."""
 
     def __init__(self, lane: SemanticTier, threshold: float | None, *, looser: bool) -> None:
         self._lane = lane
         self._threshold = threshold
-        self._looser = looser
+        self._loose: OneCandidate | None = None
+        if looser and threshold is not None:
+            self._loose = OneCandidate(
+                threshold=threshold, floor=None, verifier=lane.verifier, decision=None, scored=False
+            )
 
     @property
     def extra_candidates(self) -> int:
@@ -170,33 +175,29 @@ class PerCallRule:
         return self
 
     def under(self, similarity: float, namespace: str) -> bool:
-        if self._threshold is not None and similarity < self._threshold:
-            return True
-        return not self._looser and self._lane.under(similarity, namespace)
+        if self._loose is not None:
+            return self._loose.under(similarity)
+        return self._stricter(similarity) or self._lane.under(similarity, namespace)
 
     def judge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
-        return self._own(prompt, question, similarity) or self._lane.judge(
-            prompt, question, similarity, namespace
-        )
+        if self._loose is not None:
+            return self._loose.judge(prompt, question, similarity)
+        if self._stricter(similarity):
+            return Verdict(hit=False)
+        return self._lane.judge(prompt, question, similarity, namespace)
 
     async def ajudge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
-        verdict = self._own(prompt, question, similarity)
-        return verdict or await self._lane.ajudge(prompt, question, similarity, namespace)
+        if self._loose is not None or self._stricter(similarity):
+            return self.judge(prompt, question, similarity, namespace)
+        return await self._lane.ajudge(prompt, question, similarity, namespace)
 
-    def _own(self, prompt: str, question: str | None, similarity: float) -> Verdict | None:
-        """The verdict of this call's threshold and guard, or None for the lane's rule."""
-        if self._threshold is not None and similarity < self._threshold:
-            return Verdict(hit=False)
-        if not self._looser:
-            return None
-        # Without a stored question (store_question=False) there is nothing to check against.
-        if question is not None and not self._lane.verifier.verify(prompt, question):
-            return Verdict(hit=False, rejected=True)
-        return Verdict(hit=True)
+    def _stricter(self, similarity: float) -> bool:
+        """Under this call's threshold."""
+        return self._threshold is not None and similarity < self._threshold
 
 
 def _hit(entry: Entry, tier: Tier, similarity: float, now: float) -> CacheHit:
