@@ -30,17 +30,18 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from semcache.core.coalesce import Coalescer, Role
+from semcache.pipeline import hit_rule
 from semcache.pipeline.adopted import Adopted, answers_first
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Emit, Found, Next, Request
 from semcache.pipeline.fence import Fence
 from semcache.pipeline.gather import GatherWindow
+from semcache.pipeline.hit_rule import Candidate
 from semcache.pipeline.in_flight import CallStart, InFlight, InFlightQuestion, Partition, unit
 from semcache.pipeline.merge_choose import Chooser
 from semcache.pipeline.merge_mark import pass_on
@@ -51,7 +52,6 @@ from semcache.stats import Stats, Tier
 if TYPE_CHECKING:
     from litellm.types.utils import ModelResponseStream
 
-    from semcache.pipeline.lookup_result import Verdict
     from semcache.pipeline.shared_merge import SharedMerge
     from semcache.replicas.inflight import Published
     from semcache.stores.base import Entry
@@ -162,14 +162,8 @@ class MergeStage:
         tier, shared = self._backend.started, self._shared
         if tier is None or shared is None:
             return None
-        prompt, namespace = request.keys.prompt or "", request.control.namespace
-
-        async def judge(leader: str, similarity: float) -> Verdict:
-            return await tier.ajudge(prompt, leader, similarity, namespace)
-
         emit = request.emit if request.stream else None
-        candidates = 1 + tier.extra_candidates
-        return await shared.follow(request, partition, vector, judge, emit, candidates)
+        return await shared.follow(request, partition, vector, tier, emit)
 
     def _partition(self, request: Request) -> Partition | None:
         """Where this request's question is compared, or None when it takes no part."""
@@ -378,13 +372,15 @@ class MergeStage:
         tier = self._backend.started
         similarity = float(np.dot(question.vector, other.vector))
         namespace = request.control.namespace
-        if tier is None or tier.under(similarity, namespace):
+        if tier is None:
             return await running
-        judge = partial(tier.ajudge, question.prompt, other.prompt, similarity, namespace)
-        verdict = await self._failopen.call("merge_judge", judge, None)
+        candidate = Candidate(other, other.prompt, similarity)
+        choice = await hit_rule.choose(
+            tier, question.prompt, namespace, [candidate], through=self._choose.through
+        )
         busy = self._coalescer.waiters(question.key) > 1  # somebody follows it
         ended = self._coalescer.waiters(other.key) == 0  # it answered while we judged
-        if verdict is None or not verdict.hit or running.done() or busy or ended:
+        if choice.chosen is None or running.done() or busy or ended:
             return await running
         running.cancel()
         self.in_flight.remove(partition, question.key)

@@ -5,17 +5,20 @@ See :mod:`semcache.pipeline.merge`; one event loop, not thread-safe.
 
 from __future__ import annotations
 
-from functools import partial
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from semcache.pipeline import hit_rule
+from semcache.pipeline.hit_rule import Candidate
 from semcache.pipeline.in_flight import InFlight, InFlightQuestion, Partition
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
 
 if TYPE_CHECKING:
     from semcache.pipeline.base import Request
+    from semcache.pipeline.lookup_result import Verdict
     from semcache.pipeline.semantic_tier import SemanticTier
 
 #: Rounds of looking at in-flight questions that began while this one's judging awaited.
@@ -38,41 +41,44 @@ class Chooser:
         partition: Partition,
         vector: np.ndarray,
     ) -> tuple[InFlightQuestion, float] | None:
-        """The in-flight question to follow, by the semantic lookup's own rule
-        (:meth:`SemanticTier.settle`): the nearest, and when the guard vetoes it, the next
-        nearest over the threshold, up to ``semantic.guard_candidates`` more (none with a
-        scorer). Judging the nearest alone let a question that differs in one detail hide
-        the paraphrase asked beside it.
+        """The in-flight question to follow, by the one hit rule (:func:`hit_rule.choose`,
+        as the semantic lookup): the nearest, and while the guard vetoes, the next nearest.
 
         Judging awaits, and paraphrases asked together reach this point together: each
-        judged what was in flight before any of them led, and all of them led (in a
-        144-question stream, 8 at a time, on one process, 7 of 24 paraphrase pairs). So when
-        a leader began during the judging, the ones not judged yet are looked at too (at
-        most ``MAX_LOOKS`` rounds); the caller leads with no await after the last look.
-        A candidate under the threshold is dismissed with no await (``tier.under``): when
-        each round awaited, a burst's other leaders registered meanwhile, the rounds ran out
-        and both of a simultaneous paraphrase pair led (9 of 10 pairs, cold burst of 150)."""
+        judged what was in flight before any of them led, and all of them led. So when a
+        leader began during the judging, the ones not judged yet are looked at too (at most
+        ``MAX_LOOKS`` rounds); the caller leads with no await after the last look. A
+        candidate under the threshold is dismissed with no await (the rule's ``under``):
+        when each round awaited, a burst's other leaders registered meanwhile, the rounds
+        ran out and both of a simultaneous paraphrase pair led. A failed judgement (a
+        failing scorer, counted) means no merge."""
         prompt = request.keys.prompt or ""
         namespace = request.control.namespace
+        budget = hit_rule.span(tier, prompt)
         judged: set[object] = set()
         for _ in range(MAX_LOOKS):
             seen = self.in_flight.added
-            budget = 1 + tier.extra_candidates
             near = self.in_flight.nearest_k(partition, vector, budget + len(judged))
-            for leader, similarity in [n for n in near if n[0].key not in judged][:budget]:
-                if tier.under(similarity, namespace):
-                    break  # so is every one after it; decided with no await (see above)
-                judged.add(leader.key)
-                judge = partial(tier.ajudge, prompt, leader.prompt, similarity, namespace)
-                # a failing scorer: no merge, counted
-                verdict = await self._failopen.call("merge_judge", judge, None)
-                if verdict is None:
-                    return None
-                if verdict.hit:
-                    return leader, similarity
-                if not verdict.rejected:
-                    break  # under the threshold: so is every one after it
-                self._stats.count("merge_rejections")
+            candidates = [
+                Candidate(leader, leader.prompt, similarity)
+                for leader, similarity in near
+                if leader.key not in judged
+            ]
+            choice = await hit_rule.choose(
+                tier, prompt, namespace, candidates, through=self.through
+            )
+            if choice.vetoed:
+                self._stats.count("merge_rejections", choice.vetoed)
+            if choice.failed:
+                return None
+            if choice.chosen is not None:
+                return choice.chosen.item, choice.chosen.similarity
+            judged.update(c.item.key for c in candidates[: len(choice.verdicts)])
             if self.in_flight.added == seen:
                 return None  # nobody began meanwhile: lead (registered with no await between)
         return None
+
+    async def through(self, judge: Callable[[], Awaitable[Verdict]]) -> Verdict | None:
+        """Run one judgement of the merge (kind ``merge_judge``): None when it failed (a
+        failing scorer: counted, and no merge)."""
+        return await self._failopen.call("merge_judge", judge, None)

@@ -261,14 +261,10 @@ class SemanticStage:
         if not isinstance(found, Search):
             return found
 
-        async def judge(prompt: str, question: str | None, similarity: float, ns: str) -> Verdict:
-            return await self._failopen.call(
-                "semantic_judge",
-                lambda: tier.ajudge(prompt, question, similarity, ns),
-                Verdict(hit=False),
-            )
+        async def through(judge: Callable[[], Awaitable[Verdict]]) -> Verdict:
+            return await self._failopen.call("semantic_judge", judge, Verdict(hit=False))
 
-        return await tier.settle(prompt, found, namespace, judge)
+        return await tier.settle(prompt, found, namespace, through)
 
     def _count(self, lookup: Lookup) -> None:
         if lookup.rejected:

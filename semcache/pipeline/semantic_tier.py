@@ -1,17 +1,9 @@
 """The semantic tier: embed the question, search its partition, check the candidate.
 
 Owns the embedder (behind a micro-batcher), the vector store and the answer guard, and the
-one rule that decides a hit (:meth:`SemanticTier.judge`) for the nearest live entry in the
-same tenant, namespace and scope:
-
-- without a scorer: its cosine similarity is >= the threshold (the namespace's override if
-  any) and the verifier accepts it;
-- with a scorer (``semantic.scorer``: the file ``semcache calibrate --save`` wrote): exactly
-  the calibrated rule, :class:`~semcache.scoring.ScoredDecision` (cosine >= the band's
-  ``lo`` and either >= its ``hi`` or the learned score >= the saved threshold). The global
-  ``threshold`` and the verifier are not applied: the guard's rules are model features and
-  the guarantee is for this rule alone. A namespace override is an extra cosine *floor*: it
-  can only remove hits there, never serve one the scorer rejects.
+settings of the hit rule (threshold, namespace overrides, scorer) that
+:mod:`semcache.pipeline.hit_rule` applies to the live entries in the same tenant, namespace
+and scope (:meth:`SemanticTier.rule`).
 
 Blocking store, model and scoring calls run in worker threads, never on the event loop.
 Errors propagate: the caller's fail-open boundary turns them into misses.
@@ -20,7 +12,7 @@ Errors propagate: the caller's fail-open boundary turns them into misses.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -30,6 +22,8 @@ from semcache.embedders.base import Embedder
 from semcache.embedders.readability import ANY, Readability
 from semcache.errors import StoreError
 from semcache.guard import HitVerifier
+from semcache.pipeline import hit_rule
+from semcache.pipeline.hit_rule import Candidate, OneCandidate, Through
 from semcache.pipeline.lookup_result import Lookup, Search, Verdict
 from semcache.stores.base import Entry, Match, RecordedEmbedder, VectorStore
 from semcache.stores.where import Where
@@ -278,37 +272,30 @@ class SemanticTier:
     ) -> Lookup:
         """Embed ``prompt``, find the best live candidate in its partition and judge it."""
         found = await self.search(prompt, tenant=tenant, namespace=namespace, scope=scope, now=now)
-        return await self.settle(prompt, found, namespace, self.ajudge)
+        return await self.settle(prompt, found, namespace)
 
     async def settle(
-        self,
-        prompt: str,
-        found: Search,
-        namespace: str,
-        ajudge: Callable[[str, str | None, float, str], Awaitable[Verdict]],
+        self, prompt: str, found: Search, namespace: str, through: Through = hit_rule.direct
     ) -> Lookup:
-        """Judge the nearest candidate; when the guard vetoes it (over the threshold, a
-        differing detail), judge the next ones, closest first, while they are over the
-        threshold, and serve the first the rule accepts.
+        """Judge ``found``'s candidates by the one hit rule (:func:`hit_rule.choose`): the
+        nearest, and while the guard vetoes, the next ones closest first.
 
         Why: a stored question that differs from the new one in one detail ("... not safe
         to eat ..." for "... safe to eat ...") is often nearer than a true paraphrase of it,
-        and judging only the nearest let it hide that paraphrase. Each candidate passes the
-        same rule a nearest one would. With a scorer the search returns the nearest only
-        (:meth:`search`): the calibrated guarantee is for the nearest candidate's rule.
-        ``ajudge`` is :meth:`ajudge`, or the caller's wrapper of it (fail-open)."""
+        and judging only the nearest let it hide that paraphrase. With a scorer the search
+        returns the nearest only (:meth:`search`): the calibrated guarantee is for the
+        nearest candidate's rule. ``through``: the caller's fail-open boundary for one
+        judgement (a failed one reads as a plain miss)."""
         best = found.best
         if best is None:
             return Lookup(vector=found.vector, match=None, nearest=None)
-        verdict = await ajudge(prompt, best.entry.question, best.similarity, namespace)
-        if verdict.rejected:
-            for other in found.others:
-                later = await ajudge(prompt, other.entry.question, other.similarity, namespace)
-                if later.hit:
-                    return replace(self.outcome(found, later), match=other, rejected=True)
-                if not later.rejected:
-                    break  # under the threshold: so is every one after it
-        return self.outcome(found, verdict)
+        candidates = [Candidate(m, m.entry.question, m.similarity) for m in (best, *found.others)]
+        choice = await hit_rule.choose(self, prompt, namespace, candidates, through=through)
+        nearest = choice.nearest or Verdict(hit=False)
+        chosen = choice.chosen
+        if chosen is None or chosen.item is best:
+            return self.outcome(found, nearest)
+        return replace(self.outcome(found, choice.verdicts[-1]), match=chosen.item, rejected=True)
 
     @staticmethod
     def outcome(found: Search, verdict: Verdict) -> Lookup:
@@ -324,57 +311,37 @@ class SemanticTier:
             candidate=best,
         )
 
+    def rule(self, namespace: str) -> OneCandidate:
+        """The hit rule for one candidate in ``namespace``, as this tier is set now."""
+        return OneCandidate(
+            threshold=self.threshold_for(namespace),
+            floor=self.namespace_thresholds.get(namespace),
+            verifier=self.verifier,
+            decision=self._decision,
+            scored=self._make_scorer is not None,
+        )
+
     def judge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
-        """The one hit rule: may an answer to ``question`` (found at cosine ``similarity``)
-        serve ``prompt`` in ``namespace``? Every path that serves one question's answer to
-        another (the semantic lookup, an in-flight merge) asks here, so they cannot drift.
-
-        With a scorer this may run the model (and an extra embedder): blocking work, so
-        callers on the event loop use :meth:`ajudge`. A tier with a scorer that is not set
-        up yet serves nothing (never the uncalibrated cosine rule)."""
-        if self._make_scorer is not None:
-            return self._scored(prompt, question, similarity, namespace)
-        if similarity < self.threshold_for(namespace):
-            return Verdict(hit=False)
-        # Without a stored question (store_question=False) there is nothing to check against.
-        if question is not None and not self.verifier.verify(prompt, question):
-            return Verdict(hit=False, rejected=True)
-        return Verdict(hit=True)
+        """:meth:`OneCandidate.judge` in ``namespace``: may an answer to ``question`` (found
+        at cosine ``similarity``) serve ``prompt``? With a scorer this may run the model (and
+        an extra embedder): blocking work, so callers on the event loop use :meth:`ajudge`."""
+        return self.rule(namespace).judge(prompt, question, similarity)
 
     def under(self, similarity: float, namespace: str) -> bool:
-        """Whether :meth:`judge` calls a candidate at ``similarity`` a plain miss (under the
-        threshold or the scorer's band) with no work, so a caller may stop without awaiting
-        it (the in-flight merge: see ``merge_choose.Chooser``)."""
-        if self._make_scorer is None:
-            return similarity < self.threshold_for(namespace)
-        decision, floor = self._decision, self.namespace_thresholds.get(namespace)
-        below_floor = floor is not None and similarity < floor
-        return decision is None or below_floor or similarity < decision.search_threshold
+        """:meth:`OneCandidate.under` in ``namespace``."""
+        return self.rule(namespace).under(similarity)
 
     async def ajudge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
         """:meth:`judge` for callers on the event loop: a candidate the scorer must score is
         judged in a worker thread; every other case is a comparison, done inline."""
-        decision = self._decision
-        if decision is not None and question is not None and decision.needs_score(similarity):
-            return await asyncio.to_thread(self.judge, prompt, question, similarity, namespace)
-        return self.judge(prompt, question, similarity, namespace)
-
-    def _scored(
-        self, prompt: str, question: str | None, similarity: float, namespace: str
-    ) -> Verdict:
-        decision = self._decision
-        if decision is None:
-            return Verdict(hit=False)
-        floor = self.namespace_thresholds.get(namespace)
-        if floor is not None and similarity < floor:
-            return Verdict(hit=False)
-        result = decision.decide(prompt, question, similarity)
-        vetoed = result.outcome == "vetoed"  # Outcome.VETOED: the scorer file's guard rejected
-        return Verdict(hit=result.hit, rejected=vetoed, score=result.score, outcome=result.outcome)
+        rule = self.rule(namespace)
+        if rule.scores(question, similarity):
+            return await asyncio.to_thread(rule.judge, prompt, question, similarity)
+        return rule.judge(prompt, question, similarity)
 
     async def upsert(self, entry: Entry) -> None:
         await self.upsert_many([entry])

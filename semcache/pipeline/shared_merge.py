@@ -28,14 +28,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from semcache.core.answer import Answer
 from semcache.errors import SharedFlightFailed
+from semcache.pipeline import hit_rule
 from semcache.pipeline.base import Emit, Found, Request
+from semcache.pipeline.hit_rule import Candidate, Lanes
 from semcache.pipeline.merge_mark import marked
 from semcache.replicas.exact import decode_entry
 from semcache.replicas.flights import Claim, Followed, Role, SharedFlights
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
     from semcache.pipeline.lookup_result import Verdict
 
 Partition = tuple[str, str, str, str]
-Judge = Callable[[str, float], Awaitable["Verdict"]]
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -152,20 +152,17 @@ class SharedMerge:
         request: Request,
         partition: Partition,
         vector: np.ndarray,
-        judge: Judge,
+        tier: Lanes,
         emit: Emit | None,
-        candidates: int = 1,
     ) -> Found | None:
         """The answer of another replica's paraphrase in flight, or None (lead yourself).
 
-        ``judge(leader_prompt, similarity)`` is the semantic tier's hit rule; ``emit`` the
-        streaming caller's sink (None: not streaming). ``candidates``: how many of the
-        nearest are judged, nearest first, while the guard vetoes them (the semantic
-        lookup's rule: 1 + ``semantic.guard_candidates``, 1 with a scorer).
+        ``tier``: the semantic tier, whose hit rule (:func:`hit_rule.choose`) picks the
+        question to follow; ``emit`` the streaming caller's sink (None: not streaming).
         """
         if not self._takes_part(request):
             return None
-        near = await self._choose(partition, vector, judge, candidates)
+        near = await self._choose(request, partition, vector, tier)
         if near is None:
             return None
         claim = await self._peek(request, near.exact, near.model)
@@ -194,26 +191,25 @@ class SharedMerge:
         return None
 
     async def _choose(
-        self, partition: Partition, vector: np.ndarray, judge: Judge, candidates: int
+        self, request: Request, partition: Partition, vector: np.ndarray, tier: Lanes
     ) -> Nearest | None:
-        """The nearest question another replica asked that the hit rule accepts, judging
-        the next nearest only while the guard vetoes (under the threshold: so is the rest)."""
-        questions, failopen = self._questions, self._failopen
+        """The nearest question another replica asked that the hit rule accepts (the next
+        nearest judged only while the guard vetoes); a failed judgement: none."""
+        questions, prompt = self._questions, request.keys.prompt or ""
+        k = hit_rule.span(tier, prompt)
         found = await self._call(
-            "redis_merge_nearest", lambda: questions.nearest_k(partition, vector, candidates)
+            "redis_merge_nearest", lambda: questions.nearest_k(partition, vector, k)
         )
-        for near in found or []:
-            verdict = await failopen.call(
-                "merge_judge", partial(judge, near.prompt, near.similarity), None
-            )
-            if verdict is None:
-                return None
-            if verdict.hit:
-                return near
-            if not verdict.rejected:
-                return None
-            self._stats.count("merge_rejections")
-        return None
+        candidates = [Candidate(near, near.prompt, near.similarity) for near in found or []]
+        choice = await hit_rule.choose(
+            tier, prompt, request.control.namespace, candidates, through=self._through
+        )
+        if choice.vetoed:
+            self._stats.count("merge_rejections", choice.vetoed)
+        return choice.chosen.item if choice.chosen is not None else None
+
+    async def _through(self, judge: Callable[[], Awaitable[Verdict]]) -> Verdict | None:
+        return await self._failopen.call("merge_judge", judge, None)
 
     async def _peek(self, request: Request, exact: str, model: str) -> Claim | None:
         flights, tenant, namespace = self._flights, request.tenant, request.control.namespace

@@ -1,13 +1,15 @@
 """The loop side of ``check(..., filters=, num_results=, threshold=)``, ``drop`` and ``update``.
 
-What a RedisVL or GPTCache user reaches for first (issue 22 item 6), on the cache's own tiers:
+What a RedisVL or GPTCache user reaches for first, on the cache's own tiers:
 
 - **filters** on the metadata stored with an answer: each narrows the lookup inside the
   request's partition (tenant, namespace, scope, embedder), never beside it; they are part of
   the store's search filter (:attr:`semcache.stores.Where.filters`) and re-checked on every
   result, the exact entry included.
-- **num_results**: up to k candidates, the exact entry first, then by similarity; each one
-  passes the same hit rule as a single lookup (threshold, guard or scorer, ``s-maxage``).
+- **num_results**: up to k hits, the exact entry first, then by similarity, each chosen by
+  the lookup's own hit rule (:func:`semcache.pipeline.hit_rule.choose`: threshold, guard or
+  scorer; ``s-maxage``): the first is the candidate a lookup would serve, each next one the
+  rule's choice among the candidates after it.
 - **threshold**: per call. It may only be *stricter* than the one the cache serves (a
   candidate must pass both); a looser one raises unless ``allow_looser=True``, and then
   replaces the threshold for this call (the answer guard still applies; a calibrated scorer
@@ -22,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from semcache.core.answer import Answer
 from semcache.errors import ConfigError, InvalidRequest
+from semcache.pipeline import hit_rule
+from semcache.pipeline.hit_rule import Candidate, OneCandidate
+from semcache.pipeline.lookup_result import Verdict
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
 from semcache.stats import CacheHit, CacheInfo, MissReason, Tier
 from semcache.stores.where import Where, metadata_filters, metadata_matches
@@ -92,20 +97,27 @@ async def query(
         vector = await tier.embed(keys.prompt)  # sets up a routed question's lane
         lane = tier.lane(keys.prompt)  # a routed question: the fallback's embedder
         where = Where(request.tenant, namespace, keys.scope, _embedder(lane), now, filters)
+        looser = served is not None and threshold is not None and threshold < served
+        rule = PerCallRule(lane, threshold, looser=looser)
+        # the exact entry, then k hits, the first behind as many vetoed ones as a lookup's
+        fetch = 1 + k + rule.extra_candidates
         nothing: list[Match] = []
         matches = await parts.failopen.call(
-            "semantic_lookup", lambda: tier.nearest_k(vector, where, k + 1), nothing
+            "semantic_lookup", lambda: tier.nearest_k(vector, where, fetch), nothing
         )
-        for match in matches:
-            entry = match.entry
-            if len(hits) >= k or (exact is not None and entry.key == exact.key):
-                continue
-            if not request.control.accepts(entry.created_at, now):
-                continue
-            if await _passes(tier, keys.prompt, entry, match.similarity, namespace, threshold,
-                             looser=served is not None and threshold is not None
-                             and threshold < served):  # fmt: skip
-                hits.append(_hit(entry, Tier.SEMANTIC, match.similarity, now))
+        candidates = [
+            Candidate(m, m.entry.question, m.similarity)
+            for m in matches
+            if (exact is None or m.entry.key != exact.key)
+            and request.control.accepts(m.entry.created_at, now)
+        ]
+        while candidates and len(hits) < k:
+            choice = await hit_rule.choose(rule, keys.prompt, namespace, candidates)
+            if choice.chosen is None:
+                break
+            match = choice.chosen.item
+            hits.append(_hit(match.entry, Tier.SEMANTIC, match.similarity, now))
+            candidates = candidates[len(choice.verdicts) :]
     if hits:
         delivery.record(hits[0].info)
     else:
@@ -139,23 +151,53 @@ async def _exact(
     return entry
 
 
-async def _passes(
-    tier: SemanticTier,
-    prompt: str,
-    entry: Entry,
-    similarity: float,
-    namespace: str,
-    threshold: float | None,
-    *,
-    looser: bool,
-) -> bool:
-    if threshold is not None and similarity < threshold:
-        return False
-    if looser:  # explicit: the caller's threshold replaces the served one; the guard stays
-        question = entry.question
-        return question is None or tier.verifier.verify(prompt, question)
-    verdict = await tier.ajudge(prompt, entry.question, similarity, namespace)
-    return verdict.hit
+class PerCallRule:
+    """The hit rule with this call's ``threshold`` (a hit when cosine >= it) on top of
+    ``lane``'s: a candidate must pass both; ``looser``: the call's threshold replaces the
+    lane's rule by the plain cosine rule with the lane's answer guard (never a calibrated
+    scorer: its guarantee is for the served rule). Which candidates are judged is
+    :func:`hit_rule.choose`'s."""
+
+    def __init__(self, lane: SemanticTier, threshold: float | None, *, looser: bool) -> None:
+        self._lane = lane
+        self._threshold = threshold
+        self._loose: OneCandidate | None = None
+        if looser and threshold is not None:
+            self._loose = OneCandidate(
+                threshold=threshold, floor=None, verifier=lane.verifier, decision=None, scored=False
+            )
+
+    @property
+    def extra_candidates(self) -> int:
+        return self._lane.extra_candidates
+
+    def lane(self, text: str | None) -> PerCallRule:
+        return self
+
+    def under(self, similarity: float, namespace: str) -> bool:
+        if self._loose is not None:
+            return self._loose.under(similarity)
+        return self._stricter(similarity) or self._lane.under(similarity, namespace)
+
+    def judge(
+        self, prompt: str, question: str | None, similarity: float, namespace: str
+    ) -> Verdict:
+        if self._loose is not None:
+            return self._loose.judge(prompt, question, similarity)
+        if self._stricter(similarity):
+            return Verdict(hit=False)
+        return self._lane.judge(prompt, question, similarity, namespace)
+
+    async def ajudge(
+        self, prompt: str, question: str | None, similarity: float, namespace: str
+    ) -> Verdict:
+        if self._loose is not None or self._stricter(similarity):
+            return self.judge(prompt, question, similarity, namespace)
+        return await self._lane.ajudge(prompt, question, similarity, namespace)
+
+    def _stricter(self, similarity: float) -> bool:
+        """Under this call's threshold."""
+        return self._threshold is not None and similarity < self._threshold
 
 
 def _hit(entry: Entry, tier: Tier, similarity: float, now: float) -> CacheHit:
