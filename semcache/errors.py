@@ -100,7 +100,7 @@ class MissingDependency(SemcacheError, ImportError):
         self.package = package
         self.extra = extra
         super().__init__(
-            f"{package!r} is not installed; install it with: pip install 'semcache[{extra}]'"
+            f"{package!r} is not installed; install it with: pip install 'semcache-llm[{extra}]'"
         )
 
 

@@ -54,7 +54,7 @@ def test_errors_are_one_tree_and_builtin_compatible():
     assert issubclass(errors.InvalidRequest, ValueError)
     assert issubclass(errors.InvalidRequestType, TypeError)
     assert issubclass(errors.MissingDependency, ImportError)
-    assert "pip install 'semcache[multilingual]'" in str(
+    assert "pip install 'semcache-llm[multilingual]'" in str(
         errors.MissingDependency("x", "multilingual")
     )
 

