@@ -113,3 +113,28 @@ def test_namespace_ttls_are_validated():
 
     with pytest.raises(SettingsError, match="namespace_ttl_s"):
         PolicySettings(namespace_ttl_s={"news": -1})
+
+
+@pytest.mark.parametrize("how", [{"num_results": 3}, {"threshold": 0.99}, {"filters": {}}])
+def test_check_with_options_never_serves_an_older_snapshot(how, tmp_path):
+    """``check()`` with ``num_results`` / ``threshold`` / ``filters`` takes its own lookup
+    path; a withdrawn snapshot's answers stay withdrawn there too (exact and semantic)."""
+    from semcache.testing import FakeEmbedder
+
+    upstream = FakeUpstream(model="gpt-4o-mini-2024-07-18")
+    settings = CacheSettings(
+        store=StoreSettings(path=":memory:"),
+        policy=PolicySettings(on_model_change="invalidate"),
+        semantic={"threshold": 0.5, "verifier": "none"},
+    )
+    with SemanticCache(settings, upstream=upstream, embedder=FakeEmbedder()) as cache:
+        assert tier(cache, "what is the capital of france") == "miss"
+        cache.flush()
+        ask = {"model": "gpt-4o-mini", "prompt": "what is the capital of france"}
+        assert cache.check(**ask, **how)  # served before the change
+        upstream.model = "gpt-4o-mini-2025-01-31"
+        assert tier(cache, "an unrelated question about rivers") == "miss"
+        cache.flush()
+        assert cache.stats().counts["model_changes"] == 1
+        assert not cache.check(**ask, **how)
+        assert cache.check(**ask) is None  # the stages agree

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from semcache.replicas.tier import SharedTier
     from semcache.runtime.upstream import Upstream
     from semcache.scoring import ScoredDecision
-    from semcache.stores.base import VectorStore
+    from semcache.stores.base import Entry, VectorStore
 
 
 from semcache.compose.semantic import semantic_tier, store_watermark
@@ -91,6 +91,7 @@ class Assembly:
     compression: CompressionLedger
     clock: Callable[[], float]
     tuning: TuningLoop
+    fresh: Callable[[Entry], bool]
     shared: SharedTier | None = None
     store_wait_s: float = 30.0
     shed_window_s: float = 2.0
@@ -245,6 +246,7 @@ def assemble(
         shared=shared,
         store_wait_s=s.admission.store_wait_s,
         shed_window_s=s.health.shed_window_s,
+        fresh=watch.fresh,
     )
 
 

@@ -110,6 +110,7 @@ async def query(
             for m in matches
             if (exact is None or m.entry.key != exact.key)
             and request.control.accepts(m.entry.created_at, now)
+            and parts.fresh(m.entry)
         ]
         while candidates and len(hits) < k:
             choice = await hit_rule.choose(rule, keys.prompt, namespace, candidates)
@@ -146,8 +147,8 @@ async def _exact(
         return None
     if not metadata_matches(entry.metadata, filters) and filters:
         return None
-    if not request.control.accepts(entry.created_at, now):
-        return None
+    if not request.control.accepts(entry.created_at, now) or not parts.fresh(entry):
+        return None  # too old for the caller, or from a replaced model snapshot
     return entry
 
 
