@@ -1,0 +1,169 @@
+"""Wrong answers and paraphrases served on semcache's collision corpus, through the public cache.
+
+    .venv/bin/python benchmarks/bench_collisions.py [--redis] [--limit N] [--seed S]
+
+For every pair of ``semcache/data/collisions.jsonl`` an answer for ``text_a`` is stored with
+``SemanticCache.store`` in a tenant of the pair's own (no pair ever sees another's entry), then
+``text_b`` is asked with ``SemanticCache.completion`` (upstream: ``FakeUpstream``). The hit rule
+is the default one (threshold, embedder, guard, readability routing); only admission control is
+relaxed, so that a busy machine cannot turn a lookup into a shed miss (any shed, failed or
+warming miss is printed, and should be 0).
+
+A served label-0 pair is a wrong answer, a served label-1 pair a paraphrase served. The baseline,
+from the same lookups: the cosine rule alone, which would also have served every pair the guard
+vetoed (miss reason ``rejected``). Printed per kind and language, and in total, for the embedded
+store (default) or the Redis vector-set store (``--redis``, a loopback Redis 8 from
+``semcache.testing.RedisServer``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.datasets import CollisionPair, load_collisions
+from semcache.stats import MissReason, Tier
+from semcache.testing import FakeUpstream, RedisServer
+
+MODEL = "gpt-4o-mini"
+#: Misses that mean no lookup decided anything: printed, never counted as a correct miss.
+NOT_LOOKED_UP = (MissReason.SHED, MissReason.FAILED, MissReason.WARMING)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the cache did with one pair's ``text_b``."""
+
+    pair: CollisionPair
+    served: bool
+    vetoed: bool  # over the threshold, but the guard (or scorer) said no
+    unreadable: bool
+    reason: MissReason | None  # why text_b missed (None: served)
+    similarity: float | None
+
+
+#: Every pair's stored answer. No digits or names: the private-data gate keeps an answer that
+#: looks private out of the semantic tier. The pair's own tenant says whose answer it is.
+ANSWER = "The answer stored for the first text of this pair."
+
+
+@contextlib.contextmanager
+def _cache(redis: bool) -> Iterator[SemanticCache]:
+    # the hit rule stays default; admission is relaxed so a busy host cannot shed a lookup
+    admission = {"wait_ms": 600_000.0, "max_loop_lag_ms": None}
+    with contextlib.ExitStack() as stack:
+        if redis:
+            server = stack.enter_context(RedisServer())
+            settings = CacheSettings(
+                store={"backend": "redis"}, redis={"url": server.url}, admission=admission
+            )
+        else:
+            path = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-collisions-"))
+            settings = CacheSettings(store={"backend": "edge", "path": path}, admission=admission)
+        cache = stack.enter_context(SemanticCache(settings, upstream=FakeUpstream()))
+        if not cache.ready():
+            raise SystemExit("the cache did not become ready")
+        yield cache
+
+
+def run(cache: SemanticCache, pairs: list[CollisionPair]) -> list[Outcome]:
+    """Store every ``text_a``'s answer, then ask every ``text_b``, each pair in its tenant."""
+    for pair in pairs:
+        cache.store(pair["text_a"], ANSWER, model=MODEL, tenant=pair["id"])
+    cache.flush()
+    outcomes = []
+    for pair in pairs:
+        response = cache.completion(
+            model=MODEL, messages=[{"role": "user", "content": pair["text_b"]}], tenant=pair["id"]
+        )
+        info = cache_info(response)
+        if info is None:
+            raise SystemExit(f"{pair['id']}: the response carries no cache_info")
+        served = info.tier in (Tier.SEMANTIC, Tier.MERGED, Tier.COALESCED, Tier.EXACT)
+        content = response.choices[0].message.content  # type: ignore[union-attr]
+        if served and content != ANSWER:
+            raise SystemExit(f"{pair['id']}: served {content!r}, not the stored answer")
+        reason = info.miss_reason
+        outcomes.append(
+            Outcome(
+                pair=pair,
+                served=served,
+                vetoed=reason == MissReason.REJECTED,
+                unreadable=reason == MissReason.UNREADABLE,
+                reason=reason,
+                similarity=info.similarity if served else info.nearest_similarity,
+            )
+        )
+    return outcomes
+
+
+def _row(name: str, outcomes: list[Outcome]) -> str:
+    negatives = [o for o in outcomes if o.pair["label"] == 0]
+    positives = [o for o in outcomes if o.pair["label"] == 1]
+    wrong = sum(o.served for o in negatives)
+    wrong_cosine = sum(o.served or o.vetoed for o in negatives)
+    served = sum(o.served for o in positives)
+    share = f"({served / len(positives):.0%})" if positives else ""
+    unreadable = sum(o.unreadable for o in outcomes)
+    return (
+        f"{name:<22} {len(outcomes):>5} {f'{wrong} of {len(negatives)}':>14} "
+        f"{f'{wrong_cosine} of {len(negatives)}':>14} "
+        f"{f'{served} of {len(positives)} {share}':>20} {unreadable:>10}"
+    )
+
+
+def report(outcomes: list[Outcome], store: str, seconds: float) -> None:
+    print(f"collision corpus through SemanticCache, default hit rule, {store} store")
+    print(
+        f"{'kind · language':<22} {'pairs':>5} {'wrong served':>14} {'cosine alone':>14} "
+        f"{'paraphrases served':>20} {'unreadable':>10}"
+    )
+    groups: dict[str, list[Outcome]] = {}
+    for outcome in outcomes:
+        groups.setdefault(f"{outcome.pair['kind']} · {outcome.pair['lang']}", []).append(outcome)
+    for name, group in groups.items():
+        print(_row(name, group))
+    for lang in sorted({o.pair["lang"] for o in outcomes}):
+        print(_row(f"all · {lang}", [o for o in outcomes if o.pair["lang"] == lang]))
+    print(_row("total", outcomes))
+    negatives = [o for o in outcomes if o.pair["label"] == 0]
+    wrong = sum(o.served for o in negatives)
+    baseline = sum(o.served or o.vetoed for o in negatives)
+    ratio = f"{wrong / baseline:.2f}x" if baseline else "–"
+    print(
+        f"wrong answers served: {wrong} of {len(negatives)} with the guard, {baseline} by the "
+        f"cosine rule alone (same lookups): {ratio} of the baseline"
+    )
+    reasons = Counter(str(o.reason) for o in outcomes if o.reason is not None)
+    print(f"miss reasons: {dict(sorted(reasons.items()))}")
+    undecided = sum(o.reason in NOT_LOOKED_UP for o in outcomes)
+    print(f"lookups that decided nothing (shed, failed, warming): {undecided}")
+    print(f"{len(outcomes)} pairs in {seconds:.1f} s; load average {os.getloadavg()[0]:.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--redis", action="store_true", help="the Redis vector-set store")
+    parser.add_argument("--limit", type=int, help="a seeded random N pairs (quick runs)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --limit")
+    args = parser.parse_args()
+    pairs = load_collisions()
+    if args.limit is not None and args.limit < len(pairs):
+        import random
+
+        pairs = sorted(random.Random(args.seed).sample(pairs, args.limit), key=pairs.index)
+    started = time.perf_counter()
+    with _cache(args.redis) as cache:
+        outcomes = run(cache, pairs)
+    report(outcomes, "Redis" if args.redis else "embedded", time.perf_counter() - started)
+
+
+if __name__ == "__main__":
+    main()
