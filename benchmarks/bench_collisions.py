@@ -1,6 +1,7 @@
 """Wrong answers and paraphrases served on semcache's collision corpus, through the public cache.
 
-    .venv/bin/python benchmarks/bench_collisions.py [--redis] [--limit N] [--seed S]
+    .venv/bin/python benchmarks/bench_collisions.py [--redis] [--lang en|zh] [--limit N]
+        [--seed S] [--fallback NAME --fallback-threshold T]
 
 For every pair of ``semcache/data/collisions.jsonl`` an answer for ``text_a`` is stored with
 ``SemanticCache.store`` in a tenant of the pair's own (no pair ever sees another's entry), then
@@ -13,7 +14,9 @@ A served label-0 pair is a wrong answer, a served label-1 pair a paraphrase serv
 from the same lookups: the cosine rule alone, which would also have served every pair the guard
 vetoed (miss reason ``rejected``). Printed per kind and language, and in total, for the embedded
 store (default) or the Redis vector-set store (``--redis``, a loopback Redis 8 from
-``semcache.testing.RedisServer``).
+``semcache.testing.RedisServer``). ``--fallback`` sets ``semantic.fallback_embedder`` (and
+``--fallback-threshold`` its threshold), which the default leaves unset: then questions MiniLM
+cannot read (the Chinese pairs) are looked up by meaning too, instead of exact-only.
 """
 
 from __future__ import annotations
@@ -55,22 +58,39 @@ ANSWER = "The answer stored for the first text of this pair."
 
 
 @contextlib.contextmanager
-def _cache(redis: bool) -> Iterator[SemanticCache]:
+def _cache(redis: bool, semantic: dict[str, object] | None = None) -> Iterator[SemanticCache]:
     # the hit rule stays default; admission is relaxed so a busy host cannot shed a lookup
     admission = {"wait_ms": 600_000.0, "max_loop_lag_ms": None}
     with contextlib.ExitStack() as stack:
         if redis:
             server = stack.enter_context(RedisServer())
-            settings = CacheSettings(
-                store={"backend": "redis"}, redis={"url": server.url}, admission=admission
-            )
+            store: dict[str, object] = {"backend": "redis"}
+            extra: dict[str, object] = {"redis": {"url": server.url}}
         else:
             path = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-collisions-"))
-            settings = CacheSettings(store={"backend": "edge", "path": path}, admission=admission)
+            store, extra = {"backend": "edge", "path": path}, {}
+        settings = CacheSettings(store=store, admission=admission, semantic=semantic or {}, **extra)
         cache = stack.enter_context(SemanticCache(settings, upstream=FakeUpstream()))
         if not cache.ready():
             raise SystemExit("the cache did not become ready")
+        if semantic:
+            _wait_for_fallback(cache)
         yield cache
+
+
+def _wait_for_fallback(cache: SemanticCache, timeout_s: float = 300.0) -> None:
+    """The fallback embedder loads in the background: ask a Chinese question until its
+    lookup no longer misses for warming."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        response = cache.completion(
+            model=MODEL, messages=[{"role": "user", "content": "预热问题"}], tenant="warm-up"
+        )
+        info = cache_info(response)
+        if info is not None and info.miss_reason != MissReason.WARMING:
+            return
+        time.sleep(1.0)
+    raise SystemExit("the fallback embedder did not load")
 
 
 #: Pairs stored between two flushes: a short write-behind queue, so no write waits past
@@ -140,7 +160,7 @@ def _row(name: str, outcomes: list[Outcome]) -> str:
 
 
 def report(outcomes: list[Outcome], store: str, seconds: float) -> None:
-    print(f"collision corpus through SemanticCache, default hit rule, {store} store")
+    print(f"collision corpus through SemanticCache, default hit rule, {store}")
     print(
         f"{'kind · language':<22} {'pairs':>5} {'wrong served':>14} {'cosine alone':>14} "
         f"{'paraphrases served':>20} {'unreadable':>10}"
@@ -173,16 +193,30 @@ def main() -> None:
     parser.add_argument("--redis", action="store_true", help="the Redis vector-set store")
     parser.add_argument("--limit", type=int, help="a seeded random N pairs (quick runs)")
     parser.add_argument("--seed", type=int, default=0, help="seed of --limit")
+    parser.add_argument("--lang", choices=["en", "zh"], help="only this language's pairs")
+    parser.add_argument("--fallback", help="semantic.fallback_embedder (default: none)")
+    parser.add_argument("--fallback-threshold", type=float, help="its threshold (cosine)")
     args = parser.parse_args()
-    pairs = load_collisions()
+    if (args.fallback is None) != (args.fallback_threshold is None):
+        parser.error("--fallback and --fallback-threshold go together")
+    semantic = None
+    if args.fallback is not None:
+        semantic = {
+            "fallback_embedder": args.fallback,
+            "fallback_threshold": args.fallback_threshold,
+        }
+    pairs = [p for p in load_collisions() if args.lang is None or p["lang"] == args.lang]
     if args.limit is not None and args.limit < len(pairs):
         import random
 
         pairs = sorted(random.Random(args.seed).sample(pairs, args.limit), key=pairs.index)
     started = time.perf_counter()
-    with _cache(args.redis) as cache:
+    with _cache(args.redis, semantic) as cache:
         outcomes = run(cache, pairs)
-    report(outcomes, "Redis" if args.redis else "embedded", time.perf_counter() - started)
+    store = "Redis store" if args.redis else "embedded store"
+    if semantic is not None:
+        store += f", fallback {args.fallback} at {args.fallback_threshold}"
+    report(outcomes, store, time.perf_counter() - started)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from .options import (
     add_data_options,
     cache_semantic,
     columns_of,
+    cosine,
     fraction,
     parse_args,
     parse_thresholds,
@@ -91,7 +92,7 @@ def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentPars
     )
     parser.add_argument(
         "--served-at",
-        type=float,
+        type=cosine,
         default=cache.threshold,
         metavar="THRESHOLD",
         help="cosine threshold at which sets whose pairs have a 'kind' (e.g. collisions) count "
