@@ -17,8 +17,8 @@ ANTONYM_EN: tuple[Row, ...] = (
         "eat/avoid",
     ),
     (
-        "Should I take ibuprofen before or after a meal?",
-        "What happens if I take ibuprofen after a meal instead of before?",
+        "Is it fine to take ibuprofen before a meal?",
+        "Is it fine to take ibuprofen after a meal?",
         "before/after",
     ),
     (
@@ -27,8 +27,8 @@ ANTONYM_EN: tuple[Row, ...] = (
         "increase/decrease",
     ),
     (
-        "How can I speed up my laptop's boot time?",
-        "How can I slow down my laptop's fan speed?",
+        "How can I speed up my laptop's fan?",
+        "How can I slow down my laptop's fan?",
         "speed up/slow down",
     ),
     (
@@ -172,7 +172,7 @@ ANTONYM_ZH: tuple[Row, ...] = (
     ("利率上升时应该买哪类基金？", "利率下降时应该买哪类基金？", "上升/下降"),
     ("怎样让宝宝白天多睡一会儿？", "怎样让宝宝白天少睡一会儿？", "多睡/少睡"),
     ("去热带地区旅行应该带什么衣服？", "去寒冷地区旅行应该带什么衣服？", "热带/寒冷"),
-    ("每天最多可以喝几杯咖啡？", "每天最少要喝几杯水？", "最多/最少"),
+    ("每天最多可以喝几杯水？", "每天最少要喝几杯水？", "最多/最少"),
     ("如何在Excel中合并单元格？", "如何在Excel中拆分单元格？", "合并/拆分"),
     ("跑步前应该怎么热身？", "跑步后应该怎么放松？", "前/后"),
     ("买房和租房哪个更划算？我想买。", "买房和租房哪个更划算？我想卖房。", "买/卖"),
@@ -289,7 +289,7 @@ NUMBER_ZH: tuple[Row, ...] = (
     ("收到货七天内可以退货吗？", "收到货三十天内可以退货吗？", "7/30天"),
     ("查询订单号 20240517883 的物流信息。", "查询订单号 20240517838 的物流信息。", "订单号"),
     ("把五公里换算成英里。", "把五英里换算成公里。", "单位方向"),
-    ("一百克米饭有多少卡路里？", "一百克面条有多少卡路里？", "食物"),
+    ("一百克米饭有多少卡路里？", "五百克米饭有多少卡路里？", "重量"),
     ("月薪一万二要交多少个人所得税？", "月薪两万二要交多少个人所得税？", "金额"),
     (
         "明天上午九点从北京到上海的高铁还有票吗？",
@@ -358,7 +358,7 @@ ENTITY_EN: tuple[Row, ...] = (
     ),
     (
         "How do I connect AirPods to a Windows laptop?",
-        "How do I connect a Galaxy Buds to a Windows laptop?",
+        "How do I connect Galaxy Buds to a Windows laptop?",
         "product",
     ),
     (
