@@ -142,9 +142,9 @@ def _text(source: str, line: int, row: Mapping[str, Any], field: str) -> str:
 
 
 def _kind(source: str, line: int, row: Mapping[str, Any], field: str) -> str | None:
-    """The pair's kind, or None when the row has no such field."""
+    """The pair's kind, or None when the row has no such field (or, in CSV, an empty cell)."""
     value = row.get(field)
-    if value is None:
+    if value is None or value == "":
         return None
     if not isinstance(value, str) or not value.strip():
         raise PairDataError(source, line, field, f"must be non-empty text, got {value!r}")
@@ -221,7 +221,8 @@ def _rows(source: str | Path) -> tuple[str, Iterator[tuple[int, Mapping[str, Any
     if text in SHIPPED_SETS and not path.exists():
         path = shipped_set_path(text)
     if not path.is_file():
-        raise PairDataError(text, None, None, "no such file")
+        shipped = "" if path.suffix else f" (shipped sets: {', '.join(SHIPPED_SETS)})"
+        raise PairDataError(text, None, None, f"no such file{shipped}")
     return path.stem, _file_rows(path)
 
 

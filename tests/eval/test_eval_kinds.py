@@ -61,6 +61,11 @@ def test_a_kind_column_must_be_on_every_row(tmp_path: Path) -> None:
     rows[1]["kind"] = 3
     with pytest.raises(PairDataError, match="field 'kind' must be non-empty text"):
         load_pairs(write_jsonl(tmp_path / "bad.jsonl", rows))
+    blank = tmp_path / "blank.csv"
+    blank.write_text("text_a,text_b,label,kind\na,b,0,\nc,d,1,\n")
+    assert load_pairs(blank).kinds is None  # empty cells: no kinds
+    with pytest.raises(PairDataError, match="no such file \\(shipped sets: pairs, collisions\\)"):
+        load_pairs("colisions")
 
 
 @pytest.fixture
