@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import tempfile
 import time
 from collections import Counter
@@ -46,10 +47,17 @@ class Outcome:
 
     pair: CollisionPair
     served: bool
-    vetoed: bool  # over the threshold, but the guard (or scorer) said no
-    unreadable: bool
     reason: MissReason | None  # why text_b missed (None: served)
-    similarity: float | None
+
+    @property
+    def vetoed(self) -> bool:
+        """Over the threshold, but the guard (or a scorer) said no."""
+        return self.reason == MissReason.REJECTED
+
+    @property
+    def unreadable(self) -> bool:
+        """Exact-only: the embedder cannot read the question's script."""
+        return self.reason == MissReason.UNREADABLE
 
 
 #: Every pair's stored answer. No digits or names: the private-data gate keeps an answer that
@@ -93,8 +101,8 @@ def _wait_for_fallback(cache: SemanticCache, timeout_s: float = 300.0) -> None:
     raise SystemExit("the fallback embedder did not load")
 
 
-#: Pairs stored between two flushes: a short write-behind queue, so no write waits past
-#: ``admission.store_wait_s`` behind long documents at the embedder of a busy machine.
+#: Pairs stored between two flushes: a short write-behind queue. With all 441 writes queued
+#: at once behind long documents, a busy machine lost writes (``FlushReport.failed``).
 STORE_CHUNK = 16
 
 
@@ -130,17 +138,7 @@ def run(cache: SemanticCache, pairs: list[CollisionPair]) -> list[Outcome]:
         content = response.choices[0].message.content  # type: ignore[union-attr]
         if served and content != ANSWER:
             raise SystemExit(f"{pair['id']}: served {content!r}, not the stored answer")
-        reason = info.miss_reason
-        outcomes.append(
-            Outcome(
-                pair=pair,
-                served=served,
-                vetoed=reason == MissReason.REJECTED,
-                unreadable=reason == MissReason.UNREADABLE,
-                reason=reason,
-                similarity=info.similarity if served else info.nearest_similarity,
-            )
-        )
+        outcomes.append(Outcome(pair=pair, served=served, reason=info.miss_reason))
     return outcomes
 
 
@@ -207,8 +205,6 @@ def main() -> None:
         }
     pairs = [p for p in load_collisions() if args.lang is None or p["lang"] == args.lang]
     if args.limit is not None and args.limit < len(pairs):
-        import random
-
         pairs = sorted(random.Random(args.seed).sample(pairs, args.limit), key=pairs.index)
     started = time.perf_counter()
     with _cache(args.redis, semantic) as cache:
