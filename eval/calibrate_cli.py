@@ -89,6 +89,13 @@ def _calibrate_parser(cache: SemanticSettings | None = None) -> argparse.Argumen
         "report the choice on them (costs test power; docs/calibration.md)",
     )
     parser.add_argument(
+        "--add-collisions",
+        action="store_true",
+        help="also calibrate on the label-0 pairs of semcache's collision corpus whose texts "
+        "every --embedder reads (long shared contexts, templates, antonyms, numbers, entities, "
+        "code, negations): the certified false-hit rate then covers those shapes too",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print one JSON document instead of tables"
     )
     parser.add_argument("--namespace", help="save as this namespace's threshold")
@@ -193,6 +200,10 @@ def run(args: argparse.Namespace) -> int:
         if args.labels or args.apply:
             if args.plugin is not None:
                 raise ConfigError("--plugin calibrates on --data pairs; it cannot use --labels")
+            if args.add_collisions:
+                raise ConfigError(
+                    "--add-collisions calibrates on --data pairs; it cannot use --labels"
+                )
             from .recalibrate import run_recalibrate
 
             return run_recalibrate(args, columns_of(args), out)

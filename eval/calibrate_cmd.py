@@ -39,7 +39,7 @@ from semcache.scoring.saved import SavedScorer, save_plugin
 
 from . import console as show
 from . import persist, resolve
-from .data import Columns, PairSet, load_pairs
+from .data import Columns, PairSet, join, load_pairs
 from .frontier import (
     DELTAS,
     Certified,
@@ -115,6 +115,8 @@ def run_calibrate(args: argparse.Namespace, columns: Columns, out: Console, err:
         raise ConfigError(f"--plugin is never considered with --scorer {args.scorer}")
     plugin_args = None if args.plugin is None else _plugin_args(args)  # checked before any work
     pairs = load_pairs(args.data, columns=columns, limit=args.limit, seed=args.seed)
+    if args.add_collisions:
+        pairs = with_collision_negatives(pairs, embedder_names, err)
     labels = pairs.labels.astype(np.int64)
     _enough_pairs(labels, args, err)
     verifier = resolve.resolve_verifier(args.verifier)
@@ -196,6 +198,29 @@ def _plugin_args(args: argparse.Namespace) -> _PluginArgs:
     return _PluginArgs(spec, api_key, band)
 
 
+def with_collision_negatives(pairs: PairSet, embedders: list[str], err: Console) -> PairSet:
+    """``pairs`` followed by the collision corpus's label-0 pairs whose two texts every embedder
+    reads: the cache never compares a text its embedder cannot read by meaning (it is
+    exact-only or routed to a fallback embedder), so such pairs would only count false hits
+    that can never be served."""
+    from semcache.embedders.registry import readability_for
+
+    readers = [readability_for(name) for name in embedders]
+    collisions = load_pairs("collisions")
+    keep = [
+        i
+        for i, (a, b) in enumerate(zip(collisions.text_a, collisions.text_b, strict=True))
+        if collisions.labels[i] == 0 and all(r.reads(a) and r.reads(b) for r in readers)
+    ]
+    err.print(
+        f"added {len(keep)} collision negatives to the {len(pairs)} pairs of {pairs.name} "
+        f"({int((collisions.labels == 0).sum()) - len(keep)} left out: a text the embedder "
+        "cannot read)",
+        highlight=False,
+    )
+    return join(pairs, collisions.take(keep))
+
+
 def primary_embedder(sims: dict[str, np.ndarray], labels: np.ndarray, parts: Parts) -> str:
     """The embedder whose cosine ranks the fitting pairs best: the cache's search embedder."""
     fit_labels = labels[parts.fit]
@@ -274,7 +299,8 @@ def build_candidates(
 
 def _calibration(args: argparse.Namespace, chosen: Certified) -> dict[str, object]:
     return {"delta": chosen.delta, "confidence": args.confidence, "seed": args.seed,
-            "data": Path(str(args.data)).name, "testing_hits": chosen.walk.hits,
+            "data": Path(str(args.data)).name, "collisions": args.add_collisions,
+            "testing_hits": chosen.walk.hits,
             "testing_false_hits": chosen.walk.false_hits,
             "p_value": chosen.walk.p_value, "alpha": chosen.alpha,
             "fit_fraction": args.fit_fraction, "holdout": args.holdout}  # fmt: skip

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -30,10 +31,12 @@ from . import resolve
 from .calibrate import CalibrationResult, calibrate
 from .calibrate_cli import _calibrate_parser, calibrate_main
 from .data import PairSet, load_pairs
+from .kinds import KindCounts, kinds_json, served_by_kind
 from .options import (
     add_data_options,
     cache_semantic,
     columns_of,
+    cosine,
     fraction,
     parse_args,
     parse_thresholds,
@@ -58,7 +61,8 @@ def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentPars
         nargs="+",
         action="extend",
         required=True,
-        help=".jsonl/.csv/.tsv or hf:NAME[:SPLIT]; several files, or --data repeated",
+        help=".jsonl/.csv/.tsv, hf:NAME[:SPLIT] or a shipped set (pairs, collisions); several "
+        "files, or --data repeated",
     )
     parser.add_argument(
         "--embedder",
@@ -85,6 +89,14 @@ def _eval_parser(cache: SemanticSettings | None = None) -> argparse.ArgumentPars
         type=fraction,
         default=list(DEFAULT_DELTAS),
         help="false-hit rates to report recall at (fractions)",
+    )
+    parser.add_argument(
+        "--served-at",
+        type=cosine,
+        default=cache.threshold,
+        metavar="THRESHOLD",
+        help="cosine threshold at which sets whose pairs have a 'kind' (e.g. collisions) count "
+        f"wrong answers and paraphrases served per kind (default: the cache's, {cache.threshold})",
     )
     parser.add_argument(
         "--calibrate", type=fraction, metavar="DELTA", help="also calibrate each group for DELTA"
@@ -133,6 +145,28 @@ def _embed_timed(
     return similarities, Timing(pairs.name, label, len(pairs), texts, seconds, cpu_seconds)
 
 
+def _served_by_kind(
+    pairs: PairSet,
+    similarities: np.ndarray,
+    group: Sequence[SweepResult],
+    decisions: dict[str, np.ndarray],
+    threshold: float,
+) -> dict[GroupKey, list[KindCounts]]:
+    """Per group (no verifier, then each verifier), wrong answers and paraphrases served per
+    kind at ``threshold``; nothing for a set whose pairs have no kind."""
+    if pairs.kinds is None:
+        return {}
+    return {
+        key_of(result): served_by_kind(
+            effective_scores(similarities, decisions.get(result.verifier)),
+            pairs.labels,
+            pairs.kinds,
+            threshold,
+        )
+        for result in group
+    }
+
+
 @contextmanager
 def _interrupt_on_sigterm() -> Iterator[None]:
     """SIGTERM stops the run like Ctrl-C (KeyboardInterrupt), so the finished groups are
@@ -163,6 +197,8 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     calibrations: dict[GroupKey, CalibrationResult] = {}
     decisions: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
     all_sims: dict[str, dict[str, np.ndarray]] = {pairs.name: {} for pairs in datasets}
+    kind_rows: dict[GroupKey, list[KindCounts]] = {}
+    by_kind: dict[GroupKey, dict[str, Any]] = {}
     finished = 0
     try:
         with _interrupt_on_sigterm():
@@ -199,13 +235,17 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
                                 confidence=args.confidence,
                                 seed=args.seed,
                             )
+                    for key, rows in _served_by_kind(
+                        pairs, similarities, group, decisions[pairs.name], args.served_at
+                    ).items():
+                        kind_rows[key], by_kind[key] = rows, kinds_json(args.served_at, rows)
                     results.extend(group)
                     # every finished group is on disk at once: a stopped run loses only
                     # the group in progress
-                    write_outputs(args.out, results, timings, calibrations)
+                    write_outputs(args.out, results, timings, calibrations, by_kind=by_kind)
                     finished += 1
     except KeyboardInterrupt:
-        written = write_outputs(args.out, results, timings, calibrations)
+        written = write_outputs(args.out, results, timings, calibrations, by_kind=by_kind)
         err.print(
             f"interrupted: kept the {finished} finished group(s) of "
             f"{len(args.embedder) * len(datasets)} in {', '.join(str(p) for p in written)}"
@@ -214,6 +254,8 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
     for result in results:
         out.print(show.sweep_table(result))
     out.print(show.headline_table(results, calibrations))
+    for key, rows in kind_rows.items():
+        out.print(show.kind_table(key, args.served_at, rows))
     frontiers: dict[str, dict[str, object]] = {}
     if args.frontier:
         # no verifier named: the null guard ('none'), which build_candidates skips
@@ -224,7 +266,9 @@ def _run_eval(args: argparse.Namespace, out: Console, err: Console) -> int:
         from .plots import write_plots
 
         plots = write_plots(results, args.out)
-    written = write_outputs(args.out, results, timings, calibrations, plots, frontiers)
+    written = write_outputs(
+        args.out, results, timings, calibrations, plots, frontiers, by_kind=by_kind
+    )
     err.print(f"wrote {', '.join(str(p) for p in [*written, *plots])}")
     return 0
 

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .calibrate import CalibrationResult
+from .kinds import KindCounts
 from .report import GroupKey, key_of
 from .similarity import Progress as ProgressCallback
 from .sweep import SweepResult
@@ -79,6 +80,27 @@ def headline_table(
         if calibrations:
             cells.append(calibration_cell(calibrations.get(key_of(result))))
         table.add_row(*cells)
+    return table
+
+
+def kind_table(key: GroupKey, threshold: float, rows: Sequence[KindCounts]) -> Table:
+    """Wrong answers and paraphrases served per kind of pair at the cache's threshold."""
+    dataset, embedder, verifier = key
+    table = Table(
+        title=f"{dataset} · {embedder} · verifier {verifier}: served at threshold {threshold:g}",
+        caption="wrong answers: label-0 pairs over the threshold and not vetoed; paraphrases: "
+        "label-1 pairs served",
+    )
+    _name_column(table, "kind", [row.kind for row in rows])
+    for column in ("wrong answers served", "paraphrases served"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        share = "" if math.isnan(row.paraphrase_share) else f" ({row.paraphrase_share:.0%})"
+        table.add_row(
+            row.kind,
+            f"{row.wrong_served} of {row.negatives}",
+            f"{row.paraphrases_served} of {row.positives}{share}",
+        )
     return table
 
 

@@ -3,8 +3,11 @@
 A pair's label says what serving one text's answer for the other would be: 1 correct (the
 texts ask the same thing), 0 wrong (a cache hit between them is a false hit).
 
-Sources: JSON Lines (one object per line), CSV, TSV (chosen by file suffix), or a Hugging
-Face dataset ``hf:<name>[:split]`` when the optional ``datasets`` package is installed.
+Sources: JSON Lines (one object per line), CSV, TSV (chosen by file suffix), a set semcache
+ships by its name (``pairs``, ``collisions``: :data:`semcache.datasets.SHIPPED_SETS`), or a
+Hugging Face dataset ``hf:<name>[:split]`` when the optional ``datasets`` package is installed.
+An optional ``kind`` column tags each pair with its shape (the collision corpus's kinds), so a
+report can count per kind; when the first row has it, every row must.
 Every row is checked; the first bad one stops loading with an error naming file, line and
 field, because a silently skipped row changes every rate the harness reports.
 """
@@ -20,6 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from semcache.datasets import SHIPPED_SETS, shipped_set_path
 from semcache.errors import MissingDependency, SemcacheError
 
 _LABEL_WORDS = {"0": 0, "1": 1, "false": 0, "true": 1}
@@ -53,18 +57,22 @@ class DatasetsNotInstalled(MissingDependency):
 
 @dataclass(frozen=True)
 class PairSet:
-    """Labeled pairs held column-wise: ``text_a[i]``, ``text_b[i]``, ``labels[i]`` (int8, 0/1)."""
+    """Labeled pairs held column-wise: ``text_a[i]``, ``text_b[i]``, ``labels[i]`` (int8, 0/1)
+    and, when the source tags them, ``kinds[i]`` (the pair's shape, e.g. ``antonym``)."""
 
     name: str
     text_a: list[str]
     text_b: list[str]
     labels: np.ndarray
+    kinds: list[str] | None = None
 
     def __post_init__(self) -> None:
-        if not len(self.text_a) == len(self.text_b) == len(self.labels):
+        lengths = [len(self.text_a), len(self.text_b), len(self.labels)]
+        if self.kinds is not None:
+            lengths.append(len(self.kinds))
+        if len(set(lengths)) != 1:
             raise ValueError(
-                f"pair set {self.name!r}: column lengths differ "
-                f"({len(self.text_a)}, {len(self.text_b)}, {len(self.labels)})"
+                f"pair set {self.name!r}: column lengths differ ({', '.join(map(str, lengths))})"
             )
 
     def __len__(self) -> int:
@@ -86,6 +94,7 @@ class PairSet:
             text_a=[self.text_a[i] for i in rows],
             text_b=[self.text_b[i] for i in rows],
             labels=self.labels[rows],
+            kinds=None if self.kinds is None else [self.kinds[i] for i in rows],
         )
 
     def sample(self, limit: int, seed: int = 0) -> PairSet:
@@ -98,6 +107,19 @@ class PairSet:
         return self.take(chosen)
 
 
+def join(first: PairSet, second: PairSet, name: str | None = None) -> PairSet:
+    """``first``'s pairs then ``second``'s, named ``name`` (default: ``first``'s name); kinds
+    are kept only when both sets have them."""
+    both = first.kinds is not None and second.kinds is not None
+    return PairSet(
+        name=first.name if name is None else name,
+        text_a=[*first.text_a, *second.text_a],
+        text_b=[*first.text_b, *second.text_b],
+        labels=np.concatenate([first.labels, second.labels]).astype(np.int8),
+        kinds=[*(first.kinds or []), *(second.kinds or [])] if both else None,
+    )
+
+
 @dataclass(frozen=True)
 class Columns:
     """Which fields hold the two texts and the label."""
@@ -105,6 +127,7 @@ class Columns:
     text_a: str = "text_a"
     text_b: str = "text_b"
     label: str = "label"
+    kind: str = "kind"
 
 
 def _text(source: str, line: int, row: Mapping[str, Any], field: str) -> str:
@@ -115,6 +138,16 @@ def _text(source: str, line: int, row: Mapping[str, Any], field: str) -> str:
         raise PairDataError(source, line, field, f"must be text, got {type(value).__name__}")
     if not value.strip():
         raise PairDataError(source, line, field, "is empty")
+    return value
+
+
+def _kind(source: str, line: int, row: Mapping[str, Any], field: str) -> str | None:
+    """The pair's kind, or None when the row has no such field (or, in CSV, an empty cell)."""
+    value = row.get(field)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise PairDataError(source, line, field, f"must be non-empty text, got {value!r}")
     return value
 
 
@@ -185,8 +218,11 @@ def _rows(source: str | Path) -> tuple[str, Iterator[tuple[int, Mapping[str, Any
     if text.startswith("hf:"):
         return text[3:].partition(":")[0], _hf_rows(text[3:])
     path = Path(source)
+    if text in SHIPPED_SETS and not path.exists():
+        path = shipped_set_path(text)
     if not path.is_file():
-        raise PairDataError(text, None, None, "no such file")
+        shipped = "" if path.suffix else f" (shipped sets: {', '.join(SHIPPED_SETS)})"
+        raise PairDataError(text, None, None, f"no such file{shipped}")
     return path.stem, _file_rows(path)
 
 
@@ -200,7 +236,8 @@ def load_pairs(
 ) -> PairSet:
     """Load and check every row of ``source``; then keep ``limit`` pairs sampled with ``seed``.
 
-    ``name`` defaults to the file name without suffix (or the dataset name for ``hf:``).
+    ``name`` defaults to the file name without suffix (or the dataset name for ``hf:``, or the
+    shipped set's name). A file path always wins over a shipped set of the same name.
     Labels may be 0/1 numbers, booleans or the strings "0", "1", "true", "false".
     """
     columns = Columns() if columns is None else columns
@@ -208,11 +245,19 @@ def load_pairs(
     text_a: list[str] = []
     text_b: list[str] = []
     labels: list[int] = []
+    kinds: list[str] = []
+    tagged: bool | None = None  # whether rows have a kind: the first row decides
     where = str(source)
     for line, row in rows:
         text_a.append(_text(where, line, row, columns.text_a))
         text_b.append(_text(where, line, row, columns.text_b))
         labels.append(_label(where, line, row, columns.label))
+        kind = _kind(where, line, row, columns.kind)
+        tagged = kind is not None if tagged is None else tagged
+        if tagged and kind is None:
+            raise PairDataError(where, line, columns.kind, "is missing (earlier rows have it)")
+        if tagged and kind is not None:
+            kinds.append(kind)
     if not labels:
         raise PairDataError(where, None, None, "contains no pairs")
     pairs = PairSet(
@@ -220,5 +265,6 @@ def load_pairs(
         text_a=text_a,
         text_b=text_b,
         labels=np.asarray(labels, dtype=np.int8),
+        kinds=kinds if tagged else None,
     )
     return pairs if limit is None else pairs.sample(limit, seed)

@@ -36,6 +36,14 @@ def parse_thresholds(text: str) -> np.ndarray:
     return values
 
 
+def cosine(text: str) -> float:
+    """One cosine threshold, in [-1, 1]."""
+    value = float(text)
+    if not -1.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a cosine threshold in [-1, 1]")
+    return value
+
+
 def fraction(text: str) -> float:
     """A number strictly between 0 and 1 (a rate or a confidence)."""
     value = float(text)

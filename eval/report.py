@@ -6,6 +6,8 @@ is undefined (false-hit rate with no hits) is ``null``. ``summary.json`` holds o
 per dataset x embedder x verifier with the headline figures, timing and calibration, and
 with ``--frontier`` the dataset's frontier (per scorer and δ: certified recall, false-hit
 rate on the testing part, threshold; :func:`semcache.eval.frontier_view.frontier_json`).
+For a set whose pairs carry a ``kind``, ``by_kind`` counts the wrong answers and paraphrases
+served per kind at the cache's threshold (:func:`semcache.eval.kinds.kinds_json`).
 """
 
 from __future__ import annotations
@@ -122,9 +124,11 @@ def summary_record(
     timing: Timing | None = None,
     calibration: CalibrationResult | None = None,
     frontier: Mapping[str, Any] | None = None,
+    by_kind: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Headline figures of one dataset x embedder x verifier; ``frontier`` (with ``eval
-    --frontier``) is the dataset's, the same in each of its records."""
+    --frontier``) is the dataset's, the same in each of its records; ``by_kind`` the group's
+    per-kind counts."""
     return {
         "dataset": result.dataset,
         "embedder": result.embedder,
@@ -140,6 +144,7 @@ def summary_record(
         "distinct_texts": None if timing is None else timing.texts,
         "calibration": None if calibration is None else _calibration(calibration),
         "frontier": None if frontier is None else dict(frontier),
+        "by_kind": None if by_kind is None else dict(by_kind),
     }
 
 
@@ -202,13 +207,30 @@ def _group_section(result: SweepResult, calibration: CalibrationResult | None) -
     return [*lines, ""]
 
 
+def _kind_section(key: GroupKey, counts: Mapping[str, Any]) -> list[str]:
+    lines = [
+        f"{' · '.join(key)} at threshold {counts['threshold']:g}:",
+        "",
+        "| kind | wrong answers served | paraphrases served |",
+        "|---|---:|---:|",
+    ]
+    for row in counts["kinds"]:
+        lines.append(
+            f"| {row['kind']} | {row['wrong_served']} of {row['negatives']} "
+            f"| {row['paraphrases_served']} of {row['positives']} |"
+        )
+    return [*lines, ""]
+
+
 def render_markdown(
     results: Sequence[SweepResult],
     timings: Mapping[tuple[str, str], Timing] | None = None,
     calibrations: Mapping[GroupKey, CalibrationResult] | None = None,
     plots: Sequence[Path] = (),
+    by_kind: Mapping[GroupKey, Mapping[str, Any]] | None = None,
 ) -> str:
-    """The whole ``report.md``: headline table, timings, plots, then one section per group."""
+    """The whole ``report.md``: headline table, per-kind counts, timings, plots, then one
+    section per group."""
     timings = {} if timings is None else timings
     calibrations = {} if calibrations is None else calibrations
     deltas = list(results[0].recall_at) if results else []
@@ -237,6 +259,10 @@ def render_markdown(
             + f" | {'none' if best is None else f'{best.f1:.3f} @ {best.threshold:.3f}'}"
             f" | {_calibration_cell(calibrations.get(key_of(result)))} |"
         )
+    if by_kind:
+        lines += ["", "## Served per kind", ""]
+        for key, counts in by_kind.items():
+            lines += _kind_section(key, counts)
     if timings:
         lines += [
             "",
@@ -266,6 +292,7 @@ def write_outputs(
     calibrations: Mapping[GroupKey, CalibrationResult] | None = None,
     plots: Sequence[Path] = (),
     frontiers: Mapping[str, Mapping[str, Any]] | None = None,
+    by_kind: Mapping[GroupKey, Mapping[str, Any]] | None = None,
 ) -> list[Path]:
     """Write results.json, summary.json and report.md into ``out_dir``; return their paths.
 
@@ -282,13 +309,14 @@ def write_outputs(
             timings.get((result.dataset, result.embedder)),
             calibrations.get(key_of(result)),
             (frontiers or {}).get(result.dataset),
+            (by_kind or {}).get(key_of(result)),
         )
         for result in results
     ]
     paths = [out_dir / "results.json", out_dir / "summary.json", out_dir / "report.md"]
     _replace(paths[0], json.dumps(records, indent=1, allow_nan=False))
     _replace(paths[1], json.dumps(summary, indent=1, allow_nan=False))
-    _replace(paths[2], render_markdown(results, timings, calibrations, plots))
+    _replace(paths[2], render_markdown(results, timings, calibrations, plots, by_kind))
     return paths
 
 

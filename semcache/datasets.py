@@ -1,4 +1,4 @@
-"""The labeled pair set semcache ships: its own questions, for calibration, tests and demos.
+"""The labeled pair sets semcache ships: its own questions, for calibration, tests and demos.
 
 ``semcache/data/pairs.jsonl`` is written by ``scripts/build_pairs.py`` from hand-written templates
 (no third-party text). One pair per line::
@@ -13,6 +13,16 @@ false hit. ``group`` is the intent of ``text_a`` and ``group_b`` that of ``text_
 ``exact_variant`` (casing, punctuation, typos), ``hard_negative`` (one answer-determining detail
 differs, named by ``detail``: number, date, negation, entity, comparison, order or other) or
 ``unrelated``.
+
+``semcache/data/collisions.jsonl``, the collision corpus, is written by
+``scripts/build_collisions.py`` the same way: pairs shaped like the inputs an embedder confuses
+(long shared documents, long templates, antonyms, numbers, entities, code targets, negations),
+and paraphrases that should still hit. Its rows have ``id``, ``text_a``, ``text_b``, ``label``,
+``lang``, ``kind`` (:data:`COLLISION_KINDS`) and ``detail``; the builder's docstring says what
+each kind holds.
+
+Both load by name where a pair file is expected (:data:`SHIPPED_SETS`, e.g.
+``semcache eval --data collisions``).
 """
 
 from __future__ import annotations
@@ -26,6 +36,22 @@ from semcache.errors import ConfigError
 
 _RESOURCE = ("data", "pairs.jsonl")
 LANGUAGES = ("en", "zh")
+
+#: Shipped sets by name -> their file inside the package.
+SHIPPED_SETS = {"pairs": "pairs.jsonl", "collisions": "collisions.jsonl"}
+
+#: The shapes of the collision corpus's pairs; ``paraphrase`` pairs are all label 1, the
+#: long-context and template kinds have both labels, the others are all label 0.
+COLLISION_KINDS = (
+    "long_context",
+    "template",
+    "antonym",
+    "number",
+    "entity",
+    "code",
+    "negation",
+    "paraphrase",
+)
 
 
 class LabeledPair(TypedDict):
@@ -55,3 +81,31 @@ def load_shipped_pairs(lang: str | None = None) -> list[LabeledPair]:
     text = resources.files("semcache").joinpath(*_RESOURCE).read_text(encoding="utf-8")
     pairs: list[LabeledPair] = [json.loads(line) for line in text.splitlines() if line]
     return pairs if lang is None else [pair for pair in pairs if pair["lang"] == lang]
+
+
+class CollisionPair(TypedDict):
+    """One line of the collision corpus."""
+
+    id: str
+    text_a: str
+    text_b: str
+    label: Literal[0, 1]
+    lang: str
+    kind: str
+    detail: str
+
+
+def shipped_set_path(name: str) -> Path:
+    """Filesystem path of the shipped set called ``name`` (a key of :data:`SHIPPED_SETS`)."""
+    if name not in SHIPPED_SETS:
+        raise ConfigError(f"no shipped pair set {name!r}; shipped: {', '.join(SHIPPED_SETS)}")
+    return Path(str(resources.files("semcache").joinpath("data", SHIPPED_SETS[name])))
+
+
+def load_collisions(kind: str | None = None) -> list[CollisionPair]:
+    """The collision corpus in file order, or the pairs of one ``kind``."""
+    if kind is not None and kind not in COLLISION_KINDS:
+        raise ConfigError(f"unknown kind {kind!r}; expected one of {COLLISION_KINDS} or None")
+    text = shipped_set_path("collisions").read_text(encoding="utf-8")
+    pairs: list[CollisionPair] = [json.loads(line) for line in text.splitlines() if line]
+    return pairs if kind is None else [pair for pair in pairs if pair["kind"] == kind]
