@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from semcache.embedders.base import Embedder
     from semcache.embedders.readability import Readability
     from semcache.embedders.vector_cache import VectorCache
+    from semcache.embedders.window import Window
     from semcache.guard import HitVerifier
     from semcache.pipeline.backend import SemanticBackend
     from semcache.pipeline.model_watch import OnChange
+    from semcache.pipeline.window import WindowStage
     from semcache.runtime.failopen import FailOpen
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
@@ -82,6 +84,31 @@ def readability(s: SemanticSettings, embedder: Embedder | None) -> Readability:
     from semcache.embedders.registry import readability_for
 
     return readability_of(embedder) if embedder is not None else readability_for(s.embedder)
+
+
+def window_stage(
+    s: CacheSettings,
+    embedder: Embedder | None,
+    fallback_embedder: Embedder | None,
+    stats: Stats,
+) -> WindowStage:
+    """The window gate for the primary embedder (injected, else the one ``semantic.embedder``
+    names, built without loading it) and, when there is one, the fallback lane's."""
+    from semcache.embedders import load_embedder
+    from semcache.embedders.window import window_of
+    from semcache.pipeline.window import WindowStage
+
+    def window(injected: Embedder | None, name: str) -> Window:
+        built = injected if injected is not None else load_embedder(name, runtime="torch")
+        return window_of(built)  # building one loads nothing: the window reads its own files
+
+    fallback = s.semantic.fallback_embedder
+    lane = fallback_embedder is not None or fallback is not None
+    return WindowStage(
+        window(embedder, s.semantic.embedder),
+        stats,
+        window(fallback_embedder, fallback or "") if lane else None,
+    )
 
 
 def vector_cache(entries: int) -> VectorCache | None:
