@@ -101,7 +101,7 @@ def opposites(a: Sequence[str], b: Sequence[str]) -> Iterator[tuple[str, str, st
     sides_a, sides_b = sides_in(a, part_a), sides_in(b, part_b)
     for axis in sorted(sides_a.keys() & sides_b.keys()):
         if sides_a[axis].isdisjoint(sides_b[axis]):
-            yield axis, _text(a[part_a.start : part_a.stop]), _text(b[part_b.start : part_b.stop])
+            yield axis, words(a[part_a.start : part_a.stop]), words(b[part_b.start : part_b.stop])
 
 
 def _negated(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
@@ -118,6 +118,6 @@ def _negated(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
-def _text(tokens: Sequence[str]) -> str:
+def words(tokens: Sequence[str]) -> str:
     """Tokens as words again: Chinese characters joined, other tokens spaced."""
     return "".join(t if not t.isascii() else f" {t} " for t in tokens).replace("  ", " ").strip()

@@ -47,7 +47,8 @@ def semantic_tier(
         return None
     from semcache.compose.routing import fallback_lane, routed
 
-    guard = verifier if verifier is not None else build_verifier(s.semantic.verifier)
+    lanes: list[SemanticTier] = []  # the tier, once built: the payload check embeds with it
+    guard = verifier if verifier is not None else build_verifier(s.semantic.verifier, lanes)
     vectors = vector_cache(s.semantic.vector_cache_entries)
     primary: dict[str, Any] = {
         "embedder": (lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
@@ -73,9 +74,13 @@ def semantic_tier(
         verifier=guard,
         vectors=vectors,
     )
-    if lane is None:
-        return SemanticTier(**primary)
-    return routed(primary, lane, stats if stats is not None else Stats())
+    tier = (
+        SemanticTier(**primary)
+        if lane is None
+        else routed(primary, lane, stats if stats is not None else Stats())
+    )
+    lanes.append(tier)
+    return tier
 
 
 def readability(s: SemanticSettings, embedder: Embedder | None) -> Readability:
@@ -300,8 +305,19 @@ def store_watermark(backend: SemanticBackend, failopen: FailOpen) -> OnChange:
     return mark
 
 
-def build_verifier(name: str) -> HitVerifier:
-    """The answer guard named in settings (``none``: the null guard, never None)."""
-    from semcache.guard import get_verifier
+def build_verifier(name: str, tier: list[SemanticTier] | None = None) -> HitVerifier:
+    """The answer guard named in settings (``none``: the null guard, never None). Given the
+    (soon built) semantic tier, any guard but ``none`` also judges a templated pair by its
+    differing parts, embedded with the tier's embedder for the question
+    (:class:`~semcache.guard.payload.PayloadGuard`)."""
+    from semcache.guard import NoGuard, get_verifier
+    from semcache.guard.payload import PayloadGuard
 
-    return get_verifier(name)
+    guard = get_verifier(name)
+    if tier is None or isinstance(guard, NoGuard):
+        return guard
+
+    def embedder(text: str) -> Embedder | None:
+        return tier[0].lane(text).embedder if tier else None
+
+    return PayloadGuard(guard, embedder)
