@@ -291,6 +291,17 @@ def _save_plugin(
     return str(args.save)
 
 
+def guard_off_notice(save: str) -> str:
+    """What ``--save`` says when the certified rule is the cosine alone: it turns the guard
+    off, and a user who kept the default guard must not learn that from a wrong answer."""
+    name = persist.env_name("semantic", "verifier")
+    return (
+        f"note: the answer guard is now OFF ({name}=none in {save}): the certified rule is "
+        "cosine alone, so questions that differ only in a number, date, negation or opposite "
+        "word are served; '--scorer guard' certifies a rule that keeps the guard on"
+    )
+
+
 def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | None,
           sims: dict[str, np.ndarray], out: Console) -> str:  # fmt: skip
     """Write the chosen configuration into the ``--save`` file; return that file's path."""
@@ -323,5 +334,7 @@ def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | N
         persist.save_embedder(args.save, embedder)
         persist.save_verifier(args.save, "details" if kind == "guard" else "none")
         persist.save_scorer(args.save, None)
+        if kind != "guard":
+            out.print(guard_off_notice(args.save), highlight=False)
     out.print(f"saved to {args.save}", highlight=False)
     return str(args.save)

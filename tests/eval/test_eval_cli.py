@@ -207,6 +207,8 @@ def test_calibrate_chooses_among_embedders_on_the_fitting_part(
     assert status == 0
     printed = capsys.readouterr().out
     assert "chosen for δ=0.05: cosine:strong" in printed
+    # the saved rule switches the guard off: the user is told so, naming the variable
+    assert "answer guard is now OFF (SEMCACHE_SEMANTIC__VERIFIER=none" in " ".join(printed.split())
     semantic = CacheSettings(_env_file=env).semantic
     assert (semantic.embedder, semantic.verifier, semantic.scorer) == ("strong", "none", None)
     assert 0.5 < semantic.threshold <= 0.97
