@@ -17,6 +17,7 @@ from semcache.embedders.window import (
     unseen,
     window_of,
 )
+from semcache.guard import DetailGuard, NoGuard
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
 
 WORDS = [
@@ -145,7 +146,11 @@ def test_questions_that_differ_past_the_window_never_share_an_answer(minilm):
     settings = CacheSettings(store={"backend": "edge"})
     sees_all = SeesAll(minilm)
     before = SemanticCache(
-        settings, embedder=sees_all, store=InMemoryStore(), upstream=FakeUpstream()
+        settings,
+        embedder=sees_all,
+        store=InMemoryStore(),
+        upstream=FakeUpstream(),
+        verifier=DetailGuard(),  # injected: the detail guard alone, as before the window
     )
     try:
         assert served(before, pairs[:3]) == 3  # the bug: one vector for all three
@@ -164,5 +169,21 @@ def test_questions_that_differ_past_the_window_never_share_an_answer(minilm):
         assert again.tier == "exact"  # an identical long question is still answered
         short = cache_info(ask(cache, "What is the capital of France?", "t0"))
         assert short.miss_reason != "beyond_window"
+    finally:
+        cache.close()
+
+
+def test_the_window_alone_keeps_them_apart_with_the_guard_off(minilm):
+    settings = CacheSettings(store={"backend": "edge"})
+    cache = SemanticCache(
+        settings,
+        embedder=minilm,
+        store=InMemoryStore(),
+        upstream=FakeUpstream(),
+        verifier=NoGuard(),
+    )
+    try:
+        assert served(cache, long_pairs(20)) == 0
+        assert cache.stats().counts["beyond_window"] == 40
     finally:
         cache.close()
