@@ -55,6 +55,7 @@ def _index() -> dict[tuple[str, ...], frozenset[Side]]:
 INDEX = _index()
 LONGEST = max(len(key) for key in INDEX)
 PREFIXES = load().en_negative_prefixes
+_PREFIX_WORDS = frozenset((prefix,) for prefix in PREFIXES if len(prefix) >= 3)
 
 
 def differing(a: Sequence[str], b: Sequence[str]) -> tuple[range, range]:
@@ -106,7 +107,10 @@ def opposites(a: Sequence[str], b: Sequence[str]) -> Iterator[tuple[str, str, st
 
 def _negated(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:
     """A word in one part and itself with a negative prefix in the other ("friendly" /
-    "unfriendly"), as ``(a's word, b's word)``; None when there is none."""
+    "unfriendly"), or a prefix written apart ("non-toxic") that is all that differs, as
+    ``(a's word, b's word)``; None when there is none."""
+    if not (a and b) and tuple(a or b) in _PREFIX_WORDS:
+        return words(a), words(b)  # "toxic" / "non-toxic": the prefix is all that differs
     words_a, words_b = set(a), set(b)
     for one, other, swap in ((words_a, words_b, False), (words_b, words_a, True)):
         for word in one:

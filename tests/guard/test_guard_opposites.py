@@ -24,6 +24,7 @@ OPPOSITE = [
     ("Does the price include VAT?", "Does the price exclude VAT?"),
     ("What are the pros of remote work?", "What are the cons of remote work?"),
     ("Is this charger compatible with my laptop?", "Is this charger incompatible with my laptop?"),
+    ("Which plants are toxic to cats?", "Which plants are non-toxic to cats?"),
     ("What causes migraines?", "What cures migraines?"),
     (
         "How do I convert text to uppercase in Python?",
