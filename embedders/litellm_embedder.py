@@ -16,6 +16,7 @@ from semcache.errors import ConfigError, EmbedderError
 
 from ._common import as_text_list, check_batch_size
 from .base import l2_normalise
+from .window import UNDECLARED, ByteWindow, Window
 
 _RESERVED = frozenset({"model", "input", "api_base", "api_key"})
 _PROBE_TEXT = "semcache dimension probe"
@@ -60,6 +61,16 @@ class LiteLLMEmbedder:
 
     def __repr__(self) -> str:
         return f"LiteLLMEmbedder({self._model!r})"
+
+    @property
+    def window(self) -> Window:
+        """A byte bound for the model's ``max_input_tokens`` in LiteLLM's model table (a
+        provider may truncate rather than refuse); :data:`.window.UNDECLARED` when unlisted."""
+        import litellm
+
+        info = litellm.model_cost.get(self._model, {})
+        tokens = info.get("max_input_tokens") if isinstance(info, dict) else None
+        return ByteWindow(tokens) if isinstance(tokens, int) and tokens > 0 else UNDECLARED
 
     @property
     def name(self) -> str:

@@ -44,6 +44,7 @@ from .sentence_transformer import (
     _is_local_path,
     bundled_model_path,
 )
+from .window import Window
 
 _log = logging.getLogger(__name__)
 
@@ -172,6 +173,11 @@ class OnnxEmbedder:
     def readability(self) -> Readability:
         """English (Latin script) for all-MiniLM-L6-v2; undeclared (reads all) otherwise."""
         return ENGLISH if self._model_ref == DEFAULT_MODEL else ANY
+
+    @property
+    def window(self) -> Window:
+        """The same window as the PyTorch model's (one tokenizer, one length limit)."""
+        return self._torch.window
 
     @property
     def name(self) -> str:

@@ -28,6 +28,7 @@ from ._common import (
 )
 from .base import l2_normalise
 from .readability import ANY, ENGLISH, Readability
+from .window import ByteWindow, Window, folder_window
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -128,6 +129,14 @@ class SentenceTransformerEmbedder:
     def readability(self) -> Readability:
         """English (Latin script) for all-MiniLM-L6-v2; undeclared (reads all) otherwise."""
         return ENGLISH if self._name == DEFAULT_MODEL else ANY
+
+    @property
+    def window(self) -> Window:
+        """What the model reads (:mod:`.window`): exact from its folder's tokenizer, without
+        loading the model, when the folder is local or in the Hugging Face cache; else a byte
+        bound for 126 tokens (128 less two markers, the shortest common limit)."""
+        folder = model_folder(self._model_ref)
+        return folder_window(folder, 126) if folder is not None else ByteWindow(126)
 
     @property
     def threads(self) -> int | None:
@@ -232,6 +241,20 @@ class SentenceTransformerEmbedder:
             f"(expected a hub name in the local Hugging Face cache or downloadable, or a model "
             f"directory; HF_HUB_OFFLINE is {offline}, and when set only cached models load)"
         )
+
+
+def model_folder(model: str) -> Path | None:
+    """The local folder of ``model`` (the bundled copy, a path, or a hub name's snapshot in
+    the Hugging Face cache), or None when it is not on this machine yet. No network."""
+    bundled = bundled_model_path() if model == DEFAULT_MODEL else None
+    if bundled is not None:
+        return bundled
+    if _is_local_path(model):
+        return Path(model).expanduser()
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(model, "tokenizer.json")
+    return Path(found).parent if isinstance(found, str) else None
 
 
 def _embedding_dimension(model: Any) -> int | None:

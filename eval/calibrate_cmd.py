@@ -370,7 +370,9 @@ def _say_guard_off(args: argparse.Namespace, scorer: str, out: Console) -> None:
     if resolve.resolve_verifier(args.verifier).name == NO_VERIFIER:
         return
     out.print(
-        f"the answer guard is OFF in {args.save}: {scorer} was calibrated without it "
-        f"({persist.env_name('semantic', 'verifier')}=none); pass --scorer guard to keep it",
+        f"note: the answer guard is now OFF ({persist.env_name('semantic', 'verifier')}=none "
+        f"in {args.save}): {scorer} was calibrated without it, so questions that differ only "
+        "in a number, date, negation or opposite word are served; '--scorer guard' certifies "
+        "a rule that keeps the guard on",
         highlight=False,
     )

@@ -31,7 +31,11 @@ punctuation and spacing are ignored first):
     The two sides take opposite poles of one axis: more/less (cheaper, over/under), larger/
     smaller, higher/lower, increase/decrease, before/after, ascending/descending, first/last,
     upload/download, enable/disable, 更多/更少, 之前/之后, 大于/小于, 升序/降序, 涨/跌; or a
-    conversion in opposite directions ("USD to EUR" vs "EUR to USD").
+    conversion in opposite directions ("USD to EUR" vs "EUR to USD"); or, in the part where
+    the two questions differ (their shared beginning and end set aside), opposite words of the
+    comparison and opposite lists (eat/avoid, allow/deny, pros/cons, 收入/支出, 开灯/关灯) or a
+    word against its negative-prefixed self (friendly/unfriendly): see
+    ``semcache.guard.opposites``.
 ``order``
     Two parts trade places around the same relation: "convert Markdown to HTML" vs "convert
     HTML to Markdown", "A person is kicking a monkey" vs "A monkey is kicking a person",
@@ -52,7 +56,7 @@ Known blind spots: role swaps that rephrase as well ("convert 5 km to miles" vs 
 is 5 miles", "A pours oil into a pot on the stove" vs "... into the stove from a pot"), or
 that only reorder around 的/是 in Chinese (left alone: there such reorders are mostly
 paraphrases); antonyms outside the
-lists ("avoid" vs "eat", "broken" vs "not working", which also makes negation paraphrases such as
+lists ("broken" vs "not working", which also makes negation paraphrases such as
 "hasn't arrived" vs "where is it" a false reject); lower-case entities not in the list, Chinese
 person names, a sentence-initial capitalised name ("Paris weather"), an added name that changes
 the answer ("sort a list" vs "sort a list in Python"); synonyms across lists ("$" vs "USD" is

@@ -61,6 +61,10 @@ class Lexicon:
     zh_comparison_idioms: tuple[str, ...]
     en_comparisons: Poles
     zh_comparisons: Poles
+    # opposites (read only where two texts differ)
+    en_negative_prefixes: tuple[str, ...]
+    en_opposites: Poles
+    zh_opposites: Poles
     # entities
     en_known_names: tuple[str, ...]
     en_common_words: frozenset[str]
@@ -84,6 +88,8 @@ _SHAPES: dict[str, Callable[[Any], Any]] = {
     "zh_units": _units,
     "en_comparisons": _poles,
     "zh_comparisons": _poles,
+    "en_opposites": _poles,
+    "zh_opposites": _poles,
 }
 
 

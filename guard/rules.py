@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 from semcache.guard.details import Difference
 from semcache.guard.features import Details, extract
+from semcache.guard.opposites import opposites
 from semcache.guard.order import role_swap
 
 
@@ -56,10 +57,15 @@ def _entity_differences(a: Details, b: Details) -> Iterator[Difference]:
 
 
 def _comparison_differences(a: Details, b: Details) -> Iterator[Difference]:
+    reported = set()
     for axis in sorted(a.comparisons.keys() & b.comparisons.keys()):
         if a.comparisons[axis].isdisjoint(b.comparisons[axis]):
+            reported.add(axis)
             yield Difference("comparison", f"{axis}: {set(a.comparisons[axis])} vs "
                              f"{set(b.comparisons[axis])}")  # fmt: skip
+    for axis, part_a, part_b in opposites(a.sequence, b.sequence):
+        if axis not in reported:
+            yield Difference("comparison", f"{axis}: {part_a!r} vs {part_b!r} where they differ")
     if not (a.conversions and b.conversions):
         return
     for one, other in ((a, b), (b, a)):

@@ -68,6 +68,9 @@ class MissReason(enum.StrEnum):
     """The store, the embedder or the shared Redis failed (counted in ``stats().errors``)."""
     UNREADABLE = "unreadable"
     """The embedder cannot read the question's text (the readability stage's check)."""
+    BEYOND_WINDOW = "beyond_window"
+    """The question goes on past what the embedder reads (its token window), so its
+    vector cannot tell it from another that differs only there: exact repeats only."""
     NO_CANDIDATE = "no_candidate"
     """The partition holds no live entry to compare with."""
     BELOW_THRESHOLD = "below_threshold"

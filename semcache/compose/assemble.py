@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from semcache.stores.base import Entry, VectorStore
 
 
-from semcache.compose.semantic import semantic_tier, store_watermark
+from semcache.compose.semantic import semantic_tier, store_watermark, window_stage
 from semcache.compose.shared import (
     local_store_dir,
     redis_read,
@@ -190,6 +190,7 @@ def assemble(
     stages: list[Stage] = [
         PrivacyStage(privacy, s.privacy),
         *([] if tier is None else [ReadabilityStage(tier, stats)]),
+        *([] if tier is None else [window_stage(s, embedder, fallback_embedder, stats)]),
         memory_stage,
         *([] if shared is None else [redis_read(shared, memory, failopen, writer, watch)]),
         ExactStoreStage(backend, memory, failopen, writer.fence, clock, fresh=watch.fresh),

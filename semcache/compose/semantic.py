@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from semcache.embedders.base import Embedder
     from semcache.embedders.readability import Readability
     from semcache.embedders.vector_cache import VectorCache
+    from semcache.embedders.window import Window
     from semcache.guard import HitVerifier
     from semcache.pipeline.backend import SemanticBackend
     from semcache.pipeline.model_watch import OnChange
+    from semcache.pipeline.window import WindowStage
     from semcache.runtime.failopen import FailOpen
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
@@ -45,7 +47,8 @@ def semantic_tier(
         return None
     from semcache.compose.routing import fallback_lane, routed
 
-    guard = verifier if verifier is not None else build_verifier(s.semantic.verifier)
+    lanes: list[SemanticTier] = []  # the tier, once built: the payload check embeds with it
+    guard = verifier if verifier is not None else build_verifier(s.semantic.verifier, lanes)
     vectors = vector_cache(s.semantic.vector_cache_entries)
     primary: dict[str, Any] = {
         "embedder": (lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
@@ -71,9 +74,13 @@ def semantic_tier(
         verifier=guard,
         vectors=vectors,
     )
-    if lane is None:
-        return SemanticTier(**primary)
-    return routed(primary, lane, stats if stats is not None else Stats())
+    tier = (
+        SemanticTier(**primary)
+        if lane is None
+        else routed(primary, lane, stats if stats is not None else Stats())
+    )
+    lanes.append(tier)
+    return tier
 
 
 def readability(s: SemanticSettings, embedder: Embedder | None) -> Readability:
@@ -82,6 +89,31 @@ def readability(s: SemanticSettings, embedder: Embedder | None) -> Readability:
     from semcache.embedders.registry import readability_for
 
     return readability_of(embedder) if embedder is not None else readability_for(s.embedder)
+
+
+def window_stage(
+    s: CacheSettings,
+    embedder: Embedder | None,
+    fallback_embedder: Embedder | None,
+    stats: Stats,
+) -> WindowStage:
+    """The window gate for the primary embedder (injected, else the one ``semantic.embedder``
+    names, built without loading it) and, when there is one, the fallback lane's."""
+    from semcache.embedders import load_embedder
+    from semcache.embedders.window import window_of
+    from semcache.pipeline.window import WindowStage
+
+    def window(injected: Embedder | None, name: str) -> Window:
+        built = injected if injected is not None else load_embedder(name, runtime="torch")
+        return window_of(built)  # building one loads nothing: the window reads its own files
+
+    fallback = s.semantic.fallback_embedder
+    lane = fallback_embedder is not None or fallback is not None
+    return WindowStage(
+        window(embedder, s.semantic.embedder),
+        stats,
+        window(fallback_embedder, fallback or "") if lane else None,
+    )
 
 
 def vector_cache(entries: int) -> VectorCache | None:
@@ -273,8 +305,19 @@ def store_watermark(backend: SemanticBackend, failopen: FailOpen) -> OnChange:
     return mark
 
 
-def build_verifier(name: str) -> HitVerifier:
-    """The answer guard named in settings (``none``: the null guard, never None)."""
-    from semcache.guard import get_verifier
+def build_verifier(name: str, tier: list[SemanticTier] | None = None) -> HitVerifier:
+    """The answer guard named in settings (``none``: the null guard, never None). Given the
+    (soon built) semantic tier, any guard but ``none`` also judges a templated pair by its
+    differing parts, embedded with the tier's embedder for the question
+    (:class:`~semcache.guard.payload.PayloadGuard`)."""
+    from semcache.guard import NoGuard, get_verifier
+    from semcache.guard.payload import PayloadGuard
 
-    return get_verifier(name)
+    guard = get_verifier(name)
+    if tier is None or isinstance(guard, NoGuard):
+        return guard
+
+    def embedder(text: str) -> Embedder | None:
+        return tier[0].lane(text).embedder if tier else None
+
+    return PayloadGuard(guard, embedder)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from semcache.embedders.window import Unlimited
 from semcache.testing._openai_server import hash_embedding
 
 
@@ -46,6 +47,11 @@ class FakeEmbedder:
         self.fail = False
         self.call_latency_s = call_latency_s
         self.text_latency_s = text_latency_s
+
+    @property
+    def window(self) -> Unlimited:
+        """Hashes every word of a text, however long."""
+        return Unlimited()
 
     @property
     def name(self) -> str:

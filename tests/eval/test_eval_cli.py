@@ -207,11 +207,13 @@ def test_calibrate_chooses_among_embedders_on_the_fitting_part(
     assert status == 0
     printed = capsys.readouterr().out
     assert "chosen for δ=0.05: cosine:strong" in printed
+    # the saved rule switches the guard off: the user is told so, naming the variable
+    assert "answer guard is now OFF (SEMCACHE_SEMANTIC__VERIFIER=none" in " ".join(printed.split())
     semantic = CacheSettings(_env_file=env).semantic
     assert (semantic.embedder, semantic.verifier, semantic.scorer) == ("strong", "none", None)
     assert 0.5 < semantic.threshold <= 0.97
     # the guard the run was given is switched off by name, never silently
-    assert "the answer guard is OFF" in " ".join(printed.split())
+    assert "the answer guard is now OFF" in " ".join(printed.split())
     alone = cli.calibrate_main([*argv, "--embedder", "weak"])
     assert alone == 0
     assert "chosen for δ=0.05: cosine:weak, threshold 0.9" in capsys.readouterr().out
@@ -399,5 +401,5 @@ def test_calibrate_auto_never_switches_the_guard_off(tmp_path: Path, fake_names,
     assert semantic.verifier == "details" or (
         semantic.scorer is not None and "guard" in printed.split("chosen for δ=0.05: ")[1][:20]
     ), printed
-    assert "the answer guard is OFF" not in printed
+    assert "the answer guard is now OFF" not in printed
     assert "chosen for δ=0.05: cosine:plain" not in printed
