@@ -5,7 +5,7 @@ markers) and silently drops the rest, so two prompts that share a long beginning
 to it: a document followed by "what was the revenue?" and the same document followed by
 "list the risks" embed at cosine 1.0. A window reports :meth:`Window.cut`, the character
 offset where the unseen part begins, so the cache can keep such texts out of semantic
-matching (:mod:`semcache.pipeline.window`).
+matching (:mod:`semcache.pipeline.readability`).
 
 Two kinds:
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from semcache.guard import HitVerifier
     from semcache.pipeline.backend import SemanticBackend
     from semcache.pipeline.model_watch import OnChange
-    from semcache.pipeline.window import WindowStage
+    from semcache.pipeline.readability import WindowStage
     from semcache.runtime.failopen import FailOpen
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
@@ -101,7 +101,7 @@ def window_stage(
     names, built without loading it) and, when there is one, the fallback lane's."""
     from semcache.embedders import load_embedder
     from semcache.embedders.window import window_of
-    from semcache.pipeline.window import WindowStage
+    from semcache.pipeline.readability import WindowStage
 
     def window(injected: Embedder | None, name: str) -> Window:
         built = injected if injected is not None else load_embedder(name, runtime="torch")

@@ -9,12 +9,21 @@ the question is *routed* (:mod:`semcache.pipeline.routed_tier`): counted as
 stores it in the fallback's lane. When no lane reads it, the semantic tier is turned off for
 the request: no semantic lookup, no vector stored (the answer is kept for exact repeats only,
 under the exact-only scope), counted as ``unreadable`` and reported in ``CacheInfo.unreadable``.
+
+A question longer than the embedder's window (:mod:`semcache.embedders.window`: its tokenizer
+where it has one, a lower bound otherwise) is exact-only too: a model embeds only its window
+and drops the rest, so two questions that differ only past it embed to one vector (a long
+document followed by two different questions, at cosine 1.0) and no threshold or guard can
+see the difference. ``WindowStage`` turns its semantic lookup off, counted and reported as
+``beyond_window``; a routed question is measured against the fallback's window.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 
+from semcache.embedders.window import Window, unseen
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.routed_tier import ROUTED, RoutedTier
 from semcache.pipeline.semantic_tier import SemanticTier
@@ -46,3 +55,42 @@ class ReadabilityStage:
         why = request.miss_reason or MissReason.UNREADABLE
         found = await call_next(replace(request, decision=decision, miss_reason=why))
         return replace(found, unreadable=True)
+
+
+BEYOND_WINDOW = MissReason.BEYOND_WINDOW.value
+"""The miss reason and the ``stats().counts`` name of a question longer than the window."""
+
+
+class WindowStage:
+    """Turns the semantic tier off for a question the embedder cannot read to its end.
+
+    ``window``: the primary embedder's; ``fallback``: the routed lane's (None: no lane). A
+    text short enough to fit whatever the tokenizer does is decided inline; a longer one is
+    tokenized in a worker thread (the first such text also reads the tokenizer file).
+    """
+
+    def __init__(self, window: Window, stats: Stats, fallback: Window | None = None) -> None:
+        self._window = window
+        self._fallback = fallback
+        self._stats = stats
+
+    async def __call__(self, request: Request, call_next: Next) -> Found:
+        prompt = request.keys.prompt
+        if not request.decision.semantic or prompt is None:
+            return await call_next(request)
+        routed = request.routed_to is not None and self._fallback is not None
+        window = self._fallback if routed and self._fallback is not None else self._window
+        if not await _beyond(window, prompt):
+            return await call_next(request)
+        self._stats.count(BEYOND_WINDOW)
+        decision = replace(request.decision, semantic=False)
+        why = request.miss_reason or MissReason.BEYOND_WINDOW
+        return await call_next(replace(request, decision=decision, miss_reason=why))
+
+
+async def _beyond(window: Window, text: str) -> bool:
+    """Does ``text`` go on past what ``window`` reads?"""
+    tokens = window.tokens
+    if tokens is None or len(text) * 4 <= tokens:  # UTF-8: at most 4 bytes a character
+        return False
+    return bool(await asyncio.to_thread(unseen, window, text))

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tuple(str(ROOT / d) + "/" for d in ("semcache", "embedders", "stores", "eval", "guard"))
 
 #: Modules a semantic hit may touch; the request-path issue's target is 30.
-MAX_HIT_MODULES = 53
+MAX_HIT_MODULES = 57
 
 
 class ModuleRecorder:
@@ -65,8 +65,36 @@ def hit_modules(upstream, minilm) -> set[str]:
     return recorder.modules()
 
 
-def test_a_semantic_hit_touches_few_modules(upstream, minilm) -> None:
-    modules = hit_modules(upstream, minilm)
+def _measure() -> None:
+    """Run in a fresh interpreter: every worker thread starts after the hook is set."""
+    import json
+
+    from semcache.embedders import SentenceTransformerEmbedder
+    from semcache.testing import FakeOpenAIServer
+
+    embedder = SentenceTransformerEmbedder()
+    embedder.embed(["warm up"])
+    with FakeOpenAIServer() as upstream:
+        print(json.dumps(sorted(hit_modules(upstream, embedder))))
+
+
+def test_a_semantic_hit_touches_few_modules() -> None:
+    import json
+    import os
+    import subprocess
+
+    code = "from tests.house.test_hit_path import _measure; _measure()"
+    env = os.environ | {"HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    modules = json.loads(run.stdout.strip().splitlines()[-1])
     assert "semcache/cache.py" in modules  # the recorder sees the facade: the count is real
     assert any(m.startswith("stores/") for m in modules)  # and the worker threads
-    assert len(modules) <= MAX_HIT_MODULES, sorted(modules)
+    assert len(modules) <= MAX_HIT_MODULES, (len(modules), modules)
