@@ -33,7 +33,7 @@ from semcache.pipeline.memory import MemoryStage
 from semcache.pipeline.merge import MergeStage
 from semcache.pipeline.model_watch import ModelWatchStage
 from semcache.pipeline.prepare import Prepare
-from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage
+from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage, ScanRunner
 from semcache.pipeline.readability import ReadabilityStage
 from semcache.pipeline.semantic import SemanticStage
 from semcache.pipeline.upstream import UpstreamCall
@@ -154,6 +154,7 @@ def assemble(
 
         upstream = LiteLLMUpstream()
     privacy = build_gate(s.privacy)
+    scans = ScanRunner(s.privacy.scan_timeout_s)
     ledger = CompressionLedger()
     store_dir = local_store_dir(s.store.backend, s.store.path, injected=store is not None)
     shared = shared_tier(
@@ -175,7 +176,7 @@ def assemble(
         follow_budget_s=embed_gate.budget_s,
     )
     stages: list[Stage] = [
-        PrivacyStage(privacy, s.privacy),
+        PrivacyStage(privacy, s.privacy, scans),
         *([] if tier is None else [ReadabilityStage(tier, stats)]),
         memory_stage,
         *([] if shared is None else [redis_read(shared, memory, failopen, writer, watch)]),
@@ -199,7 +200,7 @@ def assemble(
         tuning.miss_stage,
         WriteBehindStage(writer),
         ModelWatchStage(watch, store_watermark(backend, failopen)),
-        PrivacyAnswerStage(privacy),
+        PrivacyAnswerStage(privacy, scans),
         CompressStage(s.compression, ledger, failopen),
     ]
     terminal = UpstreamCall(
