@@ -14,6 +14,7 @@ costs the loop nothing, and a scan past its deadline makes the request private u
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,8 +38,8 @@ class ScanRunner:
     """Runs CPU-bound scans in worker threads, each within ``deadline_s`` seconds.
 
     ``run`` returns None when the deadline passes first; a scan not yet started is dropped, one
-    already running stops at its next deadline check (see :mod:`semcache.privacy.deadline`)
-    and is ignored. The pool
+    already running stops at its next deadline check (see :mod:`semcache.privacy.deadline`),
+    as it does when the awaiting request is cancelled (a server shutting down). The pool
     has ``workers`` threads, started on first use, so a small question's scan is not queued
     behind a few large ones: the GIL shares the CPU among them.
     """
@@ -52,9 +53,10 @@ class ScanRunner:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="semcache-scan")
         at = time.monotonic() + self._deadline_s
+        stop = threading.Event()
 
         def call() -> _T:
-            with scan_deadline(at):
+            with scan_deadline(at, stop):
                 return scan(*args)
 
         future = asyncio.get_running_loop().run_in_executor(self._pool, call)
@@ -62,6 +64,8 @@ class ScanRunner:
             return await asyncio.wait_for(future, self._deadline_s)
         except TimeoutError:
             return None
+        finally:  # nobody waits for it any more (deadline, cancelled request, shutdown)
+            stop.set()
 
 
 class PrivacyStage:
