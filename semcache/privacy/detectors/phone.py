@@ -57,7 +57,7 @@ _MAX_DIGITS = 17
 TRIES_FLOOR = 1024
 """libphonenumber candidate attempts every text may use, however short."""
 BYTES_PER_TRY = 512
-"""Characters of text that buy one more attempt (linear work: under 0.5 CPU-s per MB)."""
+"""Characters of text that buy one more attempt: the work allowed grows linearly."""
 
 
 class _Tries:
