@@ -104,6 +104,16 @@ class MissingDependency(SemcacheError, ImportError):
         )
 
 
+class ScanLimitExceeded(SemcacheError):
+    """A private-data detector stopped before the end of a text: it would have cost more than
+    its work budget. What was not scanned may hold private data, so the gate treats the text
+    as private."""
+
+
+class ScanTimedOut(ScanLimitExceeded):
+    """A private-data scan passed the deadline set for it (see ``privacy.deadline``)."""
+
+
 class SharedFlightFailed(SemcacheError):
     """A streamed answer this caller was reading from another replica's flight failed or was
     lost midway (the leader's upstream call failed, or the leader died). The chunks already

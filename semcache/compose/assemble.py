@@ -33,7 +33,7 @@ from semcache.pipeline.memory import MemoryStage
 from semcache.pipeline.merge import MergeStage
 from semcache.pipeline.model_watch import ModelWatchStage
 from semcache.pipeline.prepare import Prepare
-from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage
+from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage, ScanRunner
 from semcache.pipeline.readability import ReadabilityStage
 from semcache.pipeline.semantic import SemanticStage
 from semcache.pipeline.upstream import UpstreamCall
@@ -160,6 +160,7 @@ def assemble(
 
         upstream = LiteLLMUpstream()
     privacy = build_gate(s.privacy)
+    scans = ScanRunner(s.privacy.scan_timeout_s)
     ledger = CompressionLedger()
     store_dir = local_store_dir(s.store.backend, s.store.path, injected=store is not None)
     shared = shared_tier(
@@ -188,7 +189,7 @@ def assemble(
         follow_budget_s=embed_gate.budget_s,
     )
     stages: list[Stage] = [
-        PrivacyStage(privacy, s.privacy),
+        PrivacyStage(privacy, s.privacy, scans),
         *([] if tier is None else [ReadabilityStage(tier, stats)]),
         *([] if tier is None else [window_stage(s, embedder, fallback_embedder, stats)]),
         memory_stage,
@@ -213,7 +214,7 @@ def assemble(
         tuning.miss_stage,
         WriteBehindStage(writer),
         ModelWatchStage(watch, store_watermark(backend, failopen)),
-        PrivacyAnswerStage(privacy),
+        PrivacyAnswerStage(privacy, scans),
         CompressStage(s.compression, ledger, failopen),
     ]
     terminal = UpstreamCall(

@@ -8,7 +8,9 @@ trouble never fails a call: a claim that cannot be made runs the request alone.
 A question the private-data gate flagged never takes part: a flight's stream holds the
 question's answer (and its chunks, live, before any answer scan could mask them) in Redis for
 other replicas, so such a request runs alone in its replica (counted ``shared_flight_private``;
-the in-process coalescer still merges its local repeats).
+the in-process coalescer still merges its local repeats). A clean question's answer that may
+not be stored (the answer scan found private data in it) still reaches the followers of its
+flight, who asked the same question, but its stream is deleted as the flight ends.
 """
 
 from __future__ import annotations
@@ -139,7 +141,8 @@ class SharedFlightStage:
             raise
         response = found.response
         complete = response is None or is_complete(response)
-        await leader.finish(_outcome(found) if complete else None)
+        # an answer that may not be stored (private data in it) leaves nothing behind in Redis
+        await leader.finish(_outcome(found) if complete else None, keep=found.storable)
         if leader.lease_lost:
             self._stats.count("shared_leases_lost")
         return found

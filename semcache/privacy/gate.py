@@ -18,6 +18,10 @@ containing private data is not stored; under ``redact`` it is stored masked when
 was itself redacted (the answer echoes the user's own data), and not stored when the question
 was clean (a masked answer to a clean question would be a wrong answer for everyone).
 
+A text the gate cannot afford to scan (more than ``max_scan_bytes``, a detector out of its
+work budget, or a scan past its deadline) is treated as private whatever the policy: nothing
+is stored or shared, since what was not read may hold anything. :class:`Unscanned` says which.
+
 The decision functions are pure; :class:`PrivacyGate` adds detection and the counters, which
 hold kinds and decisions only, never matched text.
 """
@@ -32,7 +36,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from semcache.errors import ConfigError
+from semcache.errors import ConfigError, ScanLimitExceeded, ScanTimedOut
+from semcache.privacy.deadline import check_deadline
 from semcache.privacy.findings import Finding, Kind, PrivateDataDetector
 from semcache.privacy.redact import redact
 from semcache.privacy.walk import Path, TextField, replace_texts, request_texts, response_texts
@@ -48,6 +53,16 @@ class PrivacyPolicy(enum.StrEnum):
     REDACT = "redact"
 
 
+class Unscanned(enum.StrEnum):
+    """Why a text was treated as private without a complete scan (shown in ``private_data``)."""
+
+    OVERSIZED = "oversized"
+    """More text than ``max_scan_bytes``, or more number-like candidates than a detector's
+    work budget allows."""
+    TIMED_OUT = "scan_timeout"
+    """The scan did not finish within its deadline."""
+
+
 _EMPTY: Mapping[Kind, int] = MappingProxyType({})
 
 
@@ -60,6 +75,7 @@ class Verdict:
     tier, under the original request's key). ``store_semantic``: may the entry be indexed for
     semantic serving. ``redacted_request``: under ``redact`` with findings, a masked copy of the
     request params to store as the question (None otherwise; then the original is stored).
+    ``unscanned``: set when the request was not (fully) scanned; it is then private.
     The exact tier may always be looked up.
     """
 
@@ -69,6 +85,7 @@ class Verdict:
     store_semantic: bool
     counts: Mapping[Kind, int] = field(default_factory=lambda: _EMPTY)
     redacted_request: Mapping[str, Any] | None = None
+    unscanned: Unscanned | None = None
 
     @property
     def kinds(self) -> frozenset[Kind]:
@@ -76,8 +93,14 @@ class Verdict:
 
     @property
     def private(self) -> bool:
-        """True when private data was found."""
-        return bool(self.counts)
+        """True when private data was found, or may be there unread."""
+        return bool(self.counts) or self.unscanned is not None
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """What ``CacheInfo.private_data`` shows: the kinds found, and why a scan stopped."""
+        kinds = sorted(kind.value for kind in self.counts)
+        return (*kinds, self.unscanned.value) if self.unscanned is not None else tuple(kinds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,27 +109,43 @@ class AnswerVerdict:
 
     ``store``: store it (only ever True when the question's verdict allowed storing).
     ``redacted_response``: a masked copy to store instead of the original (None: store as is).
-    ``counts``: findings per kind in the answer.
+    ``counts``: findings per kind in the answer. ``unscanned``: set when it was not (fully)
+    scanned; it is then never stored.
     """
 
     store: bool
     counts: Mapping[Kind, int] = field(default_factory=lambda: _EMPTY)
     redacted_response: Mapping[str, Any] | None = None
+    unscanned: Unscanned | None = None
 
     @property
     def private(self) -> bool:
-        return bool(self.counts)
+        return bool(self.counts) or self.unscanned is not None
 
 
 def decide_question(
     policy: PrivacyPolicy,
     counts: Mapping[Kind, int],
     redacted_request: Mapping[str, Any] | None,
+    unscanned: Unscanned | None = None,
 ) -> Verdict:
-    """The pure decision for a question, given its findings' counts and masked copy."""
-    if policy is PrivacyPolicy.OFF or not counts:
+    """The pure decision for a question, given its findings' counts and masked copy.
+
+    An ``unscanned`` question is neither stored nor looked up semantically under any policy
+    but off (there is no masked copy of what was not read).
+    """
+    if policy is PrivacyPolicy.OFF or (not counts and unscanned is None):
         return Verdict(policy, lookup_semantic=True, store=True, store_semantic=True)
     frozen = MappingProxyType(dict(counts))
+    if unscanned is not None:
+        return Verdict(
+            policy,
+            lookup_semantic=False,
+            store=False,
+            store_semantic=False,
+            counts=frozen,
+            unscanned=unscanned,
+        )
     if policy is PrivacyPolicy.NO_STORE:
         return Verdict(
             policy, lookup_semantic=False, store=False, store_semantic=False, counts=frozen
@@ -127,10 +166,15 @@ def decide_answer(
     question: Verdict,
     counts: Mapping[Kind, int],
     redacted_response: Mapping[str, Any] | None,
+    unscanned: Unscanned | None = None,
 ) -> AnswerVerdict:
-    """The pure decision for an answer, given the question's verdict and the answer's findings."""
-    if not question.store:
-        return AnswerVerdict(store=False, counts=MappingProxyType(dict(counts)))
+    """The pure decision for an answer, given the question's verdict and the answer's findings.
+
+    An ``unscanned`` answer is never stored.
+    """
+    if not question.store or (unscanned is not None and question.policy is not PrivacyPolicy.OFF):
+        frozen = MappingProxyType(dict(counts))
+        return AnswerVerdict(store=False, counts=frozen, unscanned=unscanned)
     if question.policy is PrivacyPolicy.OFF or not counts:
         return AnswerVerdict(store=True)
     frozen = MappingProxyType(dict(counts))
@@ -149,7 +193,9 @@ class PrivacyStats:
     inspected under a policy other than off; ``private_questions``: of those, with findings;
     ``not_stored``: private questions refused storage (no-store); ``redacted``: private
     questions stored masked; ``answers_not_stored``: answers refused storage because they held
-    private data; ``answers_redacted``: answers stored masked.
+    private data; ``answers_redacted``: answers stored masked. ``oversized`` and
+    ``scan_timeouts``: questions and answers treated as private unscanned (see
+    :class:`Unscanned`), also counted in the decisions above.
     """
 
     findings: Mapping[str, int]
@@ -159,49 +205,102 @@ class PrivacyStats:
     redacted: int
     answers_not_stored: int
     answers_redacted: int
+    oversized: int = 0
+    scan_timeouts: int = 0
 
 
 class PrivacyGate:
     """Scans requests and answers with one detector and decides, counting every decision.
 
-    Thread-safe: detectors are stateless and the counters take a lock.
+    ``max_scan_bytes``: the most UTF-8 bytes of text scanned per request or answer (None: no
+    cap); beyond it the text is :attr:`Unscanned.OVERSIZED`. Thread-safe: detectors are
+    stateless and the counters take a lock, so :meth:`assess` may run in a worker thread while
+    :meth:`record` counts on the caller's.
     """
 
-    def __init__(self, detector: PrivateDataDetector, *, check_answers: bool = True) -> None:
+    def __init__(
+        self,
+        detector: PrivateDataDetector,
+        *,
+        check_answers: bool = True,
+        max_scan_bytes: int | None = None,
+    ) -> None:
         if not isinstance(detector, PrivateDataDetector):
             raise ConfigError(f"PrivacyGate.detector has no detect(text) method: {detector!r}")
+        if max_scan_bytes is not None and max_scan_bytes < 0:
+            raise ConfigError(f"PrivacyGate.max_scan_bytes must be >= 0, got {max_scan_bytes}")
         self._detector = detector
         self._check_answers = check_answers
+        self._max_scan_bytes = max_scan_bytes
         self._lock = threading.Lock()
         self._findings: Counter[str] = Counter()
         self._events: Counter[str] = Counter()
 
     def inspect(self, request_params: Mapping[str, Any], policy: PrivacyPolicy) -> Verdict:
         """The verdict for a chat request (``messages`` etc.) under ``policy``; never mutates it."""
+        return self.record(self.assess(request_params, policy))
+
+    def assess(self, request_params: Mapping[str, Any], policy: PrivacyPolicy) -> Verdict:
+        """:meth:`inspect` without counting: the CPU-bound part, safe in a worker thread."""
         policy = PrivacyPolicy(policy)
         if policy is PrivacyPolicy.OFF:
             return decide_question(policy, {}, None)
-        counts, masked = self._scan(request_params, request_texts, policy is PrivacyPolicy.REDACT)
-        verdict = decide_question(policy, counts, masked)
+        want_masked = policy is PrivacyPolicy.REDACT
+        try:
+            counts, masked = self._scan(request_params, request_texts, want_masked)
+        except _Unscannable as exc:
+            return decide_question(policy, {}, None, exc.reason)
+        return decide_question(policy, counts, masked)
+
+    def unscanned(self, policy: PrivacyPolicy, reason: Unscanned) -> Verdict:
+        """The verdict for a request whose scan did not finish (not counted: see :meth:`record`)."""
+        return decide_question(PrivacyPolicy(policy), {}, None, reason)
+
+    def record(self, verdict: Verdict) -> Verdict:
+        """Count a question's verdict (once per request) and return it."""
+        if verdict.policy is PrivacyPolicy.OFF:
+            return verdict
         with self._lock:
             self._events["questions"] += 1
             if verdict.private:
-                self._findings.update({kind.value: n for kind, n in counts.items()})
+                self._findings.update({kind.value: n for kind, n in verdict.counts.items()})
                 self._events["private_questions"] += 1
                 self._events["redacted" if verdict.store else "not_stored"] += 1
+            if verdict.unscanned is not None:
+                self._events[_UNSCANNED_EVENT[verdict.unscanned]] += 1
         return verdict
 
     def inspect_answer(self, response: Mapping[str, Any], question: Verdict) -> AnswerVerdict:
         """Whether the answer (an OpenAI response dict) to ``question`` may be stored, and how."""
-        if not question.store or question.policy is PrivacyPolicy.OFF or not self._check_answers:
+        return self.record_answer(self.assess_answer(response, question))
+
+    def assess_answer(self, response: Mapping[str, Any], question: Verdict) -> AnswerVerdict:
+        """:meth:`inspect_answer` without counting: safe in a worker thread."""
+        if not self.scans_answer(question):
             return decide_answer(question, {}, None)
         want_masked = question.policy is PrivacyPolicy.REDACT and question.private
-        counts, masked = self._scan(response, response_texts, want_masked)
-        verdict = decide_answer(question, counts, masked)
+        try:
+            counts, masked = self._scan(response, response_texts, want_masked)
+        except _Unscannable as exc:
+            return decide_answer(question, {}, None, exc.reason)
+        return decide_answer(question, counts, masked)
+
+    def scans_answer(self, question: Verdict) -> bool:
+        """Whether :meth:`assess_answer` would scan an answer to ``question`` at all."""
+        return question.store and question.policy is not PrivacyPolicy.OFF and self._check_answers
+
+    def unscanned_answer(self, question: Verdict, reason: Unscanned) -> AnswerVerdict:
+        """The verdict for an answer whose scan did not finish (not counted)."""
+        return decide_answer(question, {}, None, reason)
+
+    def record_answer(self, verdict: AnswerVerdict) -> AnswerVerdict:
+        """Count an answer's verdict and return it."""
         if verdict.private:
             with self._lock:
-                self._findings.update({kind.value: n for kind, n in counts.items()})
+                self._findings.update({kind.value: n for kind, n in verdict.counts.items()})
                 self._events["answers_redacted" if verdict.store else "answers_not_stored"] += 1
+                if verdict.unscanned is not None:
+                    self._events[_UNSCANNED_EVENT[verdict.unscanned]] += 1
         return verdict
 
     def stats(self) -> PrivacyStats:
@@ -216,15 +315,30 @@ class PrivacyGate:
             redacted=events.get("redacted", 0),
             answers_not_stored=events.get("answers_not_stored", 0),
             answers_redacted=events.get("answers_redacted", 0),
+            oversized=events.get("oversized", 0),
+            scan_timeouts=events.get("scan_timeouts", 0),
         )
 
     def _scan(
         self, obj: Mapping[str, Any], walk: _Walk, want_masked: bool
     ) -> tuple[Counter[Kind], dict[str, Any] | None]:
+        fields = walk(obj)
+        if self._max_scan_bytes is not None:
+            size = 0
+            for text_field in fields:
+                size += len(text_field.text.encode("utf-8", "surrogatepass"))
+                if size > self._max_scan_bytes:
+                    raise _Unscannable(Unscanned.OVERSIZED)
         counts: Counter[Kind] = Counter()
         replacements: dict[Path, str] = {}
-        for text_field in walk(obj):
-            findings: Sequence[Finding] = self._detector.detect(text_field.text)
+        for text_field in fields:
+            try:
+                check_deadline()
+                findings: Sequence[Finding] = self._detector.detect(text_field.text)
+            except ScanTimedOut:
+                raise _Unscannable(Unscanned.TIMED_OUT) from None
+            except ScanLimitExceeded:
+                raise _Unscannable(Unscanned.OVERSIZED) from None
             if not findings:
                 continue
             counts.update(finding.kind for finding in findings)
@@ -232,3 +346,14 @@ class PrivacyGate:
                 replacements[text_field.path] = redact(text_field.text, findings)
         masked = replace_texts(obj, replacements) if want_masked and replacements else None
         return counts, masked
+
+
+_UNSCANNED_EVENT = {Unscanned.OVERSIZED: "oversized", Unscanned.TIMED_OUT: "scan_timeouts"}
+
+
+class _Unscannable(Exception):
+    """Internal: the scan stopped for ``reason``; turned into a verdict by the caller."""
+
+    def __init__(self, reason: Unscanned) -> None:
+        super().__init__(reason.value)
+        self.reason = reason

@@ -49,6 +49,19 @@ class PrivacySettings(SettingsSection):
         True, description="Flag only globally routable IP addresses (not LAN or loopback)."
     )
     check_answers: bool = Field(True, description="Also scan upstream answers before storing them.")
+    max_scan_bytes: int | None = Field(
+        262_144,
+        ge=0,
+        description="Most UTF-8 bytes of text scanned per request (and per answer), in bytes; "
+        "more is treated as private unscanned (`oversized`: not stored, not shared). Higher "
+        "scans longer texts at more CPU per request; null scans everything.",
+    )
+    scan_timeout_s: float = Field(
+        2.0,
+        gt=0,
+        description="Seconds a scan may take (it runs off the event loop) before the request "
+        "is treated as private unscanned (`scan_timeout`: answered, not stored or shared).",
+    )
     allow_request_loosen: bool = Field(
         False,
         description="Let a per-request control choose a looser policy than the namespace's "
@@ -94,4 +107,6 @@ def build_gate(settings: PrivacySettings) -> PrivacyGate:
         phone_regions=settings.phone_regions,
         ip_public_only=settings.ip_public_only,
     )
-    return PrivacyGate(detector, check_answers=settings.check_answers)
+    return PrivacyGate(
+        detector, check_answers=settings.check_answers, max_scan_bytes=settings.max_scan_bytes
+    )

@@ -269,12 +269,15 @@ class Leader:
     def chunk(self, data: bytes) -> None:
         self._queue.put_nowait((CHUNK, data))
 
-    async def finish(self, outcome: dict[str, Any] | None) -> None:
+    async def finish(self, outcome: dict[str, Any] | None, *, keep: bool = True) -> None:
         """End the flight: ``done`` with ``outcome``, or ``failed`` when it is None.
 
         ``done`` is appended before the lease is released (the answer is already stored, so
         a request arriving after the release finds it); ``failed`` after it, so a follower
         that reads ``failed`` and claims again never finds this flight's lease still there.
+        ``keep`` False deletes the stream once the lease is released (an answer that may not
+        be stored must not wait in Redis for the stream to expire): followers blocked on it
+        already got the outcome; a later reader finds neither stream nor lease and claims.
         """
         # A flag as well as cancel(): asyncio.wait_for (inside FailOpen) can swallow a
         # cancellation that arrives as the renewal completes (CPython gh-86296), and the
@@ -288,6 +291,17 @@ class Leader:
         else:
             await self._close_stream((DONE, orjson.dumps(outcome)))
             await self._release()
+        if not keep:
+            await self._delete_stream()
+
+    async def _delete_stream(self) -> None:
+        client, stream = self._flights._client, self._claim.stream
+
+        async def delete() -> None:
+            async with mapped():
+                await client.delete(stream)
+
+        await self._flights._failopen.call("redis_stream_delete", delete, None)
 
     async def _close_stream(self, last: tuple[bytes, bytes]) -> None:
         self._queue.put_nowait(last)

@@ -61,4 +61,4 @@ async def lookup(parts: Assembly, delivery: Delivery, request: Request) -> Cache
 
 def _private_kinds(request: Request) -> tuple[str, ...]:
     verdict = request.privacy
-    return () if verdict is None else tuple(sorted(kind.value for kind in verdict.kinds))
+    return () if verdict is None else verdict.labels

@@ -152,6 +152,13 @@ class ServerOptions(BaseModel):
         description="Largest request body accepted, in bytes; a larger one is refused with 413 "
         "before it is read whole (by its Content-Length, or while it streams in).",
     )
+    body_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds a client may take to send a request body, from the first byte the "
+        "route reads; a slower one is answered 408 and its connection closed. Lower frees "
+        "connections held by slow or stalled uploads sooner; higher tolerates slower links.",
+    )
     max_json_depth: int = Field(
         32,
         ge=4,

@@ -37,6 +37,16 @@ _SIMILARITY_BUCKETS = (
 )  # fmt: skip
 
 
+_DECISIONS = (
+    "not_stored",
+    "redacted",
+    "answers_not_stored",
+    "answers_redacted",
+    "oversized",
+    "scan_timeouts",
+)
+
+
 class CacheCounters(Collector):
     """The cache's own fail-open and shed counters, as of the last scrape's ``cache.stats()``."""
 
@@ -156,7 +166,7 @@ class ProxyMetrics:
         self.private_decisions = Gauge(
             "semcache_private_data_decisions",
             "Private-data gate decisions since start: not_stored, redacted, answers_not_stored, "
-            "answers_redacted.",
+            "answers_redacted, and oversized and scan_timeouts (treated as private unscanned).",
             ["decision"],
             registry=r,
         )
@@ -206,6 +216,6 @@ class ProxyMetrics:
         if privacy is not None:
             for kind, n in privacy.findings.items():
                 self.private_data.labels(kind=kind).set(n)
-            for decision in ("not_stored", "redacted", "answers_not_stored", "answers_redacted"):
+            for decision in _DECISIONS:
                 self.private_decisions.labels(decision=decision).set(getattr(privacy, decision))
         return generate_latest(self.registry)

@@ -10,6 +10,7 @@ the tier is known and an upstream error still gets its own HTTP status.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -19,7 +20,7 @@ import anyio
 import orjson
 from fastapi import APIRouter
 from sse_starlette import EventSourceResponse
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from semcache.errors import InvalidRequest
@@ -102,18 +103,36 @@ def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JS
 
 
 async def _json_body(request: Request, options: ServerOptions) -> Any:
-    """The parsed body; 413 past ``max_body_bytes`` (before reading it whole), 400 when it is
-    not JSON or nested deeper than ``max_json_depth``."""
+    """The parsed body; 413 past ``max_body_bytes`` (before reading it whole), 408 when it has
+    not all arrived within ``body_timeout_s``, 499 when the client hung up while sending it,
+    400 when it is not JSON or nested deeper than ``max_json_depth``."""
     limit = options.max_body_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(options.body_timeout_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(limit)
+                chunks.append(chunk)
+    except TimeoutError:
+        raise ApiError(
+            408,
+            f"Request body not received within {options.body_timeout_s:g} s "
+            "(server.body_timeout_s).",
+            kind="invalid_request",
+            type="invalid_request_error",
+            param="body",
+            code="request_timeout",
+        ) from None
+    except ClientDisconnect:
+        logger.info("client hung up while sending the request body (%d bytes read)", size)
+        raise ApiError(
+            CLIENT_CLOSED, "Client closed the connection mid-body.", kind="client_closed"
+        ) from None
     try:
         body = orjson.loads(b"".join(chunks))
     except orjson.JSONDecodeError:

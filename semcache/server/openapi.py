@@ -205,6 +205,7 @@ _ERRORS = {
     "401": {"description": "Missing or unknown key."},
     "403": {"description": "The admin API is disabled (no server.admin_key)."},
     "404": {"description": "Unknown model or serve id."},
+    "408": {"description": "Body not received within server.body_timeout_s."},
     "413": {"description": "Body larger than server.max_body_bytes."},
     "503": {"description": "The cache is unavailable (admin operations do not fail open)."},
 }

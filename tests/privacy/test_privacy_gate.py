@@ -206,8 +206,8 @@ def test_public_api_is_pinned():
         "ALL_KINDS", "AnswerVerdict", "CardDetector", "CompositeDetector", "EmailDetector",
         "Finding", "IbanDetector", "IpDetector", "Kind", "NationalIdDetector", "PatternDetector",
         "PhoneDetector", "PrivacyExample", "PrivacyGate", "PrivacyPolicy", "PrivacySettings",
-        "PrivacyStats", "PrivateDataDetector", "SecretDetector", "TextField", "Verdict",
-        "build_gate", "decide_answer", "decide_question", "default_detector",
+        "PrivacyStats", "PrivateDataDetector", "SecretDetector", "TextField", "Unscanned",
+        "Verdict", "build_gate", "decide_answer", "decide_question", "default_detector",
         "load_privacy_corpus", "redact", "replace_texts", "request_texts", "response_texts",
     ]  # fmt: skip
     for name in privacy.__all__:

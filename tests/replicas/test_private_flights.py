@@ -57,3 +57,26 @@ async def test_no_private_span_of_the_corpus_reaches_redis(redis_url, redis_serv
     assert len(private) >= 12
     assert spans_found(blobs, private) == []
     assert counts.get("shared_flight_private", 0) >= len(rows)
+
+
+async def test_a_private_answer_to_a_clean_question_leaves_no_stream_behind(
+    redis_url, redis_server
+):
+    secret = "jane.doe.4471@corp-mail.io"
+    settings = CacheSettings(
+        store=StoreSettings(backend="none"), redis=RedisSettings(url=redis_url)
+    )
+    upstream = FakeUpstream(lambda params: f"Write to {secret} for access.", delay_s=0.1)
+    caches = [SemanticCache(settings, upstream=upstream) for _ in range(2)]
+    try:
+        for stream in (True, False):
+            question = f"Who handles access requests (streamed: {stream})?"
+            await ask_both(caches, question, stream=stream)
+        counts = [cache.stats().counts for cache in caches]
+    finally:
+        for cache in caches:
+            cache.close()
+    # the flights ran shared (a follower got the leader's answer), and nothing of it stayed
+    assert sum(c.get("shared_flight_private", 0) for c in counts) == 0
+    assert len(upstream.calls) <= 4
+    assert spans_found(redis_server.contents(), [secret]) == []

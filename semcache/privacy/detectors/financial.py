@@ -17,7 +17,7 @@ from types import ModuleType
 from semcache.privacy import _deps
 from semcache.privacy.findings import Finding, Kind
 
-_CARD = re.compile(r"(?<![\d\-.])\d(?:[ \-]?\d){11,18}(?![\d]|[\-.]\d)")
+_MIN_CARD_DIGITS = 12
 
 # (network, prefixes as (low, high) inclusive ranges over the first len(low) digits, lengths)
 _NETWORKS: tuple[tuple[str, tuple[tuple[str, str], ...], frozenset[int]], ...] = (
@@ -38,14 +38,26 @@ _NETWORKS: tuple[tuple[str, tuple[tuple[str, str], ...], frozenset[int]], ...] =
 )  # fmt: skip
 
 
+_FIRST_DIGITS = "".join(sorted({low[0] for _, ranges, _ in _NETWORKS for low, _ in ranges}))
+_CARD = re.compile(rf"(?<![\d\-.])[{_FIRST_DIGITS}](?:[ \-]?\d){{11,18}}(?![\d]|[\-.]\d)")
+"""A run that may be a card: it starts with a digit some network's prefix starts with."""
+
+_BY_LENGTH: dict[int, tuple[tuple[str, str, str], ...]] = {
+    length: tuple(
+        (name, low, high)
+        for name, ranges, lengths in _NETWORKS
+        if length in lengths
+        for low, high in ranges
+    )
+    for length in range(12, 20)
+}
+
+
 def card_network(digits: str) -> str | None:
     """The network whose prefix and length fit ``digits`` (Luhn not checked), or None."""
-    for name, ranges, lengths in _NETWORKS:
-        if len(digits) not in lengths:
-            continue
-        for low, high in ranges:
-            if low <= digits[: len(low)] <= high:
-                return name
+    for name, low, high in _BY_LENGTH.get(len(digits), ()):
+        if low <= digits[: len(low)] <= high:
+            return name
     return None
 
 
@@ -67,17 +79,28 @@ class CardDetector:
         return findings
 
     def _card_in(self, text: str, start: int, end: int) -> Finding | None:
-        """The longest card number starting at ``start``: the run, or a prefix of whole groups."""
+        """The longest card number starting at ``start``: the run, or a prefix of whole groups.
+
+        A prefix ends before a separator and uses one kind of separator; its digits are the
+        run's first ``stop - separators before stop``, so each cut costs O(1) before Luhn.
+        """
         raw = text[start:end]
-        cuts = [end] + [start + i for i in range(len(raw) - 1, 0, -1) if raw[i] in " -"]
-        for stop in cuts:
-            candidate = text[start:stop]
-            if len({ch for ch in candidate if not ch.isdigit()}) > 1:
+        digits = raw.replace(" ", "").replace("-", "")
+        separators = [i for i, ch in enumerate(raw) if ch in " -"]
+        space, hyphen = raw.find(" "), raw.find("-")
+        mixed_from = max(space, hyphen) if space >= 0 and hyphen >= 0 else len(raw)
+        cuts = [(len(raw), len(separators))] + [
+            (i, k) for k, i in reversed(list(enumerate(separators)))
+        ]
+        for stop, before in cuts:
+            if stop > mixed_from:
                 continue
-            digits = candidate.replace(" ", "").replace("-", "")
-            network = card_network(digits)
-            if network is not None and _deps.stdnum("luhn").is_valid(digits):
-                return Finding(Kind.CARD, start, stop, network)
+            if stop - before < _MIN_CARD_DIGITS:
+                break  # cuts only get shorter
+            prefix = digits[: stop - before]
+            network = card_network(prefix)
+            if network is not None and _deps.stdnum("luhn").is_valid(prefix):
+                return Finding(Kind.CARD, start, start + stop, network)
         return None
 
 
@@ -106,11 +129,25 @@ class IbanDetector:
 
 
 def _longest_valid(iban: ModuleType, text: str, start: int, end: int) -> int | None:
+    """The end of the longest valid IBAN starting at ``start``, or None.
+
+    python-stdnum validates only the ends whose ISO 7064 mod-97 checksum already holds (one
+    in 97), which is cheap to compute for every end.
+    """
+    head = text[start : start + 4].upper()
+    suffix = head[:2].translate(_LETTER_DIGITS) + head[2:4]  # the BBAN comes first
     for stop in range(end, start + 14, -1):
         if text[stop - 1] == " " or (
             stop < len(text) and text[stop].isascii() and text[stop].isalnum()
         ):
             continue
+        bban = text[start + 4 : stop].replace(" ", "").upper().translate(_LETTER_DIGITS)
+        if int(bban + suffix) % 97 != 1:
+            continue
         if iban.is_valid(text[start:stop].upper()):
             return stop
     return None
+
+
+_LETTER_DIGITS = str.maketrans({chr(code): str(code - 55) for code in range(65, 91)})
+"""ISO 13616's letters-to-digits (A=10 … Z=35)."""

@@ -112,11 +112,13 @@ class NationalIdDetector:
         self._schemes = tuple(schemes)
 
     def detect(self, text: str) -> Sequence[Finding]:
-        if sum(ch.isdigit() for ch in text) < 7:
+        if sum(map(str.isdigit, text)) < 7:
             return []
         findings: list[Finding] = []
         taken: list[tuple[int, int]] = []
         for scheme in self._schemes:
+            if scheme.keywords is not None and scheme.keywords.search(text) is None:
+                continue  # no keyword anywhere: no candidate can count
             position = 0
             while (match := scheme.pattern.search(text, position)) is not None:
                 start, end = match.span()
