@@ -1,8 +1,8 @@
 """Private-data detection and the gate that keeps private data out of the cache.
 
-Needs the ``privacy`` extra (``pip install 'semcache[privacy]'``: phonenumbers, python-stdnum,
-detect-secrets); the packages are imported on first scan and a missing one raises
-:class:`~semcache.errors.MissingDependency` naming the extra.
+Its packages (phonenumbers, python-stdnum, detect-secrets) are in the base install; they are
+imported on first scan and a missing one raises :class:`~semcache.errors.MissingDependency`
+naming the ``privacy`` extra.
 
 Typical use from a pipeline stage::
 
