@@ -15,12 +15,14 @@ each script below touches that one slot only:
 - ``P:vs:{pid}:m``  hash of the partition's fences: ``f:_`` (the last purge of the whole
   partition), ``f:<h(model)>`` (of one model in it, a purge or a model-snapshot watermark),
   ``w:<entry key>`` (a withdrawal of one key); epoch seconds. A write of an entry created
-  before a fence that covers it is refused.
+  before a fence that covers it is refused. Also ``part``: the partition's JSON, so a purge
+  finds and matches the partition by ``SCAN`` when the registry ``P:vs:parts`` is lost.
 
 Keys outside any partition (each a single key, so on one slot of its own):
 
 - ``P:vs:meta``  hash ``embedder``, ``dim``, ``format`` (checked at ``setup``);
-- ``P:vs:parts``  hash pid -> partition JSON (how purges, counts and sweeps find partitions);
+- ``P:vs:parts``  hash pid -> partition JSON (how counts and sweeps find partitions; a purge
+  also scans for partition keys, so losing this one key never lets a purged answer stay);
 - ``P:vs:fence``  hash of global fences, ``<t>|<n>|<m>`` -> epoch seconds, one field per
   combination of purge filters (``_`` for an unfiltered field), so a write into a partition
   registered after a purge began is refused too (see ``RedisVectorStore.purge``).
@@ -74,6 +76,13 @@ class Layout:
     def fence(self) -> str:
         return f"{self.prefix}:vs:fence"
 
+    @property
+    def partition_pattern(self) -> str:
+        """``SCAN MATCH`` pattern of every partition's keys (the prefix's glob characters
+        escaped)."""
+        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
+        return f"{escaped}:vs:{{*}}:*"
+
     def partition(self, pid: str) -> list[str]:
         """The partition's keys, in the order the scripts take them: v, p, x, c, m."""
         base = f"{self.prefix}:vs:{{{pid}}}"
@@ -97,12 +106,14 @@ if ARGV[10] == '' then redis.call('HPERSIST', KEYS[2], 'FIELDS', 1, key)
 else redis.call('HPEXPIRE', KEYS[2], ARGV[10], 'FIELDS', 1, key) end
 redis.call('ZADD', KEYS[3], expires, key)
 redis.call('ZADD', KEYS[4], created, key)
+redis.call('HSETNX', KEYS[5], 'part', ARGV[11])
 return 1
 """
 """KEYS: the partition's v, p, x, c, m. ARGV: entry key, FP32 vector, attributes JSON, entry
 JSON, created_at, expires_at, now, the global fence covering it, h(model), the payload's
-TTL in ms ('' never). Returns 1 stored, 0 refused by a fence. An entry written already expired
-(a withdrawal) also fences older writes of its key (``w:<key>`` = its ``expires_at``)."""
+TTL in ms ('' never), the partition's JSON (kept in m as ``part``). Returns 1 stored, 0
+refused by a fence. An entry written already expired (a withdrawal) also fences older
+writes of its key (``w:<key>`` = its ``expires_at``)."""
 
 NEAREST = """
 local found = redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'COUNT', ARGV[3],
