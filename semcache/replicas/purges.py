@@ -78,6 +78,7 @@ if over > 0 then
   redis.call('SET', KEYS[5], gone[#gone][1])
   redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[1])
 end
+if redis.call('EXISTS', KEYS[3]) == 0 then return {id, -1} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local live = redis.call('ZCOUNT', KEYS[3], now, '+inf')
 if redis.call('ZSCORE', KEYS[3], ARGV[3]) then live = live - 1 end
@@ -85,9 +86,10 @@ return {id, live}
 """
 """KEYS: log, epoch, readers, this purge's "acks wanted" marker, trim watermark; ARGV: max
 entries, an epoch for a log that has none, origin, ack ('' none), marker TTL ms, field/value
-pairs. Returns the entry's ID and how many other readers are live. Trims the log itself (by
-one entry per append, so it is cheap) and records the last ID trimmed: a reader whose position
-is older than that missed entries (Redis's own ``max-deleted-entry-id`` ignores trims)."""
+pairs. Returns the entry's ID and how many other readers are live (-1: unknown, the list of
+readers is gone). Trims the log itself (by one entry per append, so it is cheap) and records
+the last ID trimmed: a reader whose position is older than that missed entries (Redis's own
+``max-deleted-entry-id`` ignores trims)."""
 
 _CHECK = """
 local t = redis.call('TIME')
@@ -177,14 +179,19 @@ class PurgeLog:
         deadline = loop.time() + ack_timeout_s
         async with mapped():
             _, missing = await self._append(kind, fields, ack)
+            unknown = missing < 0
+            if unknown:  # no list of readers (lost, or none ever beat): wait the whole time
+                self._stats.count("purge_log_readers_unknown")
+                why = "semcache purge log: no list of live readers; waiting %.1f s for replicas"
+                log.warning(why, ack_timeout_s)
             try:
-                while missing > 0 and (left := deadline - loop.time()) > 0:
+                while (unknown or missing > 0) and (left := deadline - loop.time()) > 0:
                     # short blocks: a BLPOP must end within the client's command timeout
                     if await self._client.blpop([acks], timeout=min(left, 0.1)) is not None:
                         missing -= 1
             finally:
                 await self._client.delete(acks, acks + ":open")
-        return int(missing)
+        return 0 if unknown else int(missing)
 
     async def publish_model_change(self, model: str, before: float) -> None:
         """Tell the other replicas' model watches (no confirmation: the shared tier already

@@ -8,6 +8,7 @@ success and every later ask (exact and paraphrase, both replicas) still got the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -125,3 +126,56 @@ def test_a_purge_after_the_registry_master_restarted_empty_holds(replicas, raw):
     a.purge(tenant="t1")
     served = asks_serving([b, a], "t1", purged, rounds=2)
     assert served == 0, f"{served} of {8 * QUESTIONS} asks served a purged answer"
+
+
+async def test_a_write_begun_before_the_generations_were_lost_does_not_land_after_a_purge(
+    redis_url: str, raw
+) -> None:
+    """The generation hash lost and bumped again by a purge reads as it did before the loss;
+    a write that began before must still be refused, and older entries no longer served."""
+    from redis.asyncio import Redis
+
+    from semcache.errors import StoreError
+    from semcache.pipeline.fence import PurgeFilter
+    from semcache.replicas.exact import RedisExact
+    from semcache.replicas.keys import KeySpace
+    from semcache.stores.base import NEVER_EXPIRES, Entry
+
+    client = Redis.from_url(redis_url)
+    keys = KeySpace(PREFIX)
+    exact = RedisExact(client, keys, time.time)
+    where = {"tenant": "t1", "namespace": "ns", "model": "m"}
+
+    other = where | {"tenant": "t2"}
+
+    def entry(key: str, tenant: str = "t1") -> Entry:
+        return Entry(key, tenant, "ns", "m", "s", "{}", time.time(), NEVER_EXPIRES, "e")
+
+    try:
+        await exact.purge(PurgeFilter(tenant="t1"))  # an earlier purge: t1's generation is 1
+        assert (await exact.put(entry("kept", "t2"), await exact.begin(**other)))[0]
+        pending = await exact.begin(**where)  # a write begins: it read generation 1
+        raw.delete(keys.generation_hash("t1"))  # lost
+        await exact.purge(PurgeFilter(tenant="t1"))  # bumped again: generation 1 once more
+        assert (await exact.put(entry("late"), pending))[0] is False
+        assert await exact.get("late", **where) is None
+        with pytest.raises(StoreError, match="lost"):  # fail closed, and counted
+            await exact.get("kept", **other)
+        assert (await exact.put(entry("new"), await exact.begin(**where)))[0]
+        assert await exact.get("new", **where) is not None  # a new incarnation
+        assert await exact.get("kept", **other) is None  # older entries stay withdrawn
+    finally:
+        await client.aclose()
+
+
+def test_a_purge_with_the_reader_list_lost_waits_for_the_replicas(replicas, raw) -> None:
+    """Without the list of live readers the purger cannot count confirmations: it waits the
+    whole confirmation time, so the other replica has applied the purge when it returns."""
+    a, b = replicas("redis")
+    purged = learn(a, "t1")
+    assert asks_serving([b], "t1", purged, rounds=1) == 2 * QUESTIONS  # b remembers them
+    applied = b.stats().counts.get("purge_log_applied", 0)
+    raw.delete(f"{{{PREFIX}:purges}}:readers")
+    a.purge(tenant="t1")
+    assert b.stats().counts.get("purge_log_applied", 0) == applied + 1  # before it returned
+    assert a.stats().counts["purge_log_readers_unknown"] == 1
