@@ -21,7 +21,9 @@ command timeout) and applies each entry to its memory tier, write fence and own 
   the log gone, or a new log: ``{P:purges}:epoch`` changes when Redis restarts empty) the
   replica empties its memory tier and its own store, counts ``purge_log_resets`` and says
   so in ``health()`` (part ``purge_log``): losing cached answers is safe, serving a purged
-  one is not.
+  one is not. A store every replica shares (Redis, a Qdrant server) is not its own: the
+  purging replica purged it for all, so a gap resets only this replica's memory and leaves
+  the shared tiers to their own generations and fences (a joining replica deletes nothing).
 - **Outage while running.** The replica keeps serving from memory and its store (a purge
   cannot be made meanwhile without Redis; one made by a replica that still reaches Redis is
   reported by it as unconfirmed) and, once back, applies what it missed before anything
