@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from semcache.pipeline.backend import ServingGate
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.connect import mapped
+from semcache.replicas.eviction import eviction_warning
 from semcache.replicas.keys import KeySpace
 from semcache.replicas.purge_state import LogPosition, PositionFile, replay_gap
 from semcache.runtime.failopen import FailOpen
@@ -165,6 +166,9 @@ class PurgeLog:
         self._last_reset: tuple[float, str] | None = None
         self._born_ms = time.time() * 1000.0  # this replica's start, on its own clock
         self._opened_with: int | None = None
+        #: Why the server's eviction policy is unsafe for withdrawals (None: it is safe, or
+        #: not known yet); read each time the log is (re)synced, shown by ``health()``.
+        self.eviction: str | None = None
 
     # -- publishing -------------------------------------------------------------------------
     async def publish(self, purge: PurgeFilter, *, ack_timeout_s: float) -> int:
@@ -286,6 +290,10 @@ class PurgeLog:
         from redis.exceptions import ResponseError
 
         async with mapped():
+            warning = await eviction_warning(self._client)
+            if warning is not None and warning != self.eviction:
+                log.warning("semcache: %s", warning)
+            self.eviction = warning
             epoch, now_ms = await self._beat()
             try:
                 info: dict[str, Any] | None = await self._client.xinfo_stream(self._keys.purge_log)
