@@ -150,11 +150,16 @@ if ARGV[2] == '' then
   redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   return n
 end
-local n = 0
+local n, seen = 0, {}
 local before = tonumber(ARGV[3])
-for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  local attrs = redis.call('VGETATTR', KEYS[1], key)
-  local entry = attrs and cjson.decode(attrs)
+local function consider(key)
+  if seen[key] then return end
+  seen[key] = true
+  local found = redis.call('HGET', KEYS[2], key)
+  if not found and redis.call('EXISTS', KEYS[1]) == 1 then
+    found = redis.call('VGETATTR', KEYS[1], key)
+  end
+  local entry = found and cjson.decode(found)
   if entry and entry.model == ARGV[2] and (ARGV[4] == '1' or entry.created_at < before) then
     redis.call('VREM', KEYS[1], key)
     redis.call('HDEL', KEYS[2], key)
@@ -163,11 +168,15 @@ for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
     n = n + 1
   end
 end
+for _, key in ipairs(redis.call('HKEYS', KEYS[2])) do consider(key) end
+for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do consider(key) end
 return n
 """
 """KEYS: v, p, x, c, m. ARGV: fence field suffix (``_`` or h(model)), model ('' for all),
 the fence time, '1' to remove every covered entry ('0': only those created before it).
-Records the fence, removes the covered entries; returns how many."""
+Records the fence, removes the covered entries; returns how many. Entries are found by their
+payloads (what a lookup serves) and by ``c``, so losing any one of the partition's keys
+hides none of them."""
 
 PURGE_EXPIRED = """
 local keys = redis.call('ZRANGE', KEYS[3], '-inf', ARGV[1], 'BYSCORE')

@@ -272,3 +272,18 @@ def test_after_redis_restarts_empty_a_purge_still_finds_new_partitions(pair, clo
     clock.now = NOW + 1
     assert a.purge(tenant="t1") == 1
     assert b.retrieve("k2", where()) is None
+
+
+@pytest.mark.parametrize("lost", ["c", "v"])
+def test_a_purge_by_model_finds_entries_when_one_partition_key_was_lost(pair, clock, lost):
+    """Entries are found by their payloads as well as by the created-at index: losing the
+    index (or the vector set) hides none of a model's answers from its purge."""
+    a, b = pair
+    b.upsert([make_entry("k1"), make_entry("k2", model="other-model")])
+    client = redis.Redis.from_url(redis_server().url)
+    v, _, _, c, _ = a._keys("t1", "ns", "s1", EMBEDDER)
+    client.delete({"c": c, "v": v}[lost])
+    clock.now = NOW + 1
+    assert a.purge(model="gpt-4o-mini") == 1
+    assert b.retrieve("k1", where()) is None
+    assert b.retrieve("k2", where()) is not None
