@@ -57,11 +57,11 @@ if not incarnation then
   redis.call('HSETNX', KEYS[2], '!', ARGV[9])
   current = generations()
 end
-return current
+return current .. '|' .. (redis.call('GET', KEYS[1]) or '')
 """
 )
-"""KEYS: (unused), generation hash; ARGV: 8 fields, an incarnation for a hash that has none.
-The generations now (a write's token)."""
+"""KEYS: the key's withdrawal mark, generation hash; ARGV: 8 fields, an incarnation for a
+hash that has none. The generations and the key's withdrawal mark now (a write's token)."""
 
 READ = (
     _GENS
@@ -80,7 +80,8 @@ next ``begin`` sets a new one, under which no older entry is live)."""
 WRITE = (
     _GENS
     + """
-local admitted = incarnation and current == ARGV[9]
+local mark = redis.call('GET', KEYS[3]) or ''
+local admitted = incarnation and current .. '|' .. mark == ARGV[9]
 if ARGV[12] == '1' then
   redis.call('HINCRBY', KEYS[2], ARGV[13], 1)
   current = generations()
@@ -92,13 +93,19 @@ if tonumber(ARGV[11]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[11]) end
 return 1
 """
 )
-"""KEYS: entry, generation hash; ARGV: 8 fields, generations at begin, entry JSON, TTL in ms
-(0: none), '1' to bump the model name's generation first, that field (``_:_:h(model)``).
+"""KEYS: entry, generation hash, the key's withdrawal mark; ARGV: 8 fields, the token of
+begin, entry JSON, TTL in ms (0: none), '1' to bump the model name's generation first, that
+field (``_:_:h(model)``).
 
-Writes only if no purge covering the entry happened since begin (and the hash was not lost
-meanwhile); a model change bumps the
-name's generation (every older answer of it is withdrawn) and this answer is written under
-the new generations. Returns 1 written, 0 refused."""
+Writes only if no purge covering the entry and no withdrawal of its key happened since begin
+(and the hash was not lost meanwhile); a model change bumps the name's generation (every
+older answer of it is withdrawn) and this answer is written under the new generations.
+Returns 1 written, 0 refused."""
+
+
+#: How long a key's withdrawal mark is kept: longer than any write takes from its ``begin``
+#: (an upstream call) to its ``put``.
+WITHDRAWN_TTL_MS = 3_600_000
 
 
 def _is_cluster(client: object) -> bool:
@@ -138,10 +145,11 @@ class RedisExact:
         self._read = client.register_script(READ)
         self._write = client.register_script(WRITE)
 
-    async def begin(self, *, tenant: str, namespace: str, model: str) -> bytes:
-        """The generations now, for a write that may land later (``put``'s ``token``)."""
+    async def begin(self, exact: str, *, tenant: str, namespace: str, model: str) -> bytes:
+        """The generations and the key's withdrawal mark now, for a write of ``exact`` that
+        may land later (``put``'s ``token``)."""
         ks = self._keys
-        keys = [ks.generation_hash(tenant), ks.generation_hash(tenant)]
+        keys = [ks.withdrawn(exact, tenant=tenant), ks.generation_hash(tenant)]
         fields = ks.generations(tenant=tenant, namespace=namespace, model=model)
         async with mapped():
             token = await self._begin(keys=keys, args=[*fields, uuid.uuid4().hex])
@@ -177,6 +185,7 @@ class RedisExact:
         keys = [
             ks.entry(entry.key, tenant=tenant, namespace=entry.namespace, model=model),
             ks.generation_hash(tenant),
+            ks.withdrawn(entry.key, tenant=tenant),
         ]
         if ttl_ms == 0 and entry.expires_at < NEVER_EXPIRES:
             keys[0] = ks.discard(tenant)  # already expired: record the snapshot, store nothing
@@ -227,9 +236,13 @@ class RedisExact:
         await pipe.execute()
 
     async def withdraw(self, exact: str, *, tenant: str, namespace: str, model: str) -> int:
-        """Remove the one entry stored under ``exact`` in this partition; returns 0 or 1."""
+        """Remove the one entry stored under ``exact`` in this partition; returns 0 or 1.
+        First a new withdrawal mark of the key (kept ``WITHDRAWN_TTL_MS``), so a write of it
+        that began before never lands after."""
         entry = self._keys.entry(exact, tenant=tenant, namespace=namespace, model=model)
+        mark = self._keys.withdrawn(exact, tenant=tenant)
         async with mapped():
+            await self._client.set(mark, uuid.uuid4().hex, px=WITHDRAWN_TTL_MS)
             return int(await self._client.unlink(entry))
 
     async def purge(self, purge: PurgeFilter) -> int:

@@ -167,7 +167,7 @@ class PurgeLog:
         self._born_ms = time.time() * 1000.0  # this replica's start, on its own clock
         self._opened_with: int | None = None
         #: Why the server's eviction policy is unsafe for withdrawals (None: it is safe, or
-        #: not known yet); read each time the log is (re)synced, shown by ``health()``.
+        #: not known); read once when following starts, shown by ``health()``.
         self.eviction: str | None = None
 
     # -- publishing -------------------------------------------------------------------------
@@ -247,6 +247,7 @@ class PurgeLog:
         return None
 
     async def _follow(self) -> None:
+        await self._check_eviction()
         # the store must be open before its position is trusted
         self._opened_with = await self._store_ready()
         while not self._closed:  # a flag too: wait_for can swallow a cancel (gh-86296)
@@ -255,6 +256,20 @@ class PurgeLog:
                     reason = self._failopen.last_reason("redis_purge_log") or "retrying"
                     self._gate.close(f"waiting to replay the purge log ({reason})", settled=True)
                 await asyncio.sleep(RETRY_S)
+
+    async def _check_eviction(self) -> None:
+        """Read the server's eviction policy once, at start; warn on an unsafe one. Never
+        fails the follower: a Redis (or master) unreachable now leaves it unknown."""
+        from redis.exceptions import RedisError
+
+        try:
+            warning = await asyncio.wait_for(eviction_warning(self._client), self._timeout_s)
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.debug("semcache: could not read Redis's maxmemory-policy: %s", exc)
+            return
+        if warning is not None:
+            log.warning("semcache: %s", warning)
+        self.eviction = warning
 
     async def _step(self) -> bool:
         fo = self._failopen
@@ -290,10 +305,6 @@ class PurgeLog:
         from redis.exceptions import ResponseError
 
         async with mapped():
-            warning = await eviction_warning(self._client)
-            if warning is not None and warning != self.eviction:
-                log.warning("semcache: %s", warning)
-            self.eviction = warning
             epoch, now_ms = await self._beat()
             try:
                 info: dict[str, Any] | None = await self._client.xinfo_stream(self._keys.purge_log)

@@ -85,3 +85,30 @@ def test_a_dropped_answer_is_served_by_no_replica_from_any_tier(replicas) -> Non
                         assert answer == f"answer {i}"
     assert asked >= 100
     assert hits == 0, f"{hits} of {asked} asks served a dropped answer"
+
+
+async def test_a_redis_write_begun_before_a_withdrawal_never_lands_after_it(redis_url: str):
+    """A replica's write of the key that began (read its token) before another replica
+    withdrew the key is refused; a write that begins after the withdrawal lands."""
+    import time
+
+    from redis.asyncio import Redis
+
+    from semcache.replicas.exact import RedisExact
+    from semcache.replicas.keys import KeySpace
+    from semcache.stores.base import NEVER_EXPIRES, Entry
+
+    client = Redis.from_url(redis_url)
+    exact = RedisExact(client, KeySpace("drop"), time.time)
+    where = {"tenant": TENANT, "namespace": "ns", "model": "m"}
+    answer = Entry("k", TENANT, "ns", "m", "s", "{}", time.time(), NEVER_EXPIRES, "e")
+    try:
+        assert (await exact.put(answer, await exact.begin("k", **where)))[0]
+        pending = await exact.begin("k", **where)  # e.g. an upstream call in flight
+        assert await exact.withdraw("k", **where) == 1
+        assert (await exact.put(answer, pending))[0] is False
+        assert await exact.get("k", **where) is None
+        assert (await exact.put(answer, await exact.begin("k", **where)))[0]  # stored again
+        assert await exact.get("k", **where) is not None
+    finally:
+        await client.aclose()

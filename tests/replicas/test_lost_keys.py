@@ -153,15 +153,15 @@ async def test_a_write_begun_before_the_generations_were_lost_does_not_land_afte
 
     try:
         await exact.purge(PurgeFilter(tenant="t1"))  # an earlier purge: t1's generation is 1
-        assert (await exact.put(entry("kept", "t2"), await exact.begin(**other)))[0]
-        pending = await exact.begin(**where)  # a write begins: it read generation 1
+        assert (await exact.put(entry("kept", "t2"), await exact.begin("kept", **other)))[0]
+        pending = await exact.begin("late", **where)  # a write begins: it read generation 1
         raw.delete(keys.generation_hash("t1"))  # lost
         await exact.purge(PurgeFilter(tenant="t1"))  # bumped again: generation 1 once more
         assert (await exact.put(entry("late"), pending))[0] is False
         assert await exact.get("late", **where) is None
         with pytest.raises(StoreError, match="lost"):  # fail closed, and counted
             await exact.get("kept", **other)
-        assert (await exact.put(entry("new"), await exact.begin(**where)))[0]
+        assert (await exact.put(entry("new"), await exact.begin("new", **where)))[0]
         assert await exact.get("new", **where) is not None  # a new incarnation
         assert await exact.get("kept", **other) is None  # older entries stay withdrawn
     finally:
