@@ -15,12 +15,14 @@ each script below touches that one slot only:
 - ``P:vs:{pid}:m``  hash of the partition's fences: ``f:_`` (the last purge of the whole
   partition), ``f:<h(model)>`` (of one model in it, a purge or a model-snapshot watermark),
   ``w:<entry key>`` (a withdrawal of one key); epoch seconds. A write of an entry created
-  before a fence that covers it is refused.
+  before a fence that covers it is refused. Also ``part``: the partition's JSON, so a purge
+  finds and matches the partition by ``SCAN`` when the registry ``P:vs:parts`` is lost.
 
 Keys outside any partition (each a single key, so on one slot of its own):
 
 - ``P:vs:meta``  hash ``embedder``, ``dim``, ``format`` (checked at ``setup``);
-- ``P:vs:parts``  hash pid -> partition JSON (how purges, counts and sweeps find partitions);
+- ``P:vs:parts``  hash pid -> partition JSON (how counts and sweeps find partitions; a purge
+  also scans for partition keys, so losing this one key never lets a purged answer stay);
 - ``P:vs:fence``  hash of global fences, ``<t>|<n>|<m>`` -> epoch seconds, one field per
   combination of purge filters (``_`` for an unfiltered field), so a write into a partition
   registered after a purge began is refused too (see ``RedisVectorStore.purge``).
@@ -74,6 +76,13 @@ class Layout:
     def fence(self) -> str:
         return f"{self.prefix}:vs:fence"
 
+    @property
+    def partition_pattern(self) -> str:
+        """``SCAN MATCH`` pattern of every partition's keys (the prefix's glob characters
+        escaped)."""
+        escaped = "".join("\\" + c if c in "*?[]\\" else c for c in self.prefix)
+        return f"{escaped}:vs:{{*}}:*"
+
     def partition(self, pid: str) -> list[str]:
         """The partition's keys, in the order the scripts take them: v, p, x, c, m."""
         base = f"{self.prefix}:vs:{{{pid}}}"
@@ -97,12 +106,14 @@ if ARGV[10] == '' then redis.call('HPERSIST', KEYS[2], 'FIELDS', 1, key)
 else redis.call('HPEXPIRE', KEYS[2], ARGV[10], 'FIELDS', 1, key) end
 redis.call('ZADD', KEYS[3], expires, key)
 redis.call('ZADD', KEYS[4], created, key)
+redis.call('HSETNX', KEYS[5], 'part', ARGV[11])
 return 1
 """
 """KEYS: the partition's v, p, x, c, m. ARGV: entry key, FP32 vector, attributes JSON, entry
 JSON, created_at, expires_at, now, the global fence covering it, h(model), the payload's
-TTL in ms ('' never). Returns 1 stored, 0 refused by a fence. An entry written already expired
-(a withdrawal) also fences older writes of its key (``w:<key>`` = its ``expires_at``)."""
+TTL in ms ('' never), the partition's JSON (kept in m as ``part``). Returns 1 stored, 0
+refused by a fence. An entry written already expired (a withdrawal) also fences older
+writes of its key (``w:<key>`` = its ``expires_at``)."""
 
 NEAREST = """
 local found = redis.call('VSIM', KEYS[1], 'FP32', ARGV[1], 'WITHSCORES', 'COUNT', ARGV[3],
@@ -139,11 +150,16 @@ if ARGV[2] == '' then
   redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
   return n
 end
-local n = 0
+local n, seen = 0, {}
 local before = tonumber(ARGV[3])
-for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
-  local attrs = redis.call('VGETATTR', KEYS[1], key)
-  local entry = attrs and cjson.decode(attrs)
+local function consider(key)
+  if seen[key] then return end
+  seen[key] = true
+  local found = redis.call('HGET', KEYS[2], key)
+  if not found and redis.call('EXISTS', KEYS[1]) == 1 then
+    found = redis.call('VGETATTR', KEYS[1], key)
+  end
+  local entry = found and cjson.decode(found)
   if entry and entry.model == ARGV[2] and (ARGV[4] == '1' or entry.created_at < before) then
     redis.call('VREM', KEYS[1], key)
     redis.call('HDEL', KEYS[2], key)
@@ -152,11 +168,15 @@ for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
     n = n + 1
   end
 end
+for _, key in ipairs(redis.call('HKEYS', KEYS[2])) do consider(key) end
+for _, key in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do consider(key) end
 return n
 """
 """KEYS: v, p, x, c, m. ARGV: fence field suffix (``_`` or h(model)), model ('' for all),
 the fence time, '1' to remove every covered entry ('0': only those created before it).
-Records the fence, removes the covered entries; returns how many."""
+Records the fence, removes the covered entries; returns how many. Entries are found by their
+payloads (what a lookup serves) and by ``c``, so losing any one of the partition's keys
+hides none of them."""
 
 PURGE_EXPIRED = """
 local keys = redis.call('ZRANGE', KEYS[3], '-inf', ARGV[1], 'BYSCORE')

@@ -66,6 +66,23 @@ def _is_cluster(client: Any) -> bool:
     return isinstance(client, RedisCluster)
 
 
+#: What names a partition (the fields of :func:`layout.partition_id`).
+PARTITION_FIELDS = ("tenant", "namespace", "scope", "embedder")
+
+
+def _partition_json(entry: Entry) -> str:
+    return json.dumps({name: getattr(entry, name) for name in PARTITION_FIELDS})
+
+
+def _covers(selection: Selection, partition: dict[str, str] | None) -> bool:
+    """Does a purge of ``selection`` reach this partition? One that nothing names holds no
+    entry to serve: only a purge of every tenant and namespace empties it."""
+    if partition is None:
+        return selection.tenant is None and selection.namespace is None
+    tenant = selection.tenant in (None, partition["tenant"])
+    return tenant and selection.namespace in (None, partition["namespace"])
+
+
 class RedisVectorStore:
     """:class:`~semcache.stores.base.VectorStore` and ``StoreAdmin`` on Redis vector sets.
 
@@ -259,10 +276,46 @@ class RedisVectorStore:
         return [Entry.from_payload(json.loads(p)) for p in payloads if p is not None]
 
     def _partitions(self) -> dict[str, dict[str, str]]:
+        """The registered partitions (one read; for counts, listings and sweeps)."""
         client = self._open()
         with _mapped("list partitions"):
             rows = client.hgetall(self._layout.parts)
         return {pid.decode(): json.loads(value) for pid, value in rows.items()}
+
+    def _every_partition(self) -> dict[str, dict[str, str] | None]:
+        """Every partition holding keys, registered or not: what a purge must reach.
+
+        The registry is one key: deleted, evicted or on a cluster master back empty, it
+        would hide partitions from a purge, which would then report success while their
+        answers stay. So the partitions' own keys are scanned too (every master), each
+        named by its ``part`` field or, failing that, by one of its entries; one found
+        that way is registered again. None: a partition that holds no entry to serve."""
+        client = self._open()
+        known: dict[str, dict[str, str] | None] = dict(self._partitions())
+        lost: set[str] = set()
+        with _mapped("scan partitions"):
+            for name in client.scan_iter(match=self._layout.partition_pattern, count=1000):
+                text = name.decode() if isinstance(name, bytes) else str(name)
+                pid = text[text.index("{") + 1 : text.index("}")]
+                if pid not in known:
+                    lost.add(pid)
+            for pid in sorted(lost):
+                known[pid] = self._named(client, pid)
+        return known
+
+    def _named(self, client: Any, pid: str) -> dict[str, str] | None:
+        """A partition the registry lost, from its own keys (re-registered); None when
+        nothing names it (no ``part`` field and no entry: nothing there to serve)."""
+        keys = self._layout.partition(pid)
+        raw = client.hget(keys[4], "part")
+        if raw is None:
+            found = client.hrandfield(keys[1], 1, withvalues=True)
+            if not found:
+                return None
+            entry = json.loads(found[1])
+            raw = json.dumps({name: entry[name] for name in PARTITION_FIELDS})
+        client.hsetnx(self._layout.parts, pid, raw)
+        return json.loads(raw)
 
     # -- writes -------------------------------------------------------------------------
 
@@ -319,6 +372,7 @@ class RedisVectorStore:
             repr(fence) if fence > -math.inf else "-inf",
             layout.h(entry.model),
             ttl,
+            _partition_json(entry),
         ]
 
     def _register(self, client: Any, entries: Sequence[Entry]) -> list[str]:
@@ -328,16 +382,11 @@ class RedisVectorStore:
         for entry in entries:
             pid = layout.partition_id(entry.tenant, entry.namespace, entry.scope, entry.embedder)
             pids.append(pid)
-            partitions[pid] = {
-                "tenant": entry.tenant,
-                "namespace": entry.namespace,
-                "scope": entry.scope,
-                "embedder": entry.embedder,
-            }
+            partitions[pid] = _partition_json(entry)
         with _mapped("register partition"):
             pipe = client.pipeline(transaction=False)
             for pid, partition in partitions.items():
-                pipe.hsetnx(self._layout.parts, pid, json.dumps(partition))
+                pipe.hsetnx(self._layout.parts, pid, partition)
             pipe.execute()
         return pids
 
@@ -367,10 +416,8 @@ class RedisVectorStore:
                 client.hset(self._layout.fence, field, repr(at))
         suffix = layout.UNFILTERED if selection.model is None else layout.h(selection.model)
         removed = 0
-        for pid, p in self._partitions().items():
-            if selection.tenant not in (None, p["tenant"]):
-                continue
-            if selection.namespace not in (None, p["namespace"]):
+        for pid, p in self._every_partition().items():
+            if not _covers(selection, p):
                 continue
             args = [suffix, selection.model or "", repr(at), "1" if remove_all else "0"]
             removed += int(self._run("PURGE", self._layout.partition(pid), args, "purge"))

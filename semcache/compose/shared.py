@@ -72,8 +72,13 @@ def shared_tier(
     client = connect(redis_options(r, r.url))
     keys = KeySpace(r.key_prefix, buckets=CLUSTER_BUCKETS if r.cluster else 1)
 
+    # A store every replica shares was purged there by the purging replica, and its fences
+    # and the exact tier's generations hold for everyone: only this process's memory (and
+    # its pending writes) hear of a purge, and a gap in the log resets nothing but them.
+    apply = writer.forget if store_dir is False else writer.purge
+
     async def reset() -> int:  # the log cannot say what was missed: forget everything local
-        return await writer.purge(PurgeFilter())
+        return await apply(PurgeFilter())
 
     async def opened_with() -> int | None:  # entries in the local store before our writes
         await backend.ready()
@@ -85,7 +90,7 @@ def shared_tier(
         keys,
         failopen,
         stats,
-        on_purge=writer.purge,
+        on_purge=apply,
         on_reset=reset,
         store_ready=opened_with,
         gate=backend.gate,

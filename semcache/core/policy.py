@@ -131,7 +131,17 @@ def validate_tenant(tenant: Any) -> str:
         return DEFAULT_TENANT
     if not isinstance(tenant, str) or not tenant:
         raise InvalidRequestType("tenant", f"expected a non-empty string, got {tenant!r}")
-    return tenant
+    return validate_text("tenant", tenant)
+
+
+def validate_text(field: str, value: str) -> str:
+    """``value`` if it is valid Unicode text: every key and digest hashes its UTF-8 bytes, so
+    a lone surrogate (which has none) must fail here, naming ``field``, before any I/O."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidRequest(field, f"not valid Unicode text ({exc.reason})") from None
+    return value
 
 
 def validate_sampling(params: Mapping[str, Any]) -> None:

@@ -111,6 +111,7 @@ class RedisWriteStage:
         token = await self._failopen.call(
             "redis_begin",
             lambda: self._exact.begin(
+                request.keys.exact,
                 tenant=request.tenant,
                 namespace=request.control.namespace,
                 model=request.keys.model,

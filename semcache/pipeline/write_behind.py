@@ -270,6 +270,19 @@ class WriteBehind:
                 )
             return max(removed, stored)
 
+    async def forget(self, purge: PurgeFilter) -> int:
+        """Apply a purge or withdrawal to this process's own tiers only: fence pending writes
+        and drop the matching memory entries (how many). For a store every process shares,
+        which the process that purged has already purged (and fenced) for all: doing it
+        again from here could only delete what others wrote since."""
+        async with self._lock:
+            self.fence.record(purge)
+            if purge.key is not None:
+                return self._memory.discard(purge.key)
+            return self._memory.purge(
+                tenant=purge.tenant, namespace=purge.namespace, model=purge.model
+            )
+
     async def withdraw(self, key: str, expire: Callable[[], Awaitable[int]]) -> int:
         """Withdraw one entry: fence pending writes of ``key``, drop it from memory, then run
         ``expire`` (which ends it in the store) under the write lock, so no write that began

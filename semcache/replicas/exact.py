@@ -9,15 +9,25 @@ every replica; on a cluster, in every bucket it covers, see ``keys``) and then u
 entries with one ``SCAN`` (of every master) so memory is freed and counted. Every script
 touches one bucket's keys, so one slot.
 Expiry is Redis's own TTL; the byte bound is Redis's ``maxmemory`` policy.
+
+Why an incarnation field: a generation hash that is lost (deleted, evicted, its master back
+empty) would start again from 0, so a write that read the same numbers before the loss could
+land after a purge and bring a purged answer back. Each hash carries a random field ``!``
+set by the first ``begin``; an entry's generations and a write's token include it, so a hash
+that comes back starts a new incarnation under which nothing older matches (every entry in
+the bucket is withdrawn, every pending write refused: losing answers is safe, serving a
+purged one is not). A read of an entry whose hash lost it fails (counted, a miss).
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from semcache.errors import StoreError
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.connect import mapped
 from semcache.replicas.keys import KeySpace
@@ -28,34 +38,53 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 _GENS = """
-local gens = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, 8))
-local parts = {}
-for i = 1, 8 do parts[i] = gens[i] or '0' end
-local current = table.concat(parts, ',')
+local function generations()
+  local gens = redis.call('HMGET', KEYS[2], '!', unpack(ARGV, 1, 8))
+  local parts = {gens[1] or ''}
+  for i = 1, 8 do parts[i + 1] = gens[i + 1] or '0' end
+  return table.concat(parts, ','), gens[1]
+end
+local current, incarnation = generations()
 """
 """Every script's prologue. KEYS[2]: the bucket's generation hash; ARGV[1..8]: the entry's
-8 generation fields. ``current``: their values joined (the entry's ``g`` when written)."""
+8 generation fields. ``current``: the hash's incarnation and their values joined (the
+entry's ``g`` when written); ``incarnation``: false when the hash has none (it was lost)."""
+
+BEGIN = (
+    _GENS
+    + """
+if not incarnation then
+  redis.call('HSETNX', KEYS[2], '!', ARGV[9])
+  current = generations()
+end
+return current .. '|' .. (redis.call('GET', KEYS[1]) or '')
+"""
+)
+"""KEYS: the key's withdrawal mark, generation hash; ARGV: 8 fields, an incarnation for a
+hash that has none. The generations and the key's withdrawal mark now (a write's token)."""
 
 READ = (
     _GENS
     + """
 local fields = redis.call('HMGET', KEYS[1], 'g', 'v')
-if not fields[2] or fields[1] ~= current then return false end
+if not fields[2] then return false end
+if not incarnation then return 0 end
+if fields[1] ~= current then return false end
 return fields[2]
 """
 )
 """KEYS: entry, generation hash; ARGV: 8 fields. The entry if it was written under the
-current generations."""
+current generations; 0 when an entry is there but its hash has no incarnation (lost; the
+next ``begin`` sets a new one, under which no older entry is live)."""
 
 WRITE = (
     _GENS
     + """
-local admitted = current == ARGV[9]
+local mark = redis.call('GET', KEYS[3]) or ''
+local admitted = incarnation and current .. '|' .. mark == ARGV[9]
 if ARGV[12] == '1' then
   redis.call('HINCRBY', KEYS[2], ARGV[13], 1)
-  local after = redis.call('HMGET', KEYS[2], unpack(ARGV, 1, 8))
-  for i = 1, 8 do parts[i] = after[i] or '0' end
-  current = table.concat(parts, ',')
+  current = generations()
 end
 if not admitted then return 0 end
 redis.call('DEL', KEYS[1])
@@ -64,12 +93,19 @@ if tonumber(ARGV[11]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[11]) end
 return 1
 """
 )
-"""KEYS: entry, generation hash; ARGV: 8 fields, generations at begin, entry JSON, TTL in ms
-(0: none), '1' to bump the model name's generation first, that field (``_:_:h(model)``).
+"""KEYS: entry, generation hash, the key's withdrawal mark; ARGV: 8 fields, the token of
+begin, entry JSON, TTL in ms (0: none), '1' to bump the model name's generation first, that
+field (``_:_:h(model)``).
 
-Writes only if no purge covering the entry happened since begin; a model change bumps the
-name's generation (every older answer of it is withdrawn) and this answer is written under
-the new generations. Returns 1 written, 0 refused."""
+Writes only if no purge covering the entry and no withdrawal of its key happened since begin
+(and the hash was not lost meanwhile); a model change bumps the name's generation (every
+older answer of it is withdrawn) and this answer is written under the new generations.
+Returns 1 written, 0 refused."""
+
+
+#: How long a key's withdrawal mark is kept: longer than any write takes from its ``begin``
+#: (an upstream call) to its ``put``.
+WITHDRAWN_TTL_MS = 3_600_000
 
 
 def _is_cluster(client: object) -> bool:
@@ -105,16 +141,19 @@ class RedisExact:
         self._client = client
         self._keys = keys
         self._clock = clock
+        self._begin = client.register_script(BEGIN)
         self._read = client.register_script(READ)
         self._write = client.register_script(WRITE)
 
-    async def begin(self, *, tenant: str, namespace: str, model: str) -> bytes:
-        """The generations now, for a write that may land later (``put``'s ``token``)."""
+    async def begin(self, exact: str, *, tenant: str, namespace: str, model: str) -> bytes:
+        """The generations and the key's withdrawal mark now, for a write of ``exact`` that
+        may land later (``put``'s ``token``)."""
         ks = self._keys
+        keys = [ks.withdrawn(exact, tenant=tenant), ks.generation_hash(tenant)]
         fields = ks.generations(tenant=tenant, namespace=namespace, model=model)
         async with mapped():
-            values = await self._client.hmget(ks.generation_hash(tenant), fields)
-        return b",".join(b"0" if v is None else str(int(v)).encode() for v in values)
+            token = await self._begin(keys=keys, args=[*fields, uuid.uuid4().hex])
+        return token if isinstance(token, bytes) else str(token).encode()
 
     async def get(self, exact: str, *, tenant: str, namespace: str, model: str) -> Entry | None:
         """The live entry for the key, or None (absent, expired, or withdrawn by a purge)."""
@@ -124,6 +163,11 @@ class RedisExact:
         fields = ks.generations(tenant=tenant, namespace=namespace, model=model)
         async with mapped():
             data = await self._read(keys=keys, args=fields)
+        if data == 0:  # fail closed: counted by the caller's FailOpen, served as a miss
+            raise StoreError(
+                f"redis generations {keys[1]!r} were lost (deleted, evicted or a master back "
+                "empty): every entry in that bucket is withdrawn"
+            )
         if data is None:
             return None
         entry = decode_entry(data)
@@ -141,6 +185,7 @@ class RedisExact:
         keys = [
             ks.entry(entry.key, tenant=tenant, namespace=entry.namespace, model=model),
             ks.generation_hash(tenant),
+            ks.withdrawn(entry.key, tenant=tenant),
         ]
         if ttl_ms == 0 and entry.expires_at < NEVER_EXPIRES:
             keys[0] = ks.discard(tenant)  # already expired: record the snapshot, store nothing
@@ -191,9 +236,13 @@ class RedisExact:
         await pipe.execute()
 
     async def withdraw(self, exact: str, *, tenant: str, namespace: str, model: str) -> int:
-        """Remove the one entry stored under ``exact`` in this partition; returns 0 or 1."""
+        """Remove the one entry stored under ``exact`` in this partition; returns 0 or 1.
+        First a new withdrawal mark of the key (kept ``WITHDRAWN_TTL_MS``), so a write of it
+        that began before never lands after."""
         entry = self._keys.entry(exact, tenant=tenant, namespace=namespace, model=model)
+        mark = self._keys.withdrawn(exact, tenant=tenant)
         async with mapped():
+            await self._client.set(mark, uuid.uuid4().hex, px=WITHDRAWN_TTL_MS)
             return int(await self._client.unlink(entry))
 
     async def purge(self, purge: PurgeFilter) -> int:

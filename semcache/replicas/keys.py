@@ -21,6 +21,8 @@ so tenant and namespace names never need escaping and never collide with the sep
   bumps field ``h(A):_:_`` in A's bucket; a purge of (model=M) bumps ``_:_:h(M)`` in every
   bucket. An entry of (A, ns, m) is live only while the 8 fields that cover it are what it
   was written under.
+- ``P:w:{b}:<exact key>``: the key's withdrawal mark (a random value set by each
+  withdrawal, expiring after an hour), read by ``begin`` and checked by the write.
 - ``P:snap:h(model)``: the last upstream snapshot reported for a model name (one key: a
   model change is decided once, then bumped in every bucket).
 - ``P:lease:{b}:<exact key>`` / ``P:s:{b}:<exact key>:<flight id>``: a cross-replica flight's
@@ -118,6 +120,10 @@ class KeySpace:
     def discard(self, tenant: str) -> str:
         """A key written by nothing (stands in for an entry that must not be stored)."""
         return f"{self.prefix}:discard:{self.tag(tenant)}"
+
+    def withdrawn(self, exact: str, *, tenant: str) -> str:
+        """The key's withdrawal mark: a write that began before it changed is refused."""
+        return f"{self.prefix}:w:{self.tag(tenant)}:{exact}"
 
     def lease(self, exact: str, *, tenant: str) -> str:
         return f"{self.prefix}:lease:{self.tag(tenant)}:{exact}"

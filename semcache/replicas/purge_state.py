@@ -74,4 +74,9 @@ def replay_gap(position: LogPosition | None, epoch: str, info: dict[str, Any] | 
         gone = info.get(removed)
         if gone is not None and _id(gone) > _id(position.last_id):
             return "the purge log was trimmed past this store's position"
+    first = info.get("recorded-first-entry-id")
+    lost_mark = info.get("trimmed") is None and info.get("entries-added", 0) > info["length"]
+    if lost_mark and first is not None and _id(first) > _id(position.last_id):
+        # entries were removed but the trim mark is gone: any after ours may be among them
+        return "the purge log lost entries and its trim mark; this store's position is older"
     return None

@@ -21,7 +21,9 @@ command timeout) and applies each entry to its memory tier, write fence and own 
   the log gone, or a new log: ``{P:purges}:epoch`` changes when Redis restarts empty) the
   replica empties its memory tier and its own store, counts ``purge_log_resets`` and says
   so in ``health()`` (part ``purge_log``): losing cached answers is safe, serving a purged
-  one is not.
+  one is not. A store every replica shares (Redis, a Qdrant server) is not its own: the
+  purging replica purged it for all, so a gap resets only this replica's memory and leaves
+  the shared tiers to their own generations and fences (a joining replica deletes nothing).
 - **Outage while running.** The replica keeps serving from memory and its store (a purge
   cannot be made meanwhile without Redis; one made by a replica that still reaches Redis is
   reported by it as unconfirmed) and, once back, applies what it missed before anything
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from semcache.pipeline.backend import ServingGate
 from semcache.pipeline.fence import PurgeFilter
 from semcache.replicas.connect import mapped
+from semcache.replicas.eviction import eviction_warning
 from semcache.replicas.keys import KeySpace
 from semcache.replicas.purge_state import LogPosition, PositionFile, replay_gap
 from semcache.runtime.failopen import FailOpen
@@ -78,6 +81,7 @@ if over > 0 then
   redis.call('SET', KEYS[5], gone[#gone][1])
   redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[1])
 end
+if redis.call('EXISTS', KEYS[3]) == 0 then return {id, -1} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local live = redis.call('ZCOUNT', KEYS[3], now, '+inf')
 if redis.call('ZSCORE', KEYS[3], ARGV[3]) then live = live - 1 end
@@ -85,9 +89,10 @@ return {id, live}
 """
 """KEYS: log, epoch, readers, this purge's "acks wanted" marker, trim watermark; ARGV: max
 entries, an epoch for a log that has none, origin, ack ('' none), marker TTL ms, field/value
-pairs. Returns the entry's ID and how many other readers are live. Trims the log itself (by
-one entry per append, so it is cheap) and records the last ID trimmed: a reader whose position
-is older than that missed entries (Redis's own ``max-deleted-entry-id`` ignores trims)."""
+pairs. Returns the entry's ID and how many other readers are live (-1: unknown, the list of
+readers is gone). Trims the log itself (by one entry per append, so it is cheap) and records
+the last ID trimmed: a reader whose position is older than that missed entries (Redis's own
+``max-deleted-entry-id`` ignores trims)."""
 
 _CHECK = """
 local t = redis.call('TIME')
@@ -161,6 +166,9 @@ class PurgeLog:
         self._last_reset: tuple[float, str] | None = None
         self._born_ms = time.time() * 1000.0  # this replica's start, on its own clock
         self._opened_with: int | None = None
+        #: Why the server's eviction policy is unsafe for withdrawals (None: it is safe, or
+        #: not known); read once when following starts, shown by ``health()``.
+        self.eviction: str | None = None
 
     # -- publishing -------------------------------------------------------------------------
     async def publish(self, purge: PurgeFilter, *, ack_timeout_s: float) -> int:
@@ -177,14 +185,19 @@ class PurgeLog:
         deadline = loop.time() + ack_timeout_s
         async with mapped():
             _, missing = await self._append(kind, fields, ack)
+            unknown = missing < 0
+            if unknown:  # no list of readers (lost, or none ever beat): wait the whole time
+                self._stats.count("purge_log_readers_unknown")
+                why = "semcache purge log: no list of live readers; waiting %.1f s for replicas"
+                log.warning(why, ack_timeout_s)
             try:
-                while missing > 0 and (left := deadline - loop.time()) > 0:
+                while (unknown or missing > 0) and (left := deadline - loop.time()) > 0:
                     # short blocks: a BLPOP must end within the client's command timeout
                     if await self._client.blpop([acks], timeout=min(left, 0.1)) is not None:
                         missing -= 1
             finally:
                 await self._client.delete(acks, acks + ":open")
-        return int(missing)
+        return 0 if unknown else int(missing)
 
     async def publish_model_change(self, model: str, before: float) -> None:
         """Tell the other replicas' model watches (no confirmation: the shared tier already
@@ -234,6 +247,7 @@ class PurgeLog:
         return None
 
     async def _follow(self) -> None:
+        await self._check_eviction()
         # the store must be open before its position is trusted
         self._opened_with = await self._store_ready()
         while not self._closed:  # a flag too: wait_for can swallow a cancel (gh-86296)
@@ -242,6 +256,20 @@ class PurgeLog:
                     reason = self._failopen.last_reason("redis_purge_log") or "retrying"
                     self._gate.close(f"waiting to replay the purge log ({reason})", settled=True)
                 await asyncio.sleep(RETRY_S)
+
+    async def _check_eviction(self) -> None:
+        """Read the server's eviction policy once, at start; warn on an unsafe one. Never
+        fails the follower: a Redis (or master) unreachable now leaves it unknown."""
+        from redis.exceptions import RedisError
+
+        try:
+            warning = await asyncio.wait_for(eviction_warning(self._client), self._timeout_s)
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.debug("semcache: could not read Redis's maxmemory-policy: %s", exc)
+            return
+        if warning is not None:
+            log.warning("semcache: %s", warning)
+        self.eviction = warning
 
     async def _step(self) -> bool:
         fo = self._failopen

@@ -174,6 +174,8 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
     note = shared.log.note(now, window) if shared is not None else None
     if note is not None:
         graded["purge_log"] = PartHealth(Status.DEGRADED, note)
+    if shared is not None and shared.log.eviction is not None:
+        graded["redis_eviction"] = PartHealth(Status.DEGRADED, shared.log.eviction)
     down = any(part.status is Status.DOWN for part in graded.values())
     if not ready and graded.get("readiness", PartHealth(Status.OK)).status is not Status.DOWN:
         graded["readiness"] = PartHealth(Status.DOWN, "probe failed")

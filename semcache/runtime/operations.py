@@ -11,6 +11,8 @@ from functools import partial
 
 from semcache.compose import Assembly
 from semcache.core.fingerprint import resolve_model
+from semcache.core.policy import validate_text
+from semcache.errors import InvalidRequestType
 from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.health import with_integrity
@@ -49,7 +51,15 @@ async def stats(p: Assembly) -> CacheStats:
 
 
 async def purge(p: Assembly, tenant: str | None, namespace: str | None, model: str | None) -> int:
-    """Delete matching entries from every tier (fencing pending writes); how many went."""
+    """Delete matching entries from every tier (fencing pending writes); how many went.
+    Raises InvalidRequest naming the filter that is not a string of valid text, before any
+    tier is touched."""
+    for field, value in (("tenant", tenant), ("namespace", namespace), ("model", model)):
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InvalidRequestType(field, f"expected a string, got {value!r}")
+        validate_text(field, value)
     model = resolve_model(model) if model is not None else None
     selection = PurgeFilter(tenant, namespace, model)
     shared = p.shared  # first: its generation bump withdraws for every replica

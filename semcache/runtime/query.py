@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from semcache.core.answer import Answer
 from semcache.errors import ConfigError, InvalidRequest
 from semcache.pipeline import hit_rule
+from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.hit_rule import Candidate, OneCandidate
 from semcache.pipeline.lookup_result import Verdict
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
@@ -227,7 +228,8 @@ def _embedder(tier: SemanticTier) -> str:
 
 async def drop(parts: Assembly, request: Request) -> int:
     """Withdraw the entry stored for ``request`` from memory and the store (the write fence
-    keeps a pending write of it from landing after); returns how many copies went."""
+    keeps a pending write of it from landing after), and with a shared Redis tier from Redis
+    and every replica (through the purge log); returns how many copies went."""
     key = request.keys.exact
 
     async def expire() -> int:
@@ -245,4 +247,10 @@ async def drop(parts: Assembly, request: Request) -> int:
         await lane.upsert(replace(entry, expires_at=now, vector=lane.exact_only_vector()))
         return 1
 
-    return await parts.writer.withdraw(key, expire)
+    removed = await parts.writer.withdraw(key, expire)
+    if parts.shared is not None:  # raises on a Redis error: the caller must know
+        scope = request.entry_scope or EXACT_ONLY_SCOPE
+        namespace = request.control.namespace
+        withdrawn = PurgeFilter(request.tenant, namespace, request.keys.model, key=key, scope=scope)
+        removed += await parts.shared.withdraw(withdrawn)
+    return removed

@@ -229,6 +229,29 @@ def test_a_purge_on_one_cache_is_served_by_neither_and_spares_other_tenants(cach
     assert still == ["exact"] * 10  # the filter: the other tenant's answers stay
 
 
+def test_a_purge_holds_after_the_store_registrys_master_came_back_empty(caches, nodes):
+    """The Redis store's partition registry and global fences sit on one master; that master
+    back empty (flushed, as a restart without persistence) must not let a purge miss the
+    partitions of a tenant on another master."""
+    upstream = Versioned()
+    a, b = caches(upstream.upstream, store="redis"), caches(upstream.upstream, store="redis")
+    registry = master_of_key(f"{PREFIX}:vs:parts")
+    purged = tenant_on((registry + 1) % 3)
+    for question in QUESTIONS:
+        ask(a, question, purged)
+    a.flush()
+    for question in QUESTIONS:  # b holds them in memory too
+        assert cache_info(ask(b, paraphrases(question)[0], purged)).tier == "semantic"
+    nodes[registry].flushall()  # type: ignore[attr-defined]
+    upstream.version = 2
+    a.purge(tenant=purged)
+    asks = served = 0
+    for question in QUESTIONS:
+        n, s = _served_withdrawn([b, a], question, purged)
+        asks, served = asks + n, served + s
+    assert asks == 240 and served == 0, f"{served} of {asks} asks served a purged answer"
+
+
 async def test_a_flight_coalesces_across_caches_on_the_cluster(caches):
     upstream = FakeUpstream(delay_s=0.4)
     a, b = caches(upstream), caches(upstream)

@@ -237,12 +237,31 @@ def test_keys_of_a_partition_share_one_hash_tag(pair) -> None:
     a.upsert([make_entry("k1")])
     client = redis.Redis.from_url(redis_server().url)
     keys = [k.decode() for k in client.keys(f"{a._layout.prefix}:vs:{{*")]
-    assert len(keys) == 4 and len({k.split("{")[1].split("}")[0] for k in keys}) == 1
-    a.purge(tenant="t1")  # the partition's fence hash shares the tag too
+    assert len(keys) == 5 and len({k.split("{")[1].split("}")[0] for k in keys}) == 1
+    a.purge(tenant="t1")  # the partition's fence hash (with its name) shares the tag too
     fenced = [k.decode() for k in client.keys(f"{a._layout.prefix}:vs:{{*")]
     assert next(k for k in fenced if k.endswith(":m")).split("{")[1].split("}")[0] in keys[0]
     meta = json.loads(client.hget(f"{a._layout.prefix}:vs:meta", "config"))
     assert meta == {"format": 1, "embedder": EMBEDDER, "dim": DIM}
+
+
+@pytest.mark.parametrize("lost", ["registry", "registry and names"])
+def test_a_purge_finds_partitions_the_registry_lost(pair, clock, lost: str) -> None:
+    """The registry is one key (deleted, evicted, a cluster master back empty): a purge
+    still reaches every partition, named by its ``part`` field or else by an entry; another
+    tenant's partition is left alone and registered again."""
+    a, b = pair
+    b.upsert([make_entry("k1"), make_entry("k2", namespace="ns2"), make_entry("o", tenant="t2")])
+    client = redis.Redis.from_url(redis_server().url)
+    client.delete(a._layout.parts)
+    if lost == "registry and names":
+        for name in client.keys(f"{a._layout.prefix}:vs:{{*}}:m"):
+            client.hdel(name, "part")
+    clock.now = NOW + 1
+    assert a.purge(tenant="t1") == 2
+    assert b.retrieve("k1", where()) is None and b.retrieve("k2", where(namespace="ns2")) is None
+    assert b.retrieve("o", where(tenant="t2")) is not None
+    assert b.count() == 1  # t2's partition is registered again
 
 
 def test_after_redis_restarts_empty_a_purge_still_finds_new_partitions(pair, clock) -> None:
@@ -253,3 +272,18 @@ def test_after_redis_restarts_empty_a_purge_still_finds_new_partitions(pair, clo
     clock.now = NOW + 1
     assert a.purge(tenant="t1") == 1
     assert b.retrieve("k2", where()) is None
+
+
+@pytest.mark.parametrize("lost", ["c", "v"])
+def test_a_purge_by_model_finds_entries_when_one_partition_key_was_lost(pair, clock, lost):
+    """Entries are found by their payloads as well as by the created-at index: losing the
+    index (or the vector set) hides none of a model's answers from its purge."""
+    a, b = pair
+    b.upsert([make_entry("k1"), make_entry("k2", model="other-model")])
+    client = redis.Redis.from_url(redis_server().url)
+    v, _, _, c, _ = a._keys("t1", "ns", "s1", EMBEDDER)
+    client.delete({"c": c, "v": v}[lost])
+    clock.now = NOW + 1
+    assert a.purge(model="gpt-4o-mini") == 1
+    assert b.retrieve("k1", where()) is None
+    assert b.retrieve("k2", where()) is not None
