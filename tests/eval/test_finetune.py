@@ -225,33 +225,48 @@ def test_too_few_pairs_to_hold_out_or_an_occupied_out_is_refused(tiny_base, tmp_
     assert [p.name for p in taken.iterdir()] == ["keep.txt"] and not (tmp_path / "a").exists()
 
 
+def ask_cache(embedder: Path, store: Path, upstream, content: str) -> tuple[bool, str]:
+    """One question through a cache on ``store`` running ``embedder`` (threshold -1: any
+    candidate it is shown is a hit): whether its semantic tier came up, and the tier."""
+    from semcache import CacheSettings, SemanticCache, cache_info
+
+    settings = CacheSettings(
+        semantic={"threshold": -1.0, "verifier": "none", "embedder": str(embedder)},
+        store={"backend": "edge", "path": str(store), "timeout_s": 5.0},
+        admission={"wait_ms": 60_000, "max_loop_lag_ms": None},
+    )
+    request = {"model": "openai/gpt-4o-mini", "api_base": upstream.api_base, "api_key": "k"}
+    with SemanticCache(settings) as cache:
+        ready = cache.ready()  # False: the store refused the embedder (not its vectors)
+        response = cache.completion(messages=[{"role": "user", "content": content}], **request)
+        cache.flush()
+        return ready, str(cache_info(response).tier)
+
+
+QUESTION, PARAPHRASE = "what is the capital of france", "tell me the capital city of france"
+
+
 def test_an_answer_stored_with_the_base_is_not_served_by_the_fine_tune(
     tiny_base, pairs_file, tmp_path, upstream
 ):
-    """The store holds one embedder's vectors; a cache running the fine-tune on it gets no
-    semantic hit from the base's entries (threshold -1: any candidate it saw would hit)."""
-    from semcache import CacheSettings, SemanticCache, cache_info
-
-    tuned = tmp_path / "tuned"
+    tuned, store = tmp_path / "tuned", tmp_path / "store"
     assert run_finetune(pairs_file, tuned, tiny_base) == 0
-
-    def ask(embedder: Path, content: str) -> tuple[bool, str]:
-        settings = CacheSettings(
-            semantic={"threshold": -1.0, "verifier": "none", "embedder": str(embedder)},
-            store={"backend": "edge", "path": str(tmp_path / "store"), "timeout_s": 5.0},
-            admission={"wait_ms": 60_000, "max_loop_lag_ms": None},
-        )
-        request = {"model": "openai/gpt-4o-mini", "api_base": upstream.api_base, "api_key": "k"}
-        with SemanticCache(settings) as cache:
-            ready = cache.ready()  # the semantic tier is up (the store accepts the embedder)
-            response = cache.completion(messages=[{"role": "user", "content": content}], **request)
-            cache.flush()
-            return ready, str(cache_info(response).tier)
-
-    assert ask(tiny_base, "what is the capital of france") == (True, "miss")  # stored
-    assert ask(tuned, "tell me the capital city of france") == (False, "miss")
+    assert ask_cache(tiny_base, store, upstream, QUESTION) == (True, "miss")  # stored
+    assert ask_cache(tuned, store, upstream, PARAPHRASE) == (False, "miss")
     assert upstream.chat_calls == 2
-    assert ask(tiny_base, "tell me the capital city of france") == (True, "semantic")  # control
+    assert ask_cache(tiny_base, store, upstream, PARAPHRASE) == (True, "semantic")  # control
+
+
+def test_a_new_fine_tune_at_the_same_path_does_not_serve_the_old_ones_entries(
+    tiny_base, pairs_file, tmp_path, upstream
+):
+    tuned, store = tmp_path / "tuned", tmp_path / "store"
+    assert run_finetune(pairs_file, tuned, tiny_base) == 0
+    assert ask_cache(tuned, store, upstream, QUESTION) == (True, "miss")  # stored
+    shutil.rmtree(tuned)
+    assert run_finetune(pairs_file, tuned, tiny_base, "--seed", "1") == 0
+    assert ask_cache(tuned, store, upstream, PARAPHRASE) == (False, "miss")
+    assert upstream.chat_calls == 2
 
 
 def test_a_fine_tune_reads_what_its_first_base_reads(tmp_path):
