@@ -59,7 +59,9 @@ def read_manifest(directory: Path) -> dict[str, Any] | None:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: unreadable fine-tune manifest: {exc}") from exc
-    model_id = manifest.get("model_id") if isinstance(manifest, dict) else None
+    if not isinstance(manifest, dict):
+        raise ConfigError(f"{path}: a fine-tune manifest is a JSON object")
+    model_id = manifest.get("model_id")
     if not isinstance(model_id, str) or len(model_id) != 64:
         raise ConfigError(f"{path}: field 'model_id' must be a 64-digit SHA-256 hex digest")
     return manifest

@@ -104,7 +104,6 @@ def train(
 ) -> None:
     """Train ``model`` (a ``SentenceTransformer``) in place on ``pairs`` with CoSENT."""
     import torch
-    import transformers
     from sentence_transformers.sentence_transformer.losses import CoSENTLoss
     from sentence_transformers.util import batch_to_device
 
@@ -112,9 +111,15 @@ def train(
     order = np.random.default_rng(options.seed)
     loss = CoSENTLoss(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate)
-    per_epoch = math.ceil(len(pairs) / options.batch_size)
-    total = per_epoch * options.epochs
-    schedule = transformers.get_linear_schedule_with_warmup(optimizer, math.ceil(total / 10), total)
+    total = math.ceil(len(pairs) / options.batch_size) * options.epochs
+    warmup = math.ceil(total / 10)
+
+    def rate(step: int) -> float:  # linear warm-up to the full rate, then linear decay to 0
+        if step < warmup:
+            return step / warmup
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
     model.train()
     done = 0
     for _ in range(options.epochs):
