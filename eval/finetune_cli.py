@@ -141,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
             def step(done: int, total: int, loss: float) -> None:
                 progress.update(task, completed=done, total=total, loss=f"{loss:.3f}")
+                if not err.is_terminal and done * 10 // total != (done - 1) * 10 // total:
+                    err.print(f"fine-tuning: step {done}/{total}, loss {loss:.3f}")  # a log
 
             result = finetune(
                 pairs,

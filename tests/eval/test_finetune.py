@@ -116,7 +116,9 @@ def test_grouped_split_keeps_pairs_that_share_a_text_on_one_side():
 def test_finetune_writes_an_embedder_with_its_own_name(tiny_base, pairs_file, tmp_path, capsys):
     out = tmp_path / "tuned"
     assert run_finetune(pairs_file, out, tiny_base) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert "fine-tuning: step 4/4, loss" in captured.err  # 28 pairs, 8 a step; a log, no bar
     assert "ROC AUC" in printed and "best F1" in printed and str(out / HELD_OUT) in printed
     tuned, base = load_embedder(str(out)), load_embedder(str(tiny_base))
     manifest = json.loads((out / MANIFEST).read_text())
