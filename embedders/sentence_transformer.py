@@ -27,6 +27,7 @@ from ._common import (
     resolve_device,
 )
 from .base import l2_normalise
+from .finetuned import NAME_PREFIX, finetuned_name, read_manifest, weights_digest
 from .readability import ANY, ENGLISH, Readability
 from .window import ByteWindow, Window, folder_window
 
@@ -52,19 +53,34 @@ def _is_local_path(model: str) -> bool:
     return model.startswith(("/", "./", "../", "~")) or Path(model).expanduser().exists()
 
 
-def _stable_name(model: str) -> str:
-    """The name recorded in the store: the hub id, or ``local:<absolute path>`` for a folder.
+def _stable_name(model: str) -> tuple[str, str | None]:
+    """The name recorded in the store, and for a fine-tune the digest its weights must have.
 
-    The bundled copy is the hub model byte for byte, so both are named by the hub id and
-    their vectors may share a collection.
+    The hub id; ``finetuned:<digest>`` for a directory ``semcache finetune`` wrote (see
+    :mod:`.finetuned`); otherwise ``local:<absolute path>`` for a folder. The bundled copy
+    is the hub model byte for byte, so both are named by the hub id and their vectors may
+    share a collection.
     """
     if not _is_local_path(model):
-        return model
+        return model, None
     path = Path(model).expanduser().resolve()
     bundled = bundled_model_path()
     if bundled is not None and path == bundled.resolve():
-        return DEFAULT_MODEL
-    return f"local:{path}"
+        return DEFAULT_MODEL, None
+    manifest = read_manifest(path) if path.is_dir() else None
+    if manifest is not None:
+        return finetuned_name(manifest["model_id"]), manifest["model_id"]
+    return f"local:{path}", None
+
+
+def _reads_english(name: str, model: str) -> bool:
+    """all-MiniLM-L6-v2, or a fine-tune whose first base was (its reading is the base's)."""
+    if name == DEFAULT_MODEL:
+        return True
+    if not name.startswith(NAME_PREFIX):
+        return False
+    manifest = read_manifest(Path(model).expanduser().resolve())
+    return manifest is not None and manifest.get("root_base") == DEFAULT_MODEL
 
 
 class SentenceTransformerEmbedder:
@@ -109,7 +125,8 @@ class SentenceTransformerEmbedder:
         self._threads = threads
         self._precision = precision
         self._cache_folder = None if cache_folder is None else str(cache_folder)
-        self._name = _stable_name(model)
+        self._name, self._weights_digest = _stable_name(model)
+        self._english = _reads_english(self._name, model)
         self._device: str | None = None
         self._loaded: Lazy[tuple[SentenceTransformer, int]] = Lazy(self._load)
 
@@ -127,8 +144,9 @@ class SentenceTransformerEmbedder:
 
     @property
     def readability(self) -> Readability:
-        """English (Latin script) for all-MiniLM-L6-v2; undeclared (reads all) otherwise."""
-        return ENGLISH if self._name == DEFAULT_MODEL else ANY
+        """English (Latin script) for all-MiniLM-L6-v2 and its fine-tunes; undeclared (reads
+        all) otherwise."""
+        return ENGLISH if self._english else ANY
 
     @property
     def window(self) -> Window:
@@ -203,6 +221,7 @@ class SentenceTransformerEmbedder:
             source = str(bundled)
         elif _is_local_path(source):
             source = str(Path(source).expanduser())
+            self._check_weights(Path(source))
         device = self.device
         precision = self._precision
         if precision == "auto":
@@ -231,6 +250,17 @@ class SentenceTransformerEmbedder:
             raise EmbedderError(f"{self._name} does not declare its embedding dimension")
         _log.info("loaded embedder %s on %s (dim %d, %s)", self._name, device, dim, precision)
         return model, dim
+
+    def _check_weights(self, directory: Path) -> None:
+        """A fine-tune's files must still have the digest its name was built from."""
+        if self._weights_digest is None:
+            return
+        if weights_digest(directory) != self._weights_digest:
+            raise EmbedderError(
+                f"{directory}: the model files changed after 'semcache finetune' wrote them "
+                f"(their digest is no longer {self._name!r}); fine-tune again into a new "
+                "directory rather than editing one a cache may serve from"
+            )
 
     def _load_failure(self, exc: Exception) -> str:
         from huggingface_hub import constants

@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("semcache.cli.demo", "replay a realistic request stream through the cache"),
     "eval": ("semcache.eval.cli", "false-hit rate / recall across thresholds"),
     "calibrate": ("semcache.eval.calibrate_cli", "choose a threshold for a false-hit target"),
+    "finetune": (
+        "semcache.eval.finetune_cli",
+        "fine-tune the local embedder on labeled pairs",
+    ),
     "serve": ("semcache.server.cli", "run the OpenAI-compatible caching proxy"),
     "purge": ("semcache.cli.purge", "withdraw stored answers (--tenant/--namespace/--model)"),
     "misses": (
