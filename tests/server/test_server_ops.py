@@ -215,7 +215,7 @@ def test_health_and_readiness(start_proxy: Callable[..., Proxy]) -> None:
     assert httpx.get(f"{proxy.base_url}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{proxy.base_url}/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"ready": True, "status": "ok", "parts": {}}
+    assert ready.json() == {"ready": True, "status": "ok", "parts": {}, "recovered": {}}
 
 
 # -- request log ----------------------------------------------------------------------------
