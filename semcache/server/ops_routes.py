@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -46,7 +45,6 @@ async def readyz(request: Request) -> Response:
     return JSONResponse(
         health.as_dict(),
         status_code=200 if health.ready else 503,
-        headers={"x-semcache-worker": str(os.getpid())},  # which of `serve --workers N` answered
     )
 
 
