@@ -1,7 +1,7 @@
 """semcache: a correct-first semantic cache for LLM calls.
 
-Import is cheap: names that need LiteLLM (``SemanticCache``, ``cache_info``) load it on
-first access.
+Import is cheap: every public name is imported on first access (those that need LiteLLM,
+``SemanticCache`` and ``cache_info``, load it then).
 
 LiteLLM fetches its model price map from the network when it is first imported (and retries
 in the background, about a minute offline). semcache sets ``LITELLM_LOCAL_MODEL_COST_MAP``
@@ -17,30 +17,59 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
-
-from semcache.config.settings import CacheSettings
-from semcache.core.policy import CacheControl
-from semcache.datasets import load_shipped_pairs
-from semcache.embedders.base import Embedder
-from semcache.errors import (
-    ConfigError,
-    EmbedderError,
-    EmbedderMismatchError,
-    InvalidRequest,
-    InvalidRequestType,
-    MissingDependency,
-    SemcacheError,
-    StoreError,
-    StoreLockedError,
-    UnknownServe,
-)
-from semcache.guard import DetailGuard, HitVerifier, NoGuard, get_verifier
-from semcache.stats import CacheHit, CacheInfo, cache_info
-from semcache.stores.base import Entry, Match, VectorStore
 
 if TYPE_CHECKING:
     from semcache.cache import SemanticCache
+    from semcache.config.settings import CacheSettings
+    from semcache.core.policy import CacheControl
+    from semcache.datasets import load_shipped_pairs
+    from semcache.embedders.base import Embedder
+    from semcache.errors import (
+        ConfigError,
+        EmbedderError,
+        EmbedderMismatchError,
+        InvalidRequest,
+        InvalidRequestType,
+        MissingDependency,
+        SemcacheError,
+        StoreError,
+        StoreLockedError,
+        UnknownServe,
+    )
+    from semcache.guard import DetailGuard, HitVerifier, NoGuard, get_verifier
+    from semcache.stats import CacheHit, CacheInfo, cache_info
+    from semcache.stores.base import Entry, Match, VectorStore
+
+#: Public name -> the module that defines it, imported on first access: ``import semcache``
+#: (and so the ``semcache`` command's entry point, which must be running before a Ctrl-C
+#: can be turned into exit status 130) takes milliseconds, not the seconds the settings take.
+_EXPORTS = {
+    "SemanticCache": "semcache.cache",
+    "CacheSettings": "semcache.config.settings",
+    "CacheControl": "semcache.core.policy",
+    "load_shipped_pairs": "semcache.datasets",
+    "Embedder": "semcache.embedders.base",
+    **dict.fromkeys(
+        (
+            "ConfigError",
+            "EmbedderError",
+            "EmbedderMismatchError",
+            "InvalidRequest",
+            "InvalidRequestType",
+            "MissingDependency",
+            "SemcacheError",
+            "StoreError",
+            "StoreLockedError",
+            "UnknownServe",
+        ),
+        "semcache.errors",
+    ),
+    **dict.fromkeys(("DetailGuard", "HitVerifier", "NoGuard", "get_verifier"), "semcache.guard"),
+    **dict.fromkeys(("CacheHit", "CacheInfo", "cache_info"), "semcache.stats"),
+    **dict.fromkeys(("Entry", "Match", "VectorStore"), "semcache.stores.base"),
+}
 
 __all__ = [
     "CacheControl",
@@ -74,11 +103,16 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
-    if name == "SemanticCache":
-        from semcache.cache import SemanticCache
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'semcache' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # once
+    return value
 
-        return SemanticCache
-    raise AttributeError(f"module 'semcache' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
 
 
 # a library's logger: silent until the application configures logging (no "last resort"

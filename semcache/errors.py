@@ -71,6 +71,13 @@ class StoreError(SemcacheError):
     """A vector store operation failed; the facade degrades it to a miss."""
 
 
+class StoreUnreachable(StoreError, ConnectionError):
+    """The store's server could not be reached: connection refused or lost, no answer in
+    time, or no master serving the key's cluster slot. Health grades it *degraded*, never
+    *down*: every replica shares the outage and each still answers upstream, so taking them
+    out of rotation would turn a cache outage into a service outage."""
+
+
 class StoreBackpressure(StoreError, TimeoutError):
     """``store()`` waited its timeout for room among pending store writes and gave up; the
     answer was not accepted (nothing is dropped in silence: raise, or retry later)."""

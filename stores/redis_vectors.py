@@ -33,7 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from semcache.errors import ConfigError, EmbedderMismatchError, SemcacheError, StoreError
+from semcache.errors import (
+    ConfigError,
+    EmbedderMismatchError,
+    SemcacheError,
+    StoreError,
+    StoreUnreachable,
+)
 
 from . import _redis_layout as layout
 from .base import NEVER_EXPIRES, Entry, Match
@@ -49,15 +55,36 @@ EXPIRED_GRACE_S = 60.0
 
 @contextlib.contextmanager
 def _mapped(operation: str) -> Iterator[None]:
-    """The one place redis-py's errors (and socket errors under it) become StoreError."""
-    from redis.exceptions import RedisError
+    """The one place redis-py's errors (and socket errors under it) become StoreError:
+    :class:`StoreUnreachable` when the server (or a cluster slot's master) did not answer."""
+    from redis.exceptions import RedisClusterException, RedisError
 
     try:
         yield
     except SemcacheError:
         raise
-    except (RedisError, OSError) as exc:
-        raise StoreError(f"redis store {operation} failed: {type(exc).__name__}: {exc}") from exc
+    except (RedisError, RedisClusterException, OSError) as exc:
+        error = StoreUnreachable if _unreachable(exc) else StoreError
+        raise error(f"redis store {operation} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Did the server not answer (as opposed to refusing the command or the credentials)?"""
+    from redis import exceptions as e
+
+    refused = (e.AuthenticationError, e.AuthorizationError, e.ExternalAuthProviderError)
+    if isinstance(exc, refused):
+        return False
+    unanswered = (
+        e.ConnectionError,
+        e.TimeoutError,
+        e.ClusterDownError,
+        e.TryAgainError,
+        e.SlotNotCoveredError,
+        e.RedisClusterUnreachableError,
+        OSError,
+    )
+    return isinstance(exc, unanswered)
 
 
 def _is_cluster(client: Any) -> bool:

@@ -30,7 +30,7 @@ ast.parse = _serialised_parse
 
 import pytest  # noqa: E402
 
-from semcache.testing import FakeOpenAIServer  # noqa: E402
+from semcache.testing import FakeOpenAIServer, echo_responder  # noqa: E402
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -113,6 +113,7 @@ def _warm_up_litellm(server: FakeOpenAIServer) -> None:
 def upstream(upstream_server: FakeOpenAIServer) -> Iterator[FakeOpenAIServer]:
     """The session's fake upstream, reset to defaults for each test."""
     upstream_server.reset()
+    upstream_server.responder = echo_responder
     upstream_server.delay_s = 0.0
     upstream_server.chunk_delay_s = 0.0
     upstream_server.chunks = 4

@@ -293,3 +293,8 @@ class Coalescer(Generic[T, C]):
     def in_flight(self) -> int:
         """Number of keys with an execution in flight."""
         return len(self._flights)
+
+    def waiting(self) -> int:
+        """Number of callers in a flight now, leaders included (what a test waits for before
+        it lets a held execution finish, instead of guessing how long joining takes)."""
+        return sum(flight.waiters for flight in self._flights.values())

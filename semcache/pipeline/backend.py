@@ -10,7 +10,10 @@ stored: write-behind waits for the warm-up (:meth:`ready`), then embeds and writ
 most ``admission.max_pending_writes`` at a time; beyond that a write is shed and counted, kind
 ``store_upsert``, and the answer stays in memory only). If the warm-up fails, the waiting
 writes end without storing (the failure is counted as ``semantic_setup``).
-After a failure setup is retried only every ``retry_s``, never on every request.
+After a failure setup is retried only every ``retry_s``, never on every request; after a
+store server that did not answer (:class:`~semcache.errors.StoreUnreachable`) every
+``UNREACHABLE_RETRY_S``: the model is kept loaded, so a retry is one connection attempt, and
+the tier should be back within seconds of its server, not half a minute later.
 Exact reads do not wait for the model: a store on disk that records its embedder is opened
 first in the warm-up (:meth:`SemanticTier.setup`), and the exact-store stage asks
 :meth:`exact`, so after a restart exact repeats are answered from disk while the model loads
@@ -30,7 +33,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from semcache.errors import StoreLockedError
+from semcache.errors import StoreError, StoreLockedError, StoreUnreachable
 from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.failopen import FailOpen
 from semcache.runtime.loop import interpreter_exiting
@@ -38,6 +41,9 @@ from semcache.stats import Stats
 from semcache.stores.base import StoreAdmin
 
 _log = logging.getLogger(__name__)
+
+#: Seconds between setup attempts while the store's server does not answer.
+UNREACHABLE_RETRY_S = 1.0
 
 WARMING = "semantic_warming"
 """Counted when a lookup skips the tier because its model is still loading."""
@@ -118,6 +124,8 @@ class SemanticBackend:
         self._retry_s = retry_s
         self._monotonic = monotonic
         self._failed_at: float | None = None
+        self._cooldown_s = retry_s
+        self._unreachable = False  # the last warm-up failed on a store server that did not answer
         self._warming: asyncio.Task[SemanticTier | None] | None = None
         #: Set while the store is held by another process: a misconfiguration, not a
         #: transient failure, so ``SemanticCache.ready()`` raises it instead of missing.
@@ -137,6 +145,18 @@ class SemanticBackend:
         """True while a warm-up is loading the model and opening the store, or while the
         gate holds the store's hits back (a purge replay pending)."""
         return self._loading or (self.tier is not None and not self.gate.open)
+
+    @property
+    def reconnecting(self) -> bool:
+        """True while the warm-up is only retrying a store server that did not answer (an
+        outage, graded degraded by health, not a model still loading)."""
+        return self._unreachable and self.gate.open
+
+    def not_set_up(self) -> StoreError:
+        """The error for work that needs the tier while its warm-up failed: a
+        :class:`StoreUnreachable` when the store's server did not answer (graded like it)."""
+        error = StoreUnreachable if self._unreachable else StoreError
+        return error("the semantic tier is not set up (its warm-up failed)")
 
     @property
     def _loading(self) -> bool:
@@ -189,7 +209,7 @@ class SemanticBackend:
 
     def _cooling_down(self) -> bool:
         failed_at = self._failed_at
-        return failed_at is not None and self._monotonic() - failed_at < self._retry_s
+        return failed_at is not None and self._monotonic() - failed_at < self._cooldown_s
 
     async def _warm(self, tier: SemanticTier) -> SemanticTier | None:
         started = self._monotonic()
@@ -198,10 +218,15 @@ class SemanticBackend:
         )
         if store is None:
             self._failed_at = self._monotonic()
+            setup = self._failopen.state().get("semantic_setup")
+            self._unreachable = setup is not None and setup.down and setup.unreachable
+            self._cooldown_s = (
+                min(self._retry_s, UNREACHABLE_RETRY_S) if self._unreachable else self._retry_s
+            )
             log = _log.debug if interpreter_exiting() else _log.warning  # quiet at exit
-            log("semantic tier warm-up failed; retrying in %.0f s", self._retry_s)
+            log("semantic tier warm-up failed; retrying in %.0f s", self._cooldown_s)
             return None
-        self._failed_at = None
+        self._failed_at, self._unreachable = None, False
         _log.info("semantic tier warm in %.2f s", self._monotonic() - started)
         return tier
 

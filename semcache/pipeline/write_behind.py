@@ -191,7 +191,7 @@ class WriteBehind:
     ) -> str:
         tier = self._backend.started
         if tier is None or tier.embedder is None:
-            raise StoreError("the semantic tier is not set up (its warm-up failed)")
+            raise self._backend.not_set_up()
         entry = answer.entry
         lane = tier.lane(prompt)  # a routed question's entry goes to the fallback's store
         if vector is None and prompt is not None:

@@ -17,7 +17,10 @@ failure, but it says the cache was slow, not broken, so it grades like a shed (d
 the short shed window, never down), because the last write of a load often times out and,
 graded as a failure, would keep /readyz at 503 for the whole health window after the load
 stopped. A store or embedder that hangs for good is caught by the readiness probe, which
-times out too and makes the cache not ready.
+times out too and makes the cache not ready. A failure that is a ``ConnectionError`` (a
+server that did not answer, such as :class:`~semcache.errors.StoreUnreachable`) is marked
+``unreachable``: health grades it degraded, never down (an outage of a dependency every
+replica shares).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class KindState:
     last_shed: float | None
     last_reason: str | None
     last_timeout: float | None = None
+    unreachable: bool = False  #: the last failure was a dependency that did not answer
 
     @property
     def down(self) -> bool:
@@ -74,7 +78,7 @@ class FailOpen:
         self._warn_interval_s = warn_interval_s
         self._monotonic = monotonic
         self._warned: dict[str, _Warned] = {}
-        self._failure: dict[str, tuple[float, str]] = {}
+        self._failure: dict[str, tuple[float, str, bool]] = {}
         self._success: dict[str, float] = {}
         self._shed: dict[str, float] = {}
         self._timeout: dict[str, float] = {}
@@ -107,7 +111,8 @@ class FailOpen:
         if timed_out:
             self._timeout[kind] = self._monotonic()
         else:
-            self._failure[kind] = (self._monotonic(), reason)
+            unreachable = isinstance(exc, ConnectionError)
+            self._failure[kind] = (self._monotonic(), reason, unreachable)
         message = f"semcache {kind} failed ({reason}); serving as a cache miss"
         if interpreter_exiting():  # an unclosed cache's last work, refused by the exit
             log.debug(message)  # still counted; a warning here would only alarm
@@ -141,6 +146,7 @@ class FailOpen:
                 last_shed=self._shed.get(kind),
                 last_reason=failure[1] if failure is not None else None,
                 last_timeout=self._timeout.get(kind),
+                unreachable=failure[2] if failure is not None else False,
             )
         return out
 

@@ -6,32 +6,32 @@ something an operator has to be told. Parts are named by the kinds that ``FailOp
 ``store_integrity`` for a store directory that was lost and reopened and ``readiness`` for
 the active probe.
 
-Not-ready policy (what makes the proxy's ``/readyz`` answer 503):
+Not-ready policy (what makes the proxy's ``/readyz`` answer 503): the cache cannot do its
+work here, though a replica beside it could:
 
-- the probe fails: the semantic tier cannot be set up, or cannot embed a question and read
-  the store right now; or
-- the semantic tier is still warming up (loading its model, opening its store: part
-  ``semantic_warming``); or
+- the semantic tier is still warming up (loading its model, opening its store, or holding
+  the local store's hits back until the purge log is replayed: part ``semantic_warming``,
+  :mod:`semcache.replicas.purges`); or
 - a part is *down*: its most recent call failed, within the health window, with no success
-  since (for example every store write failing because the disk is full).
-
-- the local store's hits are held back until the purge log is replayed (part
-  ``semantic_warming`` says so; :mod:`semcache.replicas.purges`).
+  since (for example every store write failing because the disk is full, an embedder that
+  raises), or the probe fails (the tier cannot be set up, or cannot embed a question and
+  read the store right now).
 
 In these cases requests are still answered (upstream, at no-cache speed), but the cache is
-doing nothing, so an orchestrator should know. *Degraded* parts (a failure within the health
-window, work shed by admission control or a call timed out within the shorter shed window,
-or a store directory reopened) are listed but keep the cache ready: shedding is the cache
-protecting latency under load, and taking the replica out of rotation for it would move its
-load onto the others. A timeout is load, not breakage, so it never makes a part *down*
-(once the load stops, no call may come to clear it); a part that hangs for good fails the
-probe, which makes the cache not ready.
+doing nothing, so an orchestrator should know.
 
-The shared Redis (kinds ``redis_*``) is never *down* for readiness, only degraded: without it
-a replica still answers from its own tiers and upstream, so taking every replica out of
-rotation during a Redis outage (what /readyz once did, and for up to ``health.window_s``
-after Redis was back: the purge subscription's call never returned, so no success was ever
-recorded after its failure) turns a cache outage into a service outage.
+A dependency that does not answer is *degraded*, never down: the shared Redis (kinds
+``redis_*``) and any failure that is a ``ConnectionError`` (a store server unreachable:
+:class:`~semcache.errors.StoreUnreachable`), the probe's and the setup's included. Every
+replica shares that outage and each still answers upstream, so taking them all out of
+rotation would turn a cache outage into a service outage. Work shed by admission control
+and a call timed out (within the shorter shed window) are degraded too: the cache protecting
+latency under load; a timeout never makes a part down (once the load stops no call may come
+to clear it), while a part that hangs for good fails the probe.
+
+A part whose most recent call succeeded is ok again at once: a failure within the health
+window is then listed under ``recovered`` (with its reason) but no longer grades the cache,
+so ``/readyz`` says ``ok`` as soon as a dependency is back and used, not a window later.
 """
 
 from __future__ import annotations
@@ -68,10 +68,12 @@ class PartHealth:
 
 @dataclass(frozen=True, slots=True)
 class Health:
-    """The cache's health now; ``parts`` lists only the parts that are not ``ok``."""
+    """The cache's health now; ``parts`` lists only the parts that are not ``ok``;
+    ``recovered``: parts ok again after a failure within the health window, with its reason."""
 
     ready: bool
     parts: Mapping[str, PartHealth] = field(default_factory=dict)
+    recovered: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> Status:
@@ -91,6 +93,7 @@ class Health:
                 name: {"status": str(part.status), "reason": part.reason}
                 for name, part in self.parts.items()
             },
+            "recovered": dict(self.recovered),
         }
 
 
@@ -137,7 +140,7 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
     ``wait=False`` (the proxy's ``/readyz``) answers at once: while the model loads the
     cache is not ready, with part ``semantic_warming`` saying so."""
     ready = await probe(parts, timeout_s, wait=wait)
-    if not ready and parts.backend.warming:
+    if not ready and parts.backend.warming and not parts.backend.reconnecting:
         why = parts.backend.gate.reason or "loading the embedder and opening the store"
         return Health(
             ready=False,
@@ -146,22 +149,27 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
     failopen = parts.failopen
     now, window = failopen.now(), parts.health_window_s
     graded: dict[str, PartHealth] = {}
+    recovered: dict[str, str] = {}
+    unreachable: set[str] = set()
+    set_up = parts.backend.started is not None  # by the warm-up or a caller's own setup
     for kind, state in failopen.state().items():
+        down = state.down and not (kind == "semantic_setup" and set_up)
         recent_failure = state.last_failure is not None and now - state.last_failure <= window
         recent_shed = state.last_shed is not None and now - state.last_shed <= parts.shed_window_s
         slow = state.last_timeout is not None and now - state.last_timeout <= parts.shed_window_s
         if kind == "readiness" and ready:
             continue
-        if recent_failure and state.down and kind.startswith(SHARED_KINDS):
+        if recent_failure and down and (state.unreachable or kind.startswith(SHARED_KINDS)):
             graded[kind] = PartHealth(Status.DEGRADED, f"unreachable: {state.last_reason}")
-        elif recent_failure and state.down:
+            unreachable.add(kind)
+        elif recent_failure and down:
             graded[kind] = PartHealth(Status.DOWN, state.last_reason)
-        elif recent_failure:
-            graded[kind] = PartHealth(Status.DEGRADED, f"recovered from: {state.last_reason}")
         elif recent_shed:
             graded[kind] = PartHealth(Status.DEGRADED, "overloaded: work shed")
         elif slow:
             graded[kind] = PartHealth(Status.DEGRADED, "overloaded: a call timed out")
+        elif recent_failure:
+            recovered[kind] = f"recovered from: {state.last_reason}"
     tier = parts.backend.started
     store = tier.store if tier is not None else None
     if isinstance(store, StoreIntegrity):
@@ -176,10 +184,11 @@ async def assess(parts: Assembly, timeout_s: float, *, wait: bool = True) -> Hea
         graded["purge_log"] = PartHealth(Status.DEGRADED, note)
     if shared is not None and shared.log.eviction is not None:
         graded["redis_eviction"] = PartHealth(Status.DEGRADED, shared.log.eviction)
-    down = any(part.status is Status.DOWN for part in graded.values())
-    if not ready and graded.get("readiness", PartHealth(Status.OK)).status is not Status.DOWN:
+    probe_down = not ready and not unreachable & {"readiness", "semantic_setup"}
+    if probe_down and graded.get("readiness", PartHealth(Status.OK)).status is not Status.DOWN:
         graded["readiness"] = PartHealth(Status.DOWN, "probe failed")
-    return Health(ready=ready and not down, parts=graded)
+    down = any(part.status is Status.DOWN for part in graded.values())
+    return Health(ready=not down, parts=graded, recovered=recovered)
 
 
 def with_integrity(stats: CacheStats, store: object) -> CacheStats:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from semcache.config.settings import CacheSettings
 from semcache.server import admin_routes, more_routes, openai_routes, ops_routes, tuning_routes
@@ -36,6 +38,36 @@ async def _validation_error(request: Request, exc: RequestValidationError) -> Re
     error = exc.errors()[0]
     field = ".".join(str(part) for part in error.get("loc", ())) or "body"
     return error_response(invalid_request(field, str(error.get("msg"))))
+
+
+class WorkerHeader:
+    """Every response names the process that answered it (``x-semcache-worker``: its pid),
+    errors and streams included: with ``serve --workers N`` a client can tell which worker's
+    cache served it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.header = (b"x-semcache-worker", str(os.getpid()).encode())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def named(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), self.header]
+            await send(message)
+
+        await self.app(scope, receive, named)
+
+
+def check_app_config(config: ProxyConfig, environ: Mapping[str, str] | None = None) -> None:
+    """Raise the :class:`ConfigError` :func:`create_app` would (client keys, upstreams and the
+    variables they name), without building a cache: for a process that serves no request
+    itself (the ``--workers`` supervisor, which must not load the model)."""
+    KeyRing.from_config(config, environ)
+    UpstreamTable.from_config(config, environ)
 
 
 def create_app(
@@ -93,6 +125,7 @@ def create_app(
     app.include_router(tuning_routes.router)
     app.include_router(more_routes.unprefixed(tuning_routes.router))
     app.include_router(ops_routes.router)
+    app.add_middleware(WorkerHeader)
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     return app

@@ -53,9 +53,12 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         check_workers(config, args.workers)
         # the app imports LiteLLM (seconds): a bad config is reported before that
-        from semcache.server.app import create_app
+        from semcache.server.app import check_app_config, create_app
 
-        app = create_app(config, settings_source=lambda: load_config(args.config).cache)
+        if args.workers > 1:  # each worker builds its own app and cache; this one only checks
+            check_app_config(config)
+        else:
+            app = create_app(config, settings_source=lambda: load_config(args.config).cache)
     except ConfigError as exc:  # also bad SEMCACHE_* values: the config layers over them
         report_config_error("semcache serve", exc, sys.stderr)
         return 2
@@ -68,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write('semcache serve: the proxy needs uvicorn: pip install "semcache-llm[proxy]"\n')
         return 2
 
-    if args.workers > 1:  # the app above only checked the config: each worker builds its own
-        run_workers(config, args.config, host=args.host, port=args.port, workers=args.workers)
-        return 0
+    if args.workers > 1:
+        return run_workers(
+            config, args.config, host=args.host, port=args.port, workers=args.workers
+        )
     litellm.suppress_debug_info = True  # its "Give Feedback" banner is not a log line
     configure_json_logging()
     server = uvicorn.Server(

@@ -1,8 +1,9 @@
 """Operations endpoints: liveness, readiness and Prometheus metrics.
 
-``/readyz`` reports ``cache.health(wait=False)``: 200 while the cache is ready (degraded
-parts are listed), 503 while the model is still warming up (it loads in the background from
-startup; logged when readiness changes) or when a part is down (the policy is in
+``/readyz`` reports ``cache.health(wait=False)``: 200 while the cache can serve (degraded
+parts are listed: a Redis or store server that does not answer is degraded, never down),
+503 while the model is still warming up (it loads in the background from startup; logged
+when readiness changes) or when a local part is down (the policy is in
 :mod:`semcache.runtime.health`). ``/metrics`` needs the metrics key when ``server.metrics_key``
 is set, and carries tenant labels only while ``server.metrics_tenant_labels`` is on.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 
 from fastapi import APIRouter
 from starlette.requests import Request
@@ -45,7 +45,6 @@ async def readyz(request: Request) -> Response:
     return JSONResponse(
         health.as_dict(),
         status_code=200 if health.ready else 503,
-        headers={"x-semcache-worker": str(os.getpid())},  # which of `serve --workers N` answered
     )
 
 

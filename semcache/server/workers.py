@@ -66,15 +66,25 @@ def worker_app() -> FastAPI:
     return app
 
 
-def run_workers(config: ProxyConfig, path: str, *, host: str, port: int, workers: int) -> None:
-    """Serve with ``workers`` processes until SIGTERM/SIGINT has drained all of them."""
+def run_workers(config: ProxyConfig, path: str, *, host: str, port: int, workers: int) -> int:
+    """Serve with ``workers`` processes until SIGTERM/SIGINT has drained all of them; the
+    exit status: 130 after SIGINT (the shell's Ctrl-C convention), else 0. The supervisor
+    builds no cache and loads no model: it only holds the socket and watches the workers."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from semcache.server.access_log import configure_json_logging
 
+    class Supervisor(Multiprocess):
+        interrupted = False
+
+        def handle_int(self) -> None:
+            self.interrupted = True
+            super().handle_int()
+
     configure_json_logging()
     os.environ[CONFIG_VARIABLE] = os.path.abspath(path)
-    uvicorn.run(
+    uvicorn_config = uvicorn.Config(
         "semcache.server.workers:worker_app",
         factory=True,
         host=host,
@@ -85,3 +95,6 @@ def run_workers(config: ProxyConfig, path: str, *, host: str, port: int, workers
         timeout_graceful_shutdown=config.server.graceful_shutdown_s,
         timeout_keep_alive=config.server.keep_alive_s,
     )
+    supervisor = Supervisor(uvicorn_config, sockets=[uvicorn_config.bind_socket()])
+    supervisor.run()
+    return 130 if supervisor.interrupted else 0

@@ -162,6 +162,7 @@ def test_health_reports_down_then_recovered_parts() -> None:
         assert "fake embedder failure" in (health.parts["semantic_lookup"].reason or "")
         embedder.fail = False
         cache.completion(model="m", messages=[{"role": "user", "content": "another one"}])
-        health = cache.health()
-        assert health.ready and health.status is Status.DEGRADED
-        assert health.parts["semantic_lookup"].status is Status.DEGRADED
+        health = cache.health()  # ok again at once; the failure stays listed for the window
+        assert health.ready and health.status is Status.OK, health.as_dict()
+        assert "semantic_lookup" not in health.parts
+        assert "fake embedder failure" in health.recovered["semantic_lookup"]

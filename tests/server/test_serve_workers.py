@@ -104,3 +104,28 @@ def test_workers_share_the_port_and_the_redis_tier_and_all_drain_on_sigterm(
     lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     shutdowns = [line for line in lines if line["msg"] == "Application shutdown complete."]
     assert len(shutdowns) == 2
+
+
+def test_the_supervisor_builds_no_cache_and_returns_the_workers_status(
+    tmp_path: Path, upstream: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from semcache import cache
+    from semcache.server import workers
+
+    path = serve_config(tmp_path, upstream, '[cache.redis]\nurl = "redis://127.0.0.1:1"\n')
+    for name, value in ENVIRON.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(cache.SemanticCache, "__init__", _no_cache_here)
+    supervised: list[int] = []
+
+    def run_workers(*args: object, **kwargs: int) -> int:
+        supervised.append(kwargs["workers"])
+        return 130  # what the supervisor returns after SIGINT
+
+    monkeypatch.setattr(workers, "run_workers", run_workers)
+    assert serve_main(["--workers", "2", "--config", str(path)]) == 130
+    assert supervised == [2]
+
+
+def _no_cache_here(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the --workers supervisor built a cache (and so loaded the model)")

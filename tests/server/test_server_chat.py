@@ -19,7 +19,7 @@ from proxy_harness import (
     wait_until,
 )
 
-from semcache.testing import FakeOpenAIServer, InMemoryStore
+from semcache.testing import FakeOpenAIServer, InMemoryStore, echo_responder
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 PARAPHRASE = [{"role": "user", "content": "What's the capital city of France?"}]
@@ -97,7 +97,8 @@ def test_concurrent_identical_requests_coalesce(
     start_proxy: Callable[..., Proxy], upstream: FakeOpenAIServer
 ) -> None:
     proxy = start_proxy()
-    upstream.delay_s = 0.6
+    release = threading.Event()  # the upstream answers once every request joined the flight
+    upstream.responder = lambda body: release.wait(30) and echo_responder(body)
     tiers: list[str] = []
     origins: list[str | None] = []
     answers: list[str | None] = []
@@ -115,6 +116,11 @@ def test_concurrent_identical_requests_coalesce(
     threads = [threading.Thread(target=one, args=(i % 2 == 0,)) for i in range(6)]
     for thread in threads:
         thread.start()
+    coalescer = proxy.cache._parts.coalescer
+    try:
+        wait_until(lambda: coalescer.waiting() == 6, timeout_s=30)
+    finally:
+        release.set()
     for thread in threads:
         thread.join(timeout=30)
     assert upstream.chat_calls == 1

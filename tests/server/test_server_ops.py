@@ -215,7 +215,7 @@ def test_health_and_readiness(start_proxy: Callable[..., Proxy]) -> None:
     assert httpx.get(f"{proxy.base_url}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{proxy.base_url}/readyz")
     assert ready.status_code == 200
-    assert ready.json() == {"ready": True, "status": "ok", "parts": {}}
+    assert ready.json() == {"ready": True, "status": "ok", "parts": {}, "recovered": {}}
 
 
 # -- request log ----------------------------------------------------------------------------
@@ -444,3 +444,18 @@ def test_serve_freezes_the_start_up_heap_unless_told_not_to(
         gc.unfreeze()
     assert len(frozen_at_run) == 1
     assert (frozen_at_run[0] > 100_000) is freeze
+
+
+def test_every_response_names_the_worker_that_answered(start_proxy: Callable[..., Proxy]) -> None:
+    proxy = start_proxy()
+    me = str(os.getpid())  # the proxy runs in this process (each --workers child: its own)
+    answered = ask(proxy.client(), QUESTION)
+    assert answered.headers["x-semcache-worker"] == me
+    streamed = ask(proxy.client(), QUESTION, stream=True)
+    assert streamed.headers["x-semcache-worker"] == me
+    for response in (
+        httpx.get(f"{proxy.base_url}/readyz"),
+        httpx.get(f"{proxy.base_url}/no-such-route"),
+        httpx.post(f"{proxy.base_url}/v1/chat/completions", json={}),  # no key: 401
+    ):
+        assert response.headers.get_list("x-semcache-worker") == [me], response
