@@ -50,8 +50,12 @@ def cosines(pairs: PairSet, embedder: str, cap: int = CAP) -> np.ndarray:
     values = pair_similarities(pairs, resolve_embedder(embedder, 64)).astype(np.float64)
     CACHE.mkdir(parents=True, exist_ok=True)
     np.save(file, values)
-    print(f"  embedded {pairs.name} with {embedder}: {len(pairs)} pairs, "
-          f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"  embedded {pairs.name} with {embedder}: {len(pairs)} pairs, "
+        f"{time.perf_counter() - started:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
     return values
 
 
@@ -63,13 +67,17 @@ def features(pairs: PairSet, cap: int = CAP) -> tuple[np.ndarray, np.ndarray]:
     started = time.perf_counter()
     rows = FeatureExtractor().rows(pairs.text_a, pairs.text_b, np.zeros((len(pairs), 0)))
     guard = resolve_verifier("details")
-    verdicts = np.array([guard.verify(a, b) for a, b in zip(pairs.text_a, pairs.text_b,
-                                                              strict=True)])  # fmt: skip
+    verdicts = np.array(
+        [guard.verify(a, b) for a, b in zip(pairs.text_a, pairs.text_b, strict=True)]
+    )
     CACHE.mkdir(parents=True, exist_ok=True)
     np.save(rows_file, rows)
     np.save(verdict_file, verdicts)
-    print(f"  features of {pairs.name}: {time.perf_counter() - started:.0f} s",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"  features of {pairs.name}: {time.perf_counter() - started:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
     return rows, verdicts
 
 

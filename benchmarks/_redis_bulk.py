@@ -56,10 +56,13 @@ def _dump(client: Any, prefix: str) -> dict[str, Any]:
             elements = sorted(client.execute_command("VRANDMEMBER", name, -1_000_000))
             elements = sorted(set(elements))
             value = [
-                (e, client.execute_command("VGETATTR", name, e),
-                 client.execute_command("VEMB", name, e))
+                (
+                    e,
+                    client.execute_command("VGETATTR", name, e),
+                    client.execute_command("VEMB", name, e),
+                )
                 for e in elements
-            ]  # fmt: skip
+            ]
             value.append(client.execute_command("VDIM", name))
         else:
             value = client.get(name)

@@ -58,14 +58,19 @@ LAST_FIT, LAST_SHARE = 0.2, 0.8
 the same check part as the same-run baseline of the current one."""
 
 
-def candidates(sims: dict[str, np.ndarray], rest: np.ndarray, verdicts: np.ndarray,
-               labels: np.ndarray, parts: Parts, seed: int) -> list[ScoredParts]:  # fmt: skip
+def candidates(
+    sims: dict[str, np.ndarray],
+    rest: np.ndarray,
+    verdicts: np.ndarray,
+    labels: np.ndarray,
+    parts: Parts,
+    seed: int,
+) -> list[ScoredParts]:
     out = [scored_parts(f"cosine:{e}", s, parts) for e, s in sims.items()]
     out += [scored_parts(f"guard:{e}", guarded(s, verdicts), parts) for e, s in sims.items()]
     rows = np.column_stack([*sims.values(), rest])
     primary = max(sims, key=lambda e: average_precision(sims[e][parts.fit], labels[parts.fit]))
-    learned = learned_parts("learned", rows, labels, parts, list(sims), primary,
-                            seed=seed).scored  # fmt: skip
+    learned = learned_parts("learned", rows, labels, parts, list(sims), primary, seed=seed).scored
     return [*out, learned, vetoed(learned, verdicts, parts, "details")]
 
 
@@ -88,8 +93,14 @@ def recall(result: Frontier, delta: float) -> float:
     return 0.0 if row.testing is None else row.testing.recall
 
 
-def run_set(path: Path, cap: int, seeds: int, fit: float, check: float,
-            english: tuple[str, ...] | None = None) -> dict[str, object]:  # fmt: skip
+def run_set(
+    path: Path,
+    cap: int,
+    seeds: int,
+    fit: float,
+    check: float,
+    english: tuple[str, ...] | None = None,
+) -> dict[str, object]:
     pairs = load_set(path, cap)
     labels = pairs.labels.astype(np.int64)
     names = embedders_for(pairs.name)
@@ -101,18 +112,31 @@ def run_set(path: Path, cap: int, seeds: int, fit: float, check: float,
     for seed in range(seeds):
         parts = split_parts(labels, seed, fit, holdout=check)
         everything = candidates(sims, rest, verdicts, labels, parts, seed)
-        full = frontier(everything, labels, parts, deltas=DELTAS, alpha=ALPHA,
-                        estimate_needed=False)  # fmt: skip
+        full = frontier(
+            everything, labels, parts, deltas=DELTAS, alpha=ALPHA, estimate_needed=False
+        )
         cos = [s for s in everything if s.kind == "cosine"]
         only_cos = frontier(cos, labels, parts, deltas=DELTAS, alpha=ALPHA, estimate_needed=False)
         last_parts = split_parts(labels, seed, LAST_FIT, holdout=check)
-        last = frontier(candidates(sims, rest, verdicts, labels, last_parts, seed), labels,
-                        last_parts, deltas=DELTAS, alpha=ALPHA, first_share=LAST_SHARE,
-                        estimate_needed=False)  # fmt: skip
+        last = frontier(
+            candidates(sims, rest, verdicts, labels, last_parts, seed),
+            labels,
+            last_parts,
+            deltas=DELTAS,
+            alpha=ALPHA,
+            first_share=LAST_SHARE,
+            estimate_needed=False,
+        )
         old_parts = _old_parts(labels, parts)
-        old = frontier(candidates(sims, rest, verdicts, labels, old_parts, seed), labels,
-                       old_parts, deltas=DELTAS, alpha=ALPHA, first_share=1.0,
-                       estimate_needed=False)  # fmt: skip
+        old = frontier(
+            candidates(sims, rest, verdicts, labels, old_parts, seed),
+            labels,
+            old_parts,
+            deltas=DELTAS,
+            alpha=ALPHA,
+            first_share=1.0,
+            estimate_needed=False,
+        )
         calib_labels = np.concatenate([labels[parts.fit], labels[parts.test]])
         run: dict[str, object] = {"seed": seed}
         for d in DELTAS:
@@ -122,8 +146,10 @@ def run_set(path: Path, cap: int, seeds: int, fit: float, check: float,
                 oracle(np.concatenate([s.fit, s.test]), calib_labels, d) for s in everything
             )
             run[f"{d:g}"] = {
-                "scorer": row.scorer, "certified": row.threshold is not None,
-                "recall": recall(full, d), "cosine_recall": recall(only_cos, d),
+                "scorer": row.scorer,
+                "certified": row.threshold is not None,
+                "recall": recall(full, d),
+                "cosine_recall": recall(only_cos, d),
                 "old_certified": old.chosen_result(d).threshold is not None,
                 "last_certified": last.chosen_result(d).threshold is not None,
                 "last_recall": recall(last, d),
@@ -131,7 +157,7 @@ def run_set(path: Path, cap: int, seeds: int, fit: float, check: float,
                 "check_hits": None if held is None else held.hits,
                 "check_recall": None if held is None else held.recall,
                 "ceiling": ceiling,
-            }  # fmt: skip
+            }
         runs.append(run)
     return {"name": pairs.name, "pairs": len(pairs), "runs": runs}
 
@@ -149,8 +175,10 @@ def _ratio(now: float, before: float) -> str:
 
 
 def report(sets: list[dict[str, object]], seeds: int) -> None:
-    print(f"\n{'set':34} {'pairs':>5}  " + "  ".join(f"δ={d:.0%} cert learned/cos chk-FHR"
-                                                   for d in DELTAS))  # fmt: skip
+    print(
+        f"\n{'set':34} {'pairs':>5}  "
+        + "  ".join(f"δ={d:.0%} cert learned/cos chk-FHR" for d in DELTAS)
+    )
     for s in sets:
         cells = []
         for d in DELTAS:
@@ -161,42 +189,56 @@ def report(sets: list[dict[str, object]], seeds: int) -> None:
             fhrs = [r["check_fhr"] for r in runs if r["check_fhr"] is not None]
             worst = max(fhrs) if fhrs else None
             flag = "!" if worst is not None and worst > d + 0.01 else " "
-            cells.append(f"{cert}/{seeds} {lrn:5.1%}/{cos:5.1%} "
-                         + ("   —  " if worst is None else f"{worst:5.1%}{flag}"))  # fmt: skip
+            cells.append(
+                f"{cert}/{seeds} {lrn:5.1%}/{cos:5.1%} "
+                + ("   —  " if worst is None else f"{worst:5.1%}{flag}")
+            )
         print(f"{s['name'][:34]:34} {s['pairs']:>5}  " + "  ".join(cells))
     print()
     for d in DELTAS:
         per_seed = [sum(s["runs"][k][f"{d:g}"]["certified"] for s in sets) for k in range(seeds)]  # type: ignore[index]
         old = [sum(s["runs"][k][f"{d:g}"]["old_certified"] for s in sets) for k in range(seeds)]  # type: ignore[index]
         last = [sum(s["runs"][k][f"{d:g}"]["last_certified"] for s in sets) for k in range(seeds)]  # type: ignore[index]
-        ceiling = np.mean([sum(s["runs"][k][f"{d:g}"]["ceiling"] > 0 for s in sets)  # type: ignore[index]
-                           for k in range(seeds)])  # fmt: skip
+        ceiling = np.mean(
+            [
+                sum(s["runs"][k][f"{d:g}"]["ceiling"] > 0 for s in sets)  # type: ignore[index]
+                for k in range(seeds)
+            ]
+        )
         over = [
             (s["name"], k, s["runs"][k][f"{d:g}"]["check_fhr"])
             for s in sets  # type: ignore[index]
             for k in range(seeds)
             if (s["runs"][k][f"{d:g}"]["check_fhr"] or 0.0) > d + 0.01
         ]  # type: ignore[index]
-        at_least = sum(np.mean([r[f"{d:g}"]["recall"] for r in s["runs"]])  # type: ignore[index]
-                       >= np.mean([r[f"{d:g}"]["cosine_recall"] for r in s["runs"]]) - 1e-12
-                       for s in sets)  # fmt: skip
-        more = sum(np.mean([r[f"{d:g}"]["recall"] for r in s["runs"]])  # type: ignore[index]
-                   > np.mean([r[f"{d:g}"]["cosine_recall"] for r in s["runs"]]) + 1e-12
-                   for s in sets)  # fmt: skip
-        print(f"δ={d:.0%}: sets certified {np.mean(per_seed):.2f} of {len(sets)} (per seed "
-              f"{per_seed}; previous procedure {np.mean(old):.2f}, ratio "
-              f"{_ratio(float(np.mean(per_seed)), float(np.mean(old)))}; fit {LAST_FIT:g} + "
-              f"{LAST_SHARE:g}·α to the first {np.mean(last):.2f} {last}); hindsight ceiling "
-              f"{ceiling:.2f}; learned >= cosine on {at_least}/{len(sets)}, > on {more}; "
-              f"check FHR > δ+1pt: {len(over)} {over}")  # fmt: skip
+        at_least = sum(
+            np.mean([r[f"{d:g}"]["recall"] for r in s["runs"]])  # type: ignore[index]
+            >= np.mean([r[f"{d:g}"]["cosine_recall"] for r in s["runs"]]) - 1e-12
+            for s in sets
+        )
+        more = sum(
+            np.mean([r[f"{d:g}"]["recall"] for r in s["runs"]])  # type: ignore[index]
+            > np.mean([r[f"{d:g}"]["cosine_recall"] for r in s["runs"]]) + 1e-12
+            for s in sets
+        )
+        print(
+            f"δ={d:.0%}: sets certified {np.mean(per_seed):.2f} of {len(sets)} (per seed "
+            f"{per_seed}; previous procedure {np.mean(old):.2f}, ratio "
+            f"{_ratio(float(np.mean(per_seed)), float(np.mean(old)))}; fit {LAST_FIT:g} + "
+            f"{LAST_SHARE:g}·α to the first {np.mean(last):.2f} {last}); hindsight ceiling "
+            f"{ceiling:.2f}; learned >= cosine on {at_least}/{len(sets)}, > on {more}; "
+            f"check FHR > δ+1pt: {len(over)} {over}"
+        )
     for s in sets:
         if str(s["name"]).startswith("zh_lcqmc"):
             vals = [r["0.05"]["recall"] for r in s["runs"]]  # type: ignore[index]
             lasts = [r["0.05"]["last_recall"] for r in s["runs"]]  # type: ignore[index]
             cos = [r["0.05"]["cosine_recall"] for r in s["runs"]]  # type: ignore[index]
-            print(f"LCQMC δ=5% certified recall: mean {np.mean(vals):.1%} (seeds {vals}); "
-                  f"cosines only {np.mean(cos):.1%}; fit {LAST_FIT:g} + {LAST_SHARE:g}·α "
-                  f"{np.mean(lasts):.1%}")  # fmt: skip
+            print(
+                f"LCQMC δ=5% certified recall: mean {np.mean(vals):.1%} (seeds {vals}); "
+                f"cosines only {np.mean(cos):.1%}; fit {LAST_FIT:g} + {LAST_SHARE:g}·α "
+                f"{np.mean(lasts):.1%}"
+            )
 
 
 def main() -> None:
@@ -208,8 +250,9 @@ def main() -> None:
     parser.add_argument("--check", type=float, default=0.3)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of set names")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--english", nargs="*", help="embedders for the English sets "
-                        "(default: minilm)")  # fmt: skip
+    parser.add_argument(
+        "--english", nargs="*", help="embedders for the English sets (default: minilm)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     paths = sorted(args.dev.glob("*.jsonl"))
@@ -217,9 +260,11 @@ def main() -> None:
         paths = [p for p in paths if any(o in p.name for o in args.only)]
     english = tuple(args.english) if args.english else None
     sets = [run_set(p, args.cap, args.seeds, args.fit, args.check, english) for p in paths]
-    print(f"cap {args.cap}, {args.seeds} seeds, fit {args.fit:g} of the calibration pairs, "
-          f"check part {args.check:g} (never touched), 95% confidence, "
-          f"{time.perf_counter() - started:.0f} s, load average {os.getloadavg()}")  # fmt: skip
+    print(
+        f"cap {args.cap}, {args.seeds} seeds, fit {args.fit:g} of the calibration pairs, "
+        f"check part {args.check:g} (never touched), 95% confidence, "
+        f"{time.perf_counter() - started:.0f} s, load average {os.getloadavg()}"
+    )
     report(sets, args.seeds)
     if args.json:
         args.json.write_text(json.dumps(sets, indent=1, default=float))

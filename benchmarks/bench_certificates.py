@@ -110,16 +110,22 @@ def main() -> None:
         print(f"{path.stem:40} {len(mine):9d} {bad:10d} {loose:7d}", flush=True)
         for r in mine:
             if r["violated"]:
-                print(f"    violation: seed {r['seed']} δ={r['delta']:.0%} {r['scorer']}: "
-                      f"{r['false_hits']} wrong of {r['hits']} check-part hits")
+                print(
+                    f"    violation: seed {r['seed']} δ={r['delta']:.0%} {r['scorer']}: "
+                    f"{r['false_hits']} wrong of {r['hits']} check-part hits"
+                )
     bad = sum(r["violated"] for r in rows)
     share = bad / len(rows) if rows else 0.0
-    print(f"\ncertified choices {len(rows)}; violations {bad} ({share:.1%}; target <= 5%); "
-          f"a rule exactly at δ would be flagged in {at_delta_flag_rate(rows):.1%} of them; "
-          f"above δ+1pt {sum(r['over_1pt'] for r in rows)}")
-    print(f"{len(paths)} sets x {args.seeds} seeds, cap {args.cap}, check {args.check:g}, "
-          f"fit {args.fit:g}, {time.perf_counter() - started:.0f} s, "
-          f"load average {os.getloadavg()}")
+    print(
+        f"\ncertified choices {len(rows)}; violations {bad} ({share:.1%}; target <= 5%); "
+        f"a rule exactly at δ would be flagged in {at_delta_flag_rate(rows):.1%} of them; "
+        f"above δ+1pt {sum(r['over_1pt'] for r in rows)}"
+    )
+    print(
+        f"{len(paths)} sets x {args.seeds} seeds, cap {args.cap}, check {args.check:g}, "
+        f"fit {args.fit:g}, {time.perf_counter() - started:.0f} s, "
+        f"load average {os.getloadavg()}"
+    )
 
 
 if __name__ == "__main__":

@@ -58,8 +58,11 @@ async def rules_part(prompts, min_tokens: int) -> None:
             lost_details(a["content"], b["content"])
             for a, b in zip(prompt.messages, result.messages, strict=True)
         )
-        for label in (f"{prompt.lang} {'verbose' if prompt.verbose else 'plain'}",
-                      f"all {'verbose' if prompt.verbose else 'plain'}", "all"):  # fmt: skip
+        for label in (
+            f"{prompt.lang} {'verbose' if prompt.verbose else 'plain'}",
+            f"all {'verbose' if prompt.verbose else 'plain'}",
+            "all",
+        ):
             g = groups[label]
             g[0] += 1
             g[1] += result.tokens_before
@@ -69,16 +72,29 @@ async def rules_part(prompts, min_tokens: int) -> None:
             g[5] += result.used
     elapsed = time.perf_counter() - started
     print(f"\nrules alone, min_tokens={min_tokens} (tokens: LiteLLM counter for {MODEL})")
-    header = ("group", "prompts", "used", "tokens before", "after", "after/before", "saved",
-              "check refused", "let through")  # fmt: skip
+    header = (
+        "group",
+        "prompts",
+        "used",
+        "tokens before",
+        "after",
+        "after/before",
+        "saved",
+        "check refused",
+        "let through",
+    )
     print(f"{header[0]:<12} " + " ".join(f"{h:>{max(len(h), 5)}}" for h in header[1:]))
     for label in sorted(groups):
         n, before, after, refused, through, used = groups[label]
-        print(f"{label:<12} {n:>7} {used:>5} {before:>13} {after:>5} {after / before:>12.3f} "
-              f"{1 - after / before:>5.1%} {refused:>13} {through:>11}")  # fmt: skip
+        print(
+            f"{label:<12} {n:>7} {used:>5} {before:>13} {after:>5} {after / before:>12.3f} "
+            f"{1 - after / before:>5.1%} {refused:>13} {through:>11}"
+        )
     totals = ledger.totals()
-    print(f"{elapsed / len(prompts) * 1000:.1f} ms per prompt; money saved at {MODEL}'s input "
-          f"price: ${totals.saved_usd:.6f} for {totals.tokens_saved} tokens")  # fmt: skip
+    print(
+        f"{elapsed / len(prompts) * 1000:.1f} ms per prompt; money saved at {MODEL}'s input "
+        f"price: ${totals.saved_usd:.6f} for {totals.tokens_saved} tokens"
+    )
 
 
 async def model_part(prompts, embedder_name: str, drop_every: int) -> None:
@@ -92,15 +108,22 @@ async def model_part(prompts, embedder_name: str, drop_every: int) -> None:
         chain = ChainCompressor(
             f"openai/{MODEL}", min_tokens=0, model_options={"completion_kwargs": kwargs}
         )
-        runner = ABRunner(chain, model=f"openai/{MODEL}", embedder=embedder,
-                          judge=f"openai/{MODEL}", completion_kwargs=kwargs)  # fmt: skip
+        runner = ABRunner(
+            chain,
+            model=f"openai/{MODEL}",
+            embedder=embedder,
+            judge=f"openai/{MODEL}",
+            completion_kwargs=kwargs,
+        )
         started = time.perf_counter()
         results = await runner.run(prompts)
         elapsed = time.perf_counter() - started
         calls = server.chat_calls
     print(f"\nrules + fake rewrite model (drop one sentence in {drop_every}), via compress-eval")
-    print(f"{'group':<12} {'prompts':>7} {'used':>5} {'saved':>6} {'check refused':>13} "
-          f"{'let through':>11} {'sim mean':>8} {'sim min':>7} {'judge same':>10}")  # fmt: skip
+    print(
+        f"{'group':<12} {'prompts':>7} {'used':>5} {'saved':>6} {'check refused':>13} "
+        f"{'let through':>11} {'sim mean':>8} {'sim min':>7} {'judge same':>10}"
+    )
     groups: dict[str, list] = defaultdict(list)
     for r in results:
         groups[f"{r.lang} {'verbose' if r.verbose else 'plain'}"].append(r)
@@ -110,9 +133,11 @@ async def model_part(prompts, embedder_name: str, drop_every: int) -> None:
         s = summarise(groups[label])
         sim = "-" if s.mean_similarity is None else f"{s.mean_similarity:.3f}"
         low = "-" if s.min_similarity is None else f"{s.min_similarity:.3f}"
-        print(f"{label:<12} {s.prompts:>7} {s.used:>5} {s.saved_ratio:>6.1%} "
-              f"{s.rejection_rate:>13.1%} {s.let_through:>11} {sim:>8} {low:>7} "
-              f"{s.judged_same:>5}/{s.judged:<4}")  # fmt: skip
+        print(
+            f"{label:<12} {s.prompts:>7} {s.used:>5} {s.saved_ratio:>6.1%} "
+            f"{s.rejection_rate:>13.1%} {s.let_through:>11} {sim:>8} {low:>7} "
+            f"{s.judged_same:>5}/{s.judged:<4}"
+        )
     through = sorted({d for r in results for d in r.details_lost})
     print(f"{calls} fake-model calls in {elapsed:.1f} s; details let through: {through or 'none'}")
 

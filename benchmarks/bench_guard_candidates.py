@@ -36,8 +36,12 @@ from semcache import CacheHit, CacheSettings, SemanticCache
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "semcache" / "data" / "pairs.jsonl"
 DEV = ROOT.parent / "shared" / "data" / "dev"
-ENGLISH = ("en_banking77_intent_pairs_DERIVED", "en_redis_langcache_chatgpt_queries",
-           "en_qqp_gptcache_sample", "en_mrpc_test")  # fmt: skip
+ENGLISH = (
+    "en_banking77_intent_pairs_DERIVED",
+    "en_redis_langcache_chatgpt_queries",
+    "en_qqp_gptcache_sample",
+    "en_mrpc_test",
+)
 
 
 class Groups:

@@ -78,9 +78,12 @@ def run(embedder, threshold=0.95, fallback=None, fallback_threshold=None):
         semantic["fallback_threshold"] = fallback_threshold
     cache = SemanticCache(
         CacheSettings(semantic=semantic, store={"backend": "edge"}),
-        embedder=embedder, store=InMemoryStore(), upstream=FakeUpstream(),
-        fallback_embedder=fallback, fallback_store=InMemoryStore() if fallback else None,
-    )  # fmt: skip
+        embedder=embedder,
+        store=InMemoryStore(),
+        upstream=FakeUpstream(),
+        fallback_embedder=fallback,
+        fallback_store=InMemoryStore() if fallback else None,
+    )
     wrong, hard, hits = Counter(), Counter(), Counter()
     try:
         cache.ready()
@@ -104,15 +107,21 @@ def run(embedder, threshold=0.95, fallback=None, fallback_threshold=None):
 def table(title, result) -> None:
     wrong, hard, hits, counts = result
     n = Counter((r["lang"], r["label"]) for r in ROWS)
-    print(f"{title}  (routed {counts.get('fallback_routed', 0)}, "
-          f"unreadable {counts.get('unreadable', 0)})")  # fmt: skip
+    print(
+        f"{title}  (routed {counts.get('fallback_routed', 0)}, "
+        f"unreadable {counts.get('unreadable', 0)})"
+    )
     for lang in LANGS:
         p = n[(lang, "paraphrase")]
-        print(f"  {lang}: wrong {wrong[lang]:>2}/{n[(lang, 'unrelated')]} (hard {hard[lang]}/10)"
-              f"  paraphrase hits {hits[lang]:>2}/{p} = {hits[lang] / p:4.0%}")  # fmt: skip
+        print(
+            f"  {lang}: wrong {wrong[lang]:>2}/{n[(lang, 'unrelated')]} (hard {hard[lang]}/10)"
+            f"  paraphrase hits {hits[lang]:>2}/{p} = {hits[lang] / p:4.0%}"
+        )
     total = sum(n[(lang, "paraphrase")] for lang in LANGS)
-    print(f"  all: wrong {sum(wrong.values())}, hard {sum(hard.values())}, "
-          f"hits {sum(hits.values())}/{total} = {sum(hits.values()) / total:.0%}")  # fmt: skip
+    print(
+        f"  all: wrong {sum(wrong.values())}, hard {sum(hard.values())}, "
+        f"hits {sum(hits.values())}/{total} = {sum(hits.values()) / total:.0%}"
+    )
 
 
 def sweep(name, embedder) -> None:
@@ -123,8 +132,10 @@ def sweep(name, embedder) -> None:
     para = sims[[r["label"] == "paraphrase" for r in ROWS]]
     print(f"{name} cosine sweep, all languages, no guard:")
     for th in (0.85, 0.9, 0.93, 0.95, 0.97, 0.98, round(float(unrelated.max()) + 0.001, 3)):
-        print(f"  >= {th}: wrong {int((unrelated >= th).sum())}/{len(unrelated)}, "
-              f"hits {int((para >= th).sum())}/{len(para)}")  # fmt: skip
+        print(
+            f"  >= {th}: wrong {int((unrelated >= th).sum())}/{len(unrelated)}, "
+            f"hits {int((para >= th).sum())}/{len(para)}"
+        )
 
 
 def main() -> None:
@@ -143,8 +154,9 @@ def main() -> None:
     for name, embedder in multi.items():
         sweep(name, embedder)
     for name in ("minilm", *THRESHOLD):
-        out = subprocess.run([sys.executable, "-c", LOAD_COST, name], capture_output=True,
-                             text=True, check=True).stdout.split()  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", LOAD_COST, name], capture_output=True, text=True, check=True
+        ).stdout.split()
         print(f"load {name} (fresh process, to first vector): {out[0]} s, +{out[1]} MiB RSS")
     texts = {"ascii": "How do I reset my password?", "zh": ROWS[0]["a"], "ru": ROWS[-1]["a"]}
     for label, text in texts.items():

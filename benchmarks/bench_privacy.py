@@ -36,15 +36,19 @@ KINDS = [kind.value for kind in Kind if kind is not Kind.CUSTOM]
 def table(name: str, result: CorpusScore) -> None:
     cells = [f"{result.recalled[k]}/{result.spans[k]}" for k in KINDS]
     print(
-        f"{name:<14}" + "".join(f"{c:>12}" for c in cells)
+        f"{name:<14}"
+        + "".join(f"{c:>12}" for c in cells)
         + f"{result.recall(CHECKSUM_KINDS):>11.1%}{result.recall():>9.1%}"
         + f"{result.false_positives:>6}/{result.negatives:<4}{result.false_positive_rate:>7.1%}"
-    )  # fmt: skip
+    )
 
 
 def header() -> None:
-    print(f"{'set':<14}" + "".join(f"{k:>12}" for k in KINDS)
-          + f"{'checksum':>11}{'overall':>9}{'FP':>11}{'FPR':>7}")  # fmt: skip
+    print(
+        f"{'set':<14}"
+        + "".join(f"{k:>12}" for k in KINDS)
+        + f"{'checksum':>11}{'overall':>9}{'FP':>11}{'FPR':>7}"
+    )
 
 
 def reseeded(detector: PrivateDataDetector, rounds: int) -> CorpusScore:
@@ -94,8 +98,10 @@ def main() -> int:
 
     texts = sorted({t for p in load_shipped_pairs() for t in (p["text_a"], p["text_b"])})
     pairs = score_texts(detector, texts)
-    print(f"\npairs.jsonl: {pairs.false_positives}/{pairs.negatives} distinct texts flagged "
-          f"(FPR {pairs.false_positive_rate:.2%})")  # fmt: skip
+    print(
+        f"\npairs.jsonl: {pairs.false_positives}/{pairs.negatives} distinct texts flagged "
+        f"(FPR {pairs.false_positive_rate:.2%})"
+    )
 
     if args.reseed:
         result = reseeded(detector, args.reseed)
@@ -116,8 +122,10 @@ def main() -> int:
         detector.detect(text)
     elapsed = time.perf_counter() - start
     per_text = elapsed / len(corpus_texts) * 1e3
-    print(f"\ncost: {per_text:.3f} ms per text over {len(corpus_texts)} texts "
-          f"({elapsed / max(floor, 1e-9):.0f}x a str.lower() pass)")  # fmt: skip
+    print(
+        f"\ncost: {per_text:.3f} ms per text over {len(corpus_texts)} texts "
+        f"({elapsed / max(floor, 1e-9):.0f}x a str.lower() pass)"
+    )
     return 0
 
 

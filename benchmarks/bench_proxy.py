@@ -91,11 +91,28 @@ _THINGS = [
     "a mattress",
     "a kayak",
 ]
-_PLACES = ["in winter", "on a budget", "in a small flat", "before a long trip", "near the sea",
-           "after a flood", "in Norway", "in Brazil", "for a school project", "with kids around",
-           "without tools", "in a rented house", "at high altitude", "in a humid climate",
-           "for the first time", "as a beginner", "in an emergency", "for a wedding",
-           "in Japan", "overnight"]  # fmt: skip
+_PLACES = [
+    "in winter",
+    "on a budget",
+    "in a small flat",
+    "before a long trip",
+    "near the sea",
+    "after a flood",
+    "in Norway",
+    "in Brazil",
+    "for a school project",
+    "with kids around",
+    "without tools",
+    "in a rented house",
+    "at high altitude",
+    "in a humid climate",
+    "for the first time",
+    "as a beginner",
+    "in an emergency",
+    "for a wedding",
+    "in Japan",
+    "overnight",
+]
 
 
 # -- the fake upstream (child process) -----------------------------------------------------
@@ -434,11 +451,15 @@ def report(
         },
         "proxy_peak_rss_mib": round(peak_mib, 1),
     }
-    print(f"{len(results)} requests in {wall_s:.1f} s: {summary['throughput_rps']} req/s, "
-          f"{len(errors)} errors")  # fmt: skip
+    print(
+        f"{len(results)} requests in {wall_s:.1f} s: {summary['throughput_rps']} req/s, "
+        f"{len(errors)} errors"
+    )
     for tier, figures in summary["latency_ms_by_tier"].items():
-        print(f"  {tier:<10} n={figures['n']:>5}  p50 {figures['p50']:8.2f} ms  "
-              f"p99 {figures['p99']:8.2f} ms")  # fmt: skip
+        print(
+            f"  {tier:<10} n={figures['n']:>5}  p50 {figures['p50']:8.2f} ms  "
+            f"p99 {figures['p99']:8.2f} ms"
+        )
     print(f"  intended kind -> served tier: {summary['kind_to_tier']}")
     print(
         f"upstream calls {upstream['calls']} for {unique_keys} unique request keys "

@@ -50,10 +50,18 @@ def unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
 
 def entry(i: int, vector: np.ndarray, tenant: str = "t") -> Entry:
     return Entry(
-        key=f"{i:064x}", tenant=tenant, namespace="default", model="gpt-4o-mini",
-        scope="s" * 64, response=ANSWER, created_at=NOW, expires_at=NEVER_EXPIRES,
-        embedder=EMBEDDER, question=f"question number {i} about something?", vector=vector,
-    )  # fmt: skip
+        key=f"{i:064x}",
+        tenant=tenant,
+        namespace="default",
+        model="gpt-4o-mini",
+        scope="s" * 64,
+        response=ANSWER,
+        created_at=NOW,
+        expires_at=NEVER_EXPIRES,
+        embedder=EMBEDDER,
+        question=f"question number {i} about something?",
+        vector=vector,
+    )
 
 
 def where(tenant: str = "t") -> Where:
@@ -122,8 +130,10 @@ def main() -> None:
         print(f"  edge  nearest p50 {e50:.3f} ms   p99 {np.percentile(edge_ms, 99):.3f} ms")
         print(f"  redis nearest p50 {r50:.3f} ms   p99 {np.percentile(redis_ms, 99):.3f} ms")
         print(f"  ratio redis / edge p50: {r50 / e50:.2f}x (bar <= 1.5x)")
-        print(f"  max |similarity difference|: {max(diffs):.2e} (bar <= 1e-6); "
-              f"different nearest entry: {other} of {len(queries)}")  # fmt: skip
+        print(
+            f"  max |similarity difference|: {max(diffs):.2e} (bar <= 1e-6); "
+            f"different nearest entry: {other} of {len(queries)}"
+        )
         edge.close()
         client.flushall()
 
@@ -135,8 +145,10 @@ def main() -> None:
             s.setup(EMBEDDER, DIM)
             return s
 
-        print(f"\nbulk_load writes what upsert writes (300 entries, 7 partitions): "
-              f"{same_as_upsert(client, make_store, sample)}")  # fmt: skip
+        print(
+            f"\nbulk_load writes what upsert writes (300 entries, 7 partitions): "
+            f"{same_as_upsert(client, make_store, sample)}"
+        )
         client.flushall()
         big = unit_rows(rng, args.big)
         if not args.no_edge_baseline:
@@ -173,17 +185,24 @@ def main() -> None:
                 ms, _ = timed(store.nearest, q, where(tenant_of(int(i))))
                 lat.append(ms)
             print(f"\n{label}: loaded in {seconds:.1f} s ({args.big / seconds:,.0f}/s)")
-            print(f"  filtered nearest p50 {statistics.median(lat):.3f} ms   "
-                  f"p99 {np.percentile(lat, 99):.3f} ms")  # fmt: skip
-            print(f"  memory per entry (INFO used_memory delta): {per_entry:,.0f} bytes; "
-                  f"load average {os.getloadavg()}")  # fmt: skip
+            print(
+                f"  filtered nearest p50 {statistics.median(lat):.3f} ms   "
+                f"p99 {np.percentile(lat, 99):.3f} ms"
+            )
+            print(
+                f"  memory per entry (INFO used_memory delta): {per_entry:,.0f} bytes; "
+                f"load average {os.getloadavg()}"
+            )
             if tenant_of(1) == "t":
                 keys = store._layout.partition(next(iter(store._partitions())))[:4]
                 sizes = [int(client.memory_usage(k, samples=0) or 0) for k in keys]
                 names = ("vector set", "payload hash", "expiry zset", "created zset")
-                print("  MEMORY USAGE per entry: " + ", ".join(
-                    f"{n} {s / args.big:,.0f} B" for n, s in zip(names, sizes, strict=True)
-                ))  # fmt: skip
+                print(
+                    "  MEMORY USAGE per entry: "
+                    + ", ".join(
+                        f"{n} {s / args.big:,.0f} B" for n, s in zip(names, sizes, strict=True)
+                    )
+                )
             client.flushall()
         client.close()
     print(f"\nload average at end: {os.getloadavg()}")

@@ -241,9 +241,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument(
-        "--delay", type=float, default=1.0,
+        "--delay",
+        type=float,
+        default=1.0,
         help="upstream seconds per call: long enough for every request to be waiting",
-    )  # fmt: skip
+    )
     parser.add_argument("--hits", type=int, default=2000)
     parser.add_argument(
         "--no-gc-freeze",
@@ -272,9 +274,11 @@ def main() -> None:
         f"\n{args.requests} concurrent identical requests, upstream {args.delay * 1e3:.0f} ms, "
         f"gc_freeze {not args.no_gc_freeze}, load average {os.getloadavg()[0]:.1f}"
     )
-    print("| replicas | upstream calls | tiers | waiting followers: answered after the upstream "
-          "call returned, p50 / p99 | each other replica's first answer after it | in-replica gap "
-          "between answers, p50 |")  # fmt: skip
+    print(
+        "| replicas | upstream calls | tiers | waiting followers: answered after the upstream "
+        "call returned, p50 / p99 | each other replica's first answer after it | in-replica gap "
+        "between answers, p50 |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     base = rows[0]["after_leader_p99_ms"]
     for r in rows:

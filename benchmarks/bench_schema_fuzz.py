@@ -19,14 +19,30 @@ import time
 
 
 def run(examples: int) -> tuple[float, str]:
-    env = {**os.environ, "SCHEMA_FUZZ_EXAMPLES": str(examples), "SCHEMA_FUZZ_CHAT": "1",
-           "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # fmt: skip
+    env = {
+        **os.environ,
+        "SCHEMA_FUZZ_EXAMPLES": str(examples),
+        "SCHEMA_FUZZ_CHAT": "1",
+        "HF_HUB_OFFLINE": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
-         "tests/server/test_server_schema.py"],
-        env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-s",
+            "-p",
+            "no:cacheprovider",
+            "tests/server/test_server_schema.py",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     lines = [line for line in done.stdout.splitlines() if "by status" in line or "passed" in line]
     return time.perf_counter() - started, " | ".join(lines) or done.stdout[-2000:]
 

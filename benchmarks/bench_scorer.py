@@ -108,8 +108,11 @@ def run_set(path: Path, cache: Path, seed: int) -> dict:
     }
     timings = {}
     width = len(EMBEDDERS)
-    for name, kind, cols in (("lr", "logistic", None), ("gbm", "boosted-trees", None),
-                             ("lr-1", "logistic", [EMBEDDERS.index(primary)])):  # fmt: skip
+    for name, kind, cols in (
+        ("lr", "logistic", None),
+        ("gbm", "boosted-trees", None),
+        ("lr-1", "logistic", [EMBEDDERS.index(primary)]),
+    ):
         if cols is None:
             x, embs = rows, EMBEDDERS
         else:
@@ -123,8 +126,17 @@ def run_set(path: Path, cache: Path, seed: int) -> dict:
     result = frontier(
         everything, labels, parts, deltas=DELTAS, alpha=ALPHA, total_pairs=len(labels)
     )
-    out = {"set": pairs.name, "pairs": len(pairs), "primary": primary, "fit_seconds": timings,
-           "rows": {}, "chosen": {}, "ceiling": {}, "oracle": {}, "needed": {}}  # fmt: skip
+    out = {
+        "set": pairs.name,
+        "pairs": len(pairs),
+        "primary": primary,
+        "fit_seconds": timings,
+        "rows": {},
+        "chosen": {},
+        "ceiling": {},
+        "oracle": {},
+        "needed": {},
+    }
     held, tested = labels[parts.held_out], labels[parts.test]
     for delta in DELTAS:
         plans = {name: row.plan for (name, d), row in result.rows.items() if d == delta}
@@ -154,10 +166,14 @@ def _cell(result: Frontier, name: str, delta: float) -> dict:
     cell = {"scorer": name, "threshold": row.threshold}
     if row.held_out is not None and row.testing is not None:
         cell |= {
-            "recall": row.held_out.recall, "fhr": row.held_out.false_hit_rate,
-            "hits": row.held_out.hits, "false": row.held_out.false_hits, "holds": row.holds,
-            "test_recall": row.testing.recall, "test_hits": row.testing.hits,
-        }  # fmt: skip
+            "recall": row.held_out.recall,
+            "fhr": row.held_out.false_hit_rate,
+            "hits": row.held_out.hits,
+            "false": row.held_out.false_hits,
+            "holds": row.holds,
+            "test_recall": row.testing.recall,
+            "test_hits": row.testing.hits,
+        }
     return cell
 
 
@@ -177,8 +193,10 @@ def _held_p(cell: dict, delta: float) -> float:
 
 
 def print_tables(results: list[dict]) -> None:
-    print(f"embedders: {', '.join(EMBEDDERS)}; 95% confidence; seed 0; cell = held-out "
-          "recall (held-out false-hit rate), ! = above δ\n")  # fmt: skip
+    print(
+        f"embedders: {', '.join(EMBEDDERS)}; 95% confidence; seed 0; cell = held-out "
+        "recall (held-out false-hit rate), ! = above δ\n"
+    )
     families = ("cosine", "guard", "lr", "gbm", "lr-1")
     header = "| set | scorer | " + " | ".join(f"δ={d:.0%}" for d in DELTAS) + " |"
     print(header)
@@ -194,20 +212,26 @@ def print_tables(results: list[dict]) -> None:
         cells = [f"{r['oracle'][str(d)]:.0%}" for d in DELTAS]
         print(f"| {r['set']} | oracle (testing part) | " + " | ".join(cells) + " |")
     print()
-    print("| set | δ | chosen | threshold | testing hits (false) | held-out hits (false) "
-          "| held-out recall | p(held-out | rate δ) |")  # fmt: skip
+    print(
+        "| set | δ | chosen | threshold | testing hits (false) | held-out hits (false) "
+        "| held-out recall | p(held-out | rate δ) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         for d in DELTAS:
             c = r["chosen"][str(d)]
             if c["threshold"] is None:
                 need = r["needed"].get(str(d), {})
-                print(f"| {r['set']} | {d:.0%} | {c['scorer']} | none | | | | "
-                      f"needs ~{need.get('pairs')} pairs |")  # fmt: skip
+                print(
+                    f"| {r['set']} | {d:.0%} | {c['scorer']} | none | | | | "
+                    f"needs ~{need.get('pairs')} pairs |"
+                )
                 continue
-            print(f"| {r['set']} | {d:.0%} | {c['scorer']} | {c['threshold']:.4f} | "
-                  f"{c['test_hits']} | {c['hits']} ({c['false']}) | {c['recall']:.1%} | "
-                  f"{_held_p(c, d):.2f} |")  # fmt: skip
+            print(
+                f"| {r['set']} | {d:.0%} | {c['scorer']} | {c['threshold']:.4f} | "
+                f"{c['test_hits']} | {c['hits']} ({c['false']}) | {c['recall']:.1%} | "
+                f"{_held_p(c, d):.2f} |"
+            )
     print()
     print("| δ | chosen config certified | holds on held-out | oracle-certifiable sets |")
     print("|---|---|---|---|")
@@ -216,8 +240,10 @@ def print_tables(results: list[dict]) -> None:
         certified = sum(c["threshold"] is not None for c in cells)
         holds = sum(bool(c.get("holds")) for c in cells)
         feasible = sum(r["oracle"][str(d)] > 0 for r in results)
-        print(f"| {d:.0%} | {certified} of {len(results)} | {holds} of {certified} "
-              f"| {feasible} of {len(results)} |")  # fmt: skip
+        print(
+            f"| {d:.0%} | {certified} of {len(results)} | {holds} of {certified} "
+            f"| {feasible} of {len(results)} |"
+        )
     print()
     print("| set | pairs | fit s (lr / gbm / lr-1) |")
     print("|---|---|---|")

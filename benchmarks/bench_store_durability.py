@@ -42,8 +42,10 @@ PAIRS = [
     ("How do I cancel my subscription?", "How can I cancel my subscription?"),
     ("What payment methods do you accept?", "Which payment methods do you accept?"),
     ("How long does shipping take?", "How long does the shipping take?"),
-    ("Can I change my delivery address after ordering?",
-     "Can I change my delivery address after placing an order?"),
+    (
+        "Can I change my delivery address after ordering?",
+        "Can I change my delivery address after placing an order?",
+    ),
     ("How do I track my order?", "How can I track my order?"),
     ("What is your refund policy?", "What's your refund policy?"),
     ("How do I enable two-factor authentication?", "How can I enable two-factor authentication?"),
@@ -69,20 +71,20 @@ PAIRS = [
     ("How do I change the language of the app?", "How can I change the app language?"),
     ("Where is my order confirmation?", "Where can I find my order confirmation?"),
     ("How do I return a damaged item?", "How can I return a damaged item?"),
-    ("Can I exchange an item for a different size?",
-     "Can I exchange an item for another size?"),
+    ("Can I exchange an item for a different size?", "Can I exchange an item for another size?"),
     ("How do I set up automatic payments?", "How can I set up automatic payments?"),
     ("What happens when my trial ends?", "What happens after my trial ends?"),
     ("How do I connect my calendar?", "How can I connect my calendar?"),
     ("Does the app work offline?", "Can the app work offline?"),
-    ("How do I reset the app to factory settings?",
-     "How can I reset the app to its factory settings?"),
+    (
+        "How do I reset the app to factory settings?",
+        "How can I reset the app to its factory settings?",
+    ),
     ("How do I report a bug?", "How can I report a bug?"),
     ("How do I request a feature?", "How can I request a feature?"),
     ("Can I use the service on my phone?", "Can I use the service on my mobile phone?"),
     ("How do I recover a deleted file?", "How can I recover a deleted file?"),
-    ("How do I share a document with a colleague?",
-     "How can I share a document with a colleague?"),
+    ("How do I share a document with a colleague?", "How can I share a document with a colleague?"),
     ("What is the maximum file upload size?", "What's the maximum file upload size?"),
     ("How do I change my profile picture?", "How can I change my profile picture?"),
     ("How do I verify my phone number?", "How can I verify my phone number?"),
@@ -95,27 +97,31 @@ PAIRS = [
     ("What does the premium plan include?", "What is included in the premium plan?"),
     ("How do I schedule a meeting?", "How can I schedule a meeting?"),
     ("How do I change my time zone?", "How can I change my time zone?"),
-    ("Can I restore a previous version of a file?",
-     "Can I restore an earlier version of a file?"),
+    ("Can I restore a previous version of a file?", "Can I restore an earlier version of a file?"),
     ("How do I create a shared folder?", "How can I create a shared folder?"),
     ("How do I sync my contacts?", "How can I sync my contacts?"),
     ("Is there a dark mode?", "Is there a dark mode available?"),
     ("How do I enable dark mode?", "How can I enable dark mode?"),
     ("How do I print a shipping label?", "How can I print a shipping label?"),
     ("Where do I enter my tax ID?", "Where can I enter my tax ID?"),
-    ("How do I change my company name on invoices?",
-     "How can I change my company name on the invoices?"),
-    ("Can I get a refund for an unused subscription?",
-     "Can I get refunded for an unused subscription?"),
+    (
+        "How do I change my company name on invoices?",
+        "How can I change my company name on the invoices?",
+    ),
+    (
+        "Can I get a refund for an unused subscription?",
+        "Can I get refunded for an unused subscription?",
+    ),
     ("How do I set a spending limit?", "How can I set a spending limit?"),
     ("How do I block a user?", "How can I block a user?"),
     ("How do I unblock a user?", "How can I unblock a user?"),
     ("How do I mute a conversation?", "How can I mute a conversation?"),
     ("How do I archive old messages?", "How can I archive old messages?"),
-    ("How do I transfer ownership of a workspace?",
-     "How can I transfer ownership of a workspace?"),
-    ("What is the difference between admin and member roles?",
-     "What's the difference between the admin and member roles?"),
+    ("How do I transfer ownership of a workspace?", "How can I transfer ownership of a workspace?"),
+    (
+        "What is the difference between admin and member roles?",
+        "What's the difference between the admin and member roles?",
+    ),
     ("How do I install the desktop app?", "How can I install the desktop app?"),
     ("How do I uninstall the desktop app?", "How can I uninstall the desktop app?"),
     ("Does the service have an API?", "Does the service offer an API?"),
@@ -129,27 +135,25 @@ PAIRS = [
     ("How do I delete a post?", "How can I delete a post?"),
     ("How do I edit a comment?", "How can I edit a comment?"),
     ("How do I reorder items in a list?", "How can I reorder the items in a list?"),
-    ("How do I import contacts from a spreadsheet?",
-     "How can I import contacts from a spreadsheet?"),
+    (
+        "How do I import contacts from a spreadsheet?",
+        "How can I import contacts from a spreadsheet?",
+    ),
     ("How do I merge duplicate contacts?", "How can I merge duplicate contacts?"),
     ("Can I undo sending an email?", "Is it possible to undo sending an email?"),
     ("How do I set an out-of-office reply?", "How can I set an out-of-office reply?"),
     ("How do I add a signature to my emails?", "How can I add a signature to my emails?"),
-    ("How do I create a filter for incoming mail?",
-     "How can I create a filter for incoming mail?"),
-    ("How do I move my account to another region?",
-     "How can I move my account to another region?"),
+    ("How do I create a filter for incoming mail?", "How can I create a filter for incoming mail?"),
+    ("How do I move my account to another region?", "How can I move my account to another region?"),
     ("Where are your data centers located?", "Where are all your data centers located?"),
     ("How do I download the mobile app?", "How can I download the mobile app?"),
-    ("How do I change the currency of my store?",
-     "How can I change my store's currency?"),
+    ("How do I change the currency of my store?", "How can I change my store's currency?"),
     ("How do I add a product to my store?", "How can I add a product to my store?"),
-    ("How do I set up discounts for my customers?",
-     "How can I set up discounts for my customers?"),
+    ("How do I set up discounts for my customers?", "How can I set up discounts for my customers?"),
     ("How do I connect a custom domain?", "How can I connect a custom domain?"),
     ("How do I renew my SSL certificate?", "How can I renew my SSL certificate?"),
     ("How do I back up my website?", "How can I back up my website?"),
-]  # fmt: skip
+]
 
 TEMPLATES = [
     "What is the warranty period for the {p} model {n}?",
@@ -223,11 +227,15 @@ def main() -> None:
                     missed.append(para)
             entries = cache.stats().store_entries
     flushed = report.written
-    print(f"after restart: {found} of {args.n} found exactly ({found / args.n:.2%}) in "
-          f"{checked_s:.1f} s; store holds {entries}; write-behind reported {flushed} written "
-          f"(ratio found / reported: {found / max(flushed, 1):.4f})")  # fmt: skip
-    print(f"paraphrases: {hits} of {len(PAIRS)} hit their own answer ({hits / len(PAIRS):.0%}), "
-          f"{wrong} served another answer; target >= 99%")  # fmt: skip
+    print(
+        f"after restart: {found} of {args.n} found exactly ({found / args.n:.2%}) in "
+        f"{checked_s:.1f} s; store holds {entries}; write-behind reported {flushed} written "
+        f"(ratio found / reported: {found / max(flushed, 1):.4f})"
+    )
+    print(
+        f"paraphrases: {hits} of {len(PAIRS)} hit their own answer ({hits / len(PAIRS):.0%}), "
+        f"{wrong} served another answer; target >= 99%"
+    )
     for para in missed:
         print(f"  missed: {para}")
     print(f"load average after: {loadavg()}")

@@ -70,8 +70,19 @@ def recalibrate(cache: SemanticCache, traffic: Traffic, t0: float, args, folder:
     shadow = folder / "labels.jsonl"
     shadow.write_text("".join(json.dumps(p.row()) + "\n" for p in cache.labeled_pairs()))
     env = folder / "semcache.env"
-    argv = ["--labels", str(shadow), "--labels", str(misses), "--target", str(args.delta),
-            "--current", str(t0), "--apply", "--save", str(env)]  # fmt: skip
+    argv = [
+        "--labels",
+        str(shadow),
+        "--labels",
+        str(misses),
+        "--target",
+        str(args.delta),
+        "--current",
+        str(t0),
+        "--apply",
+        "--save",
+        str(env),
+    ]
     if calibrate_main(argv) != 0:
         return t0
     change = cache.apply_thresholds(CacheSettings(_env_file=env))
@@ -115,8 +126,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     started = time.perf_counter()
-    print(f"seeds {args.seeds}, {args.per_phase} requests per phase, windows of {args.window}, "
-          f"sample rate {args.sample_rate}, delta {args.delta}")  # fmt: skip
+    print(
+        f"seeds {args.seeds}, {args.per_phase} requests per phase, windows of {args.window}, "
+        f"sample rate {args.sample_rate}, delta {args.delta}"
+    )
     coverage: dict[str, list[bool]] = {}
     print("\n1. coverage of the live estimate's 95% interval (windows covered / windows)")
     for t in (0.75, 0.80, 0.85) if args.part != "loop" else ():
@@ -126,10 +139,12 @@ def main() -> None:
         rates = [w.true_rate for w in windows]
         widths = [w.estimate.high - w.estimate.low for w in windows]
         verdicts = [w.estimate.verdicts for w in windows]
-        print(f"  threshold {t:.2f}: {sum(cov)}/{len(cov)} = {sum(cov) / len(cov):.1%}; true "
-              f"rate median {statistics.median(rates):.2%} (max {max(rates):.2%}); interval "
-              f"width median {statistics.median(widths):.2%}; verdicts/window median "
-              f"{statistics.median(verdicts):.0f}")  # fmt: skip
+        print(
+            f"  threshold {t:.2f}: {sum(cov)}/{len(cov)} = {sum(cov) / len(cov):.1%}; true "
+            f"rate median {statistics.median(rates):.2%} (max {max(rates):.2%}); interval "
+            f"width median {statistics.median(widths):.2%}; verdicts/window median "
+            f"{statistics.median(verdicts):.0f}"
+        )
     print(f"\n2. one loop iteration at t0 = {args.t0} (second drift half, loop vs no loop)")
     looped_cov: list[bool] = []
     rows = []
@@ -140,16 +155,20 @@ def main() -> None:
         b_hit, b_wrong, _ = summary(base, "after")
         l_hit, l_wrong, l_t = summary(loop, "after")
         rows.append((seed, b_hit, l_hit, b_wrong, l_wrong, l_t))
-        print(f"  seed {seed}: threshold {args.t0:.3f} -> {l_t:.3f}; hit rate {b_hit:.1%} -> "
-              f"{l_hit:.1%} (x{l_hit / b_hit:.3f}); true wrong-answer rate {b_wrong:.2%} -> "
-              f"{l_wrong:.2%} (delta {args.delta:.0%})")  # fmt: skip
+        print(
+            f"  seed {seed}: threshold {args.t0:.3f} -> {l_t:.3f}; hit rate {b_hit:.1%} -> "
+            f"{l_hit:.1%} (x{l_hit / b_hit:.3f}); true wrong-answer rate {b_wrong:.2%} -> "
+            f"{l_wrong:.2%} (delta {args.delta:.0%})"
+        )
     coverage["loop runs"] = looped_cov
     raised = sum(1 for r in rows if r[2] > r[1])
     under = sum(1 for r in rows if r[4] <= args.delta)
     if rows:
-        print(f"  hit rate raised in {raised}/{len(rows)} seeds; wrong-answer rate <= delta in "
-              f"{under}/{len(rows)}; mean hit-rate ratio "
-              f"{statistics.mean(r[2] / r[1] for r in rows):.3f}")  # fmt: skip
+        print(
+            f"  hit rate raised in {raised}/{len(rows)} seeds; wrong-answer rate <= delta in "
+            f"{under}/{len(rows)}; mean hit-rate ratio "
+            f"{statistics.mean(r[2] / r[1] for r in rows):.3f}"
+        )
     every = [c for cov in coverage.values() for c in cov] or [True]
     print(f"\nall windows: covered {sum(every)}/{len(every)} = {sum(every) / len(every):.1%}")
     print(f"ran in {time.perf_counter() - started:.0f} s")

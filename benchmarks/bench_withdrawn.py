@@ -256,10 +256,14 @@ def deployment(
             config = Path(d) / f"{p}.toml"
             config.write_text(
                 CONFIG.format(
-                    api_base=server.api_base, clients=clients, threshold=args.threshold,
-                    store=store, redis_url=url, cluster=str(cluster).lower(),
+                    api_base=server.api_base,
+                    clients=clients,
+                    threshold=args.threshold,
+                    store=store,
+                    redis_url=url,
+                    cluster=str(cluster).lower(),
                 )
-            )  # fmt: skip
+            )
             processes[p] = Process(config)
         try:
             for p in processes.values():

@@ -52,8 +52,10 @@ def why(everything, labels, parts, full, delta) -> tuple[str, str]:  # type: ign
         plan = full.rows[(name, delta)].plan
         if not len(plan.thresholds):
             continue
-        if fixed_sequence(by_name[name].test, test_labels, plan.thresholds, delta,
-                          ALPHA).threshold is not None:  # fmt: skip
+        if (
+            fixed_sequence(by_name[name].test, test_labels, plan.thresholds, delta, ALPHA).threshold
+            is not None
+        ):
             return "other-scorer", detail + f" passes={name}"
     grid = np.unique(s.test[np.isfinite(s.test)])[::-1]
     hits, wrong = counts_at(s.test, test_labels, grid)
@@ -86,13 +88,19 @@ def main() -> None:
             parts = split_parts(labels, seed, args.fit, holdout=0.3)
             everything = candidates(sims, rest, verdicts, labels, parts, seed)
             extra = {} if args.first_share is None else {"first_share": args.first_share}
-            full = frontier(everything, labels, parts, deltas=DELTAS, alpha=ALPHA,
-                            estimate_needed=False, **extra)  # fmt: skip
+            full = frontier(
+                everything,
+                labels,
+                parts,
+                deltas=DELTAS,
+                alpha=ALPHA,
+                estimate_needed=False,
+                **extra,
+            )
             calib = np.concatenate([labels[parts.fit], labels[parts.test]])
             for d in DELTAS:
                 row = full.chosen_result(d)
-                ceiling = max(oracle(np.concatenate([s.fit, s.test]), calib, d)
-                              for s in everything)  # fmt: skip
+                ceiling = max(oracle(np.concatenate([s.fit, s.test]), calib, d) for s in everything)
                 pred = {n: round(full.predicted[(n, d)], 3) for n in full.ranked[d]}
                 if row.threshold is not None:
                     print(

@@ -135,8 +135,21 @@ def evaluate(name: str, rows: list[dict], sims: np.ndarray, guard: DetailGuard) 
         fhr_g, recall_g = rates((sims >= threshold) & kept, labels)
         t_same = same_recall_threshold(sims, labels, recall_g)
         fhr_same, _ = rates(sims >= t_same, labels)
-        out.append(Row(name, len(rows), keep_pos, reject_neg, threshold, fhr, recall, fhr_g,
-                       recall_g, fhr_same, t_same))  # fmt: skip
+        out.append(
+            Row(
+                name,
+                len(rows),
+                keep_pos,
+                reject_neg,
+                threshold,
+                fhr,
+                recall,
+                fhr_g,
+                recall_g,
+                fhr_same,
+                t_same,
+            )
+        )
     return out
 
 
@@ -205,13 +218,24 @@ def main() -> int:
         rows += evaluate(name, pairs, sims, guard)
         print(f"{name}: {len(pairs)} pairs in {time.perf_counter() - start:.1f} s", file=sys.stderr)
 
-    print("| set | pairs | guard keeps pos % | guard rejects neg % | thr | FHR % | recall % |"
-          " FHR+guard % | recall+guard % | FHR@same recall % (thr) |")  # fmt: skip
+    print(
+        "| set | pairs | guard keeps pos % | guard rejects neg % | thr | FHR % | recall % |"
+        " FHR+guard % | recall+guard % | FHR@same recall % (thr) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        cells = [r.name, str(r.pairs), pct(r.keep_pos), pct(r.reject_neg), f"{r.threshold:.2f}",
-                 pct(r.fhr), pct(r.recall), pct(r.fhr_guard), pct(r.recall_guard),
-                 f"{pct(r.fhr_same_recall)} ({r.threshold_same_recall:.3f})"]  # fmt: skip
+        cells = [
+            r.name,
+            str(r.pairs),
+            pct(r.keep_pos),
+            pct(r.reject_neg),
+            f"{r.threshold:.2f}",
+            pct(r.fhr),
+            pct(r.recall),
+            pct(r.fhr_guard),
+            pct(r.recall_guard),
+            f"{pct(r.fhr_same_recall)} ({r.threshold_same_recall:.3f})",
+        ]
         print("| " + " | ".join(cells) + " |")
 
     if args.bootstrap:

@@ -57,8 +57,9 @@ def run(dev: Path, embedders: tuple[str, ...], seeds: int, fit_fraction: float) 
             fit_labels = labels[parts.fit]
             primary = max(sims, key=lambda e: average_precision(sims[e][parts.fit], fit_labels))
             scorers = [scored_parts(f"cosine:{e}", s, parts) for e, s in sims.items()]
-            scorers += [scored_parts(f"guard:{e}", guarded(s, guard_ok), parts)
-                        for e, s in sims.items()]  # fmt: skip
+            scorers += [
+                scored_parts(f"guard:{e}", guarded(s, guard_ok), parts) for e, s in sims.items()
+            ]
             scorers.append(
                 learned_parts(
                     "lr", rows, labels, parts, list(sims), primary, kind="logistic", seed=seed
@@ -78,15 +79,19 @@ def run(dev: Path, embedders: tuple[str, ...], seeds: int, fit_fraction: float) 
         for d in DELTAS:
             totals[d][0].append(sum(per[(n, d)][0] for n, *_ in sets))
             totals[d][1].append(sum(per[(n, d)][1] for n, *_ in sets))
-    print(f"embedders {', '.join(embedders)}; {seeds} split seeds; fit fraction "
-          f"{fit_fraction:.3g}; 95% confidence\n")  # fmt: skip
+    print(
+        f"embedders {', '.join(embedders)}; {seeds} split seeds; fit fraction "
+        f"{fit_fraction:.3g}; 95% confidence\n"
+    )
     print("| δ | certified sets, mean per seed | oracle-certifiable, mean | held on held-out |")
     print("|---|---|---|---|")
     for d in DELTAS:
         certified = np.diff([0, *totals[d][0]])
         feasible = np.diff([0, *totals[d][1]])
-        print(f"| {d:.0%} | {certified.mean():.2f} {certified.tolist()} | {feasible.mean():.2f} "
-              f"| {held[d][0]} of {held[d][1]} |")  # fmt: skip
+        print(
+            f"| {d:.0%} | {certified.mean():.2f} {certified.tolist()} | {feasible.mean():.2f} "
+            f"| {held[d][0]} of {held[d][1]} |"
+        )
     print("\n| set | δ | certified (seeds) | oracle-certifiable (seeds) |")
     print("|---|---|---|---|")
     for (name, d), (certified, feasible) in per.items():

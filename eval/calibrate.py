@@ -160,9 +160,13 @@ def calibrate(
     }
     if result.threshold is None:
         return CalibrationResult(
-            **common, threshold=None, reason=_reason(scores, labels, parts, result, target, alpha),
-            bound=None, calibration=None, held_out=None,
-        )  # fmt: skip
+            **common,
+            threshold=None,
+            reason=_reason(scores, labels, parts, result, target, alpha),
+            bound=None,
+            calibration=None,
+            held_out=None,
+        )
     t = result.threshold
     return CalibrationResult(
         **common,
@@ -178,9 +182,15 @@ def calibrate(
 
 def _reason(scores, labels, parts, result, target: float, alpha: float) -> str:  # type: ignore[no-untyped-def]
     calibration = np.concatenate([parts.fit, parts.test])
-    need = simulate_needed(scores[calibration], labels[calibration], len(labels),
-                           len(parts.fit) / len(labels), len(parts.test) / len(labels),
-                           target, alpha)  # fmt: skip
+    need = simulate_needed(
+        scores[calibration],
+        labels[calibration],
+        len(labels),
+        len(parts.fit) / len(labels),
+        len(parts.test) / len(labels),
+        target,
+        alpha,
+    )
     walk = result.walk
     first = (
         "" if walk.stopped_at is None else f" (the first test, at {walk.stopped_at:.4g}, failed)"

@@ -171,8 +171,9 @@ def _add_recalibrate_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         help="with --labels: the threshold now served (default: the cache's settings)",
     )
-    parser.add_argument("--reload-url", help="with --apply: the proxy to reload, e.g. "
-                        "http://127.0.0.1:8080")  # fmt: skip
+    parser.add_argument(
+        "--reload-url", help="with --apply: the proxy to reload, e.g. http://127.0.0.1:8080"
+    )
     parser.add_argument(
         "--admin-key-env", help="variable holding the proxy's admin key (for --reload-url)"
     )

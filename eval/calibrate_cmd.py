@@ -244,8 +244,11 @@ def _run_plugin(
         band = plugin_band(cosines[parts.fit], labels[parts.fit])
     spec = plugin.spec
     scorer = build_plugin(spec, api_key=plugin.api_key)
-    err.print(f"asking {spec.name} about {len(in_band(cosines, band))} pairs whose {primary} "
-              f"cosine is in [{band.lo:.4g}, {band.hi:.4g})", highlight=False)  # fmt: skip
+    err.print(
+        f"asking {spec.name} about {len(in_band(cosines, band))} pairs whose {primary} "
+        f"cosine is in [{band.lo:.4g}, {band.hi:.4g})",
+        highlight=False,
+    )
     return plugin_parts(scorer, spec, pairs, cosines, primary, parts, band)
 
 
@@ -298,12 +301,19 @@ def build_candidates(
 
 
 def _calibration(args: argparse.Namespace, chosen: Certified) -> dict[str, object]:
-    return {"delta": chosen.delta, "confidence": args.confidence, "seed": args.seed,
-            "data": Path(str(args.data)).name, "collisions": args.add_collisions,
-            "testing_hits": chosen.walk.hits,
-            "testing_false_hits": chosen.walk.false_hits,
-            "p_value": chosen.walk.p_value, "alpha": chosen.alpha,
-            "fit_fraction": args.fit_fraction, "holdout": args.holdout}  # fmt: skip
+    return {
+        "delta": chosen.delta,
+        "confidence": args.confidence,
+        "seed": args.seed,
+        "data": Path(str(args.data)).name,
+        "collisions": args.add_collisions,
+        "testing_hits": chosen.walk.hits,
+        "testing_false_hits": chosen.walk.false_hits,
+        "p_value": chosen.walk.p_value,
+        "alpha": chosen.alpha,
+        "fit_fraction": args.fit_fraction,
+        "holdout": args.holdout,
+    }
 
 
 def _save_plugin(
@@ -324,8 +334,13 @@ def _save_plugin(
     return str(args.save)
 
 
-def _save(args: argparse.Namespace, chosen: Certified, learned: LearnedParts | None,
-          sims: dict[str, np.ndarray], out: Console) -> str:  # fmt: skip
+def _save(
+    args: argparse.Namespace,
+    chosen: Certified,
+    learned: LearnedParts | None,
+    sims: dict[str, np.ndarray],
+    out: Console,
+) -> str:
     """Write the chosen configuration into the ``--save`` file; return that file's path."""
     kind, _, embedder = chosen.scorer.partition(":")
     threshold = float(chosen.threshold)  # type: ignore[arg-type]

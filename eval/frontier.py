@@ -50,11 +50,31 @@ from .parts import (
 )
 
 __all__ = [
-    "BAND_MARGIN", "BAND_QUANTILE", "DEFAULT_FIT_FRACTION", "DELTAS", "FIRST_SHARE",
-    "LEARNED_MARGIN", "Certified", "Frontier", "LearnedParts", "Outcome", "Parts",
-    "ScoredParts", "band_floor", "certify", "choose", "frontier", "guarded", "hindsight",
-    "learned_parts", "outcome", "predicted_recall", "rank", "scored_parts", "split_parts",
-]  # fmt: skip
+    "BAND_MARGIN",
+    "BAND_QUANTILE",
+    "DEFAULT_FIT_FRACTION",
+    "DELTAS",
+    "FIRST_SHARE",
+    "LEARNED_MARGIN",
+    "Certified",
+    "Frontier",
+    "LearnedParts",
+    "Outcome",
+    "Parts",
+    "ScoredParts",
+    "band_floor",
+    "certify",
+    "choose",
+    "frontier",
+    "guarded",
+    "hindsight",
+    "learned_parts",
+    "outcome",
+    "predicted_recall",
+    "rank",
+    "scored_parts",
+    "split_parts",
+]
 
 DELTAS = (0.01, 0.02, 0.05, 0.10, 0.20)
 
@@ -111,8 +131,15 @@ def certify(
     held = None
     if len(parts.held_out):
         held = outcome(scored.held_out, labels[parts.held_out], walk.threshold)
-    return Certified(scored.name, delta, alpha, plan, walk,
-                     outcome(scored.test, labels[parts.test], walk.threshold), held)  # fmt: skip
+    return Certified(
+        scored.name,
+        delta,
+        alpha,
+        plan,
+        walk,
+        outcome(scored.test, labels[parts.test], walk.threshold),
+        held,
+    )
 
 
 def predicted_recall(plan: TestSequence, labels: np.ndarray, parts: Parts) -> float:
@@ -260,7 +287,10 @@ def frontier(
             needed[delta] = simulate_needed(
                 np.concatenate([first.fit, first.test]),
                 np.concatenate([labels[parts.fit], labels[parts.test]]),
-                total, len(parts.fit) / total, len(parts.test) / total,
-                delta, rows[(order[0], delta)].alpha,
-            )  # fmt: skip
+                total,
+                len(parts.fit) / total,
+                len(parts.test) / total,
+                delta,
+                rows[(order[0], delta)].alpha,
+            )
     return Frontier(tuple(deltas), alpha, parts, rows, chosen, ranked, predicted, needed, total)

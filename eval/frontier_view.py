@@ -70,8 +70,14 @@ def legend(result: Frontier) -> str:
 
 def print_frontier(result: Frontier, dataset: str, embedders: Sequence[str], out: Console) -> None:
     """The table, its legend, and the summary lines, at most 80 columns wide."""
-    narrow = Console(file=out.file, width=WIDTH, soft_wrap=False, highlight=False,
-                     force_terminal=out.is_terminal, no_color=out.no_color)  # fmt: skip
+    narrow = Console(
+        file=out.file,
+        width=WIDTH,
+        soft_wrap=False,
+        highlight=False,
+        force_terminal=out.is_terminal,
+        no_color=out.no_color,
+    )
     narrow.print(frontier_table(result, dataset, embedders, result.total_pairs))
     narrow.print(legend(result))
     for line in summary_lines(result):
@@ -82,9 +88,10 @@ def summary_lines(result: Frontier) -> list[str]:
     """The tightest δ that qualifies, and for each δ nothing certified, the pairs needed."""
     tightest = result.tightest
     lines = [
-        "no δ in the list qualifies with these pairs" if tightest is None
+        "no δ in the list qualifies with these pairs"
+        if tightest is None
         else f"tightest δ that qualifies: {tightest:g}"
-    ]  # fmt: skip
+    ]
     for delta in result.deltas:
         need = result.needed.get(delta)
         if need is None:
@@ -103,8 +110,9 @@ def summary_lines(result: Frontier) -> list[str]:
                 f"(lowest {need.floor_rate:.1%}); more pairs alone will not help"
             )
         else:
-            lines.append(f"δ={delta:g}: nothing certified; even 200x these pairs would "
-                         "likely not certify it")  # fmt: skip
+            lines.append(
+                f"δ={delta:g}: nothing certified; even 200x these pairs would likely not certify it"
+            )
     return lines
 
 
@@ -119,8 +127,10 @@ def choice_line(chosen: Certified) -> str:
     )
     if held is not None:
         verdict = "holds" if chosen.holds else "does NOT hold"
-        text += (f"; held-out false-hit rate {held.false_hit_rate:.2%} ({held.false_hits} of "
-                 f"{held.hits} hits), recall {held.recall:.1%}: {verdict}")  # fmt: skip
+        text += (
+            f"; held-out false-hit rate {held.false_hit_rate:.2%} ({held.false_hits} of "
+            f"{held.hits} hits), recall {held.recall:.1%}: {verdict}"
+        )
     return text
 
 
@@ -131,8 +141,13 @@ def _number(value: float | None) -> float | None:
 def _outcome(o: Outcome | None) -> dict[str, Any] | None:
     if o is None:
         return None
-    return {"hits": o.hits, "false_hits": o.false_hits, "positives": o.positives,
-            "recall": o.recall, "false_hit_rate": o.false_hit_rate}  # fmt: skip
+    return {
+        "hits": o.hits,
+        "false_hits": o.false_hits,
+        "positives": o.positives,
+        "recall": o.recall,
+        "false_hit_rate": o.false_hit_rate,
+    }
 
 
 def frontier_json(result: Frontier, dataset: str, embedders: Sequence[str]) -> dict[str, Any]:
@@ -140,31 +155,51 @@ def frontier_json(result: Frontier, dataset: str, embedders: Sequence[str]) -> d
     parts = result.parts
     cells = []
     for (name, delta), row in result.rows.items():
-        cells.append({
-            "scorer": name, "delta": delta, "alpha": row.alpha,
-            "rank": result.ranked[delta].index(name) + 1,
-            "predicted_recall": result.predicted.get((name, delta)),
-            "certified": row.threshold is not None, "threshold": _number(row.threshold),
-            "recall": None if row.testing is None else row.testing.recall,
-            "false_hit_rate": None if row.testing is None else row.testing.false_hit_rate,
-            "p_value": row.walk.p_value, "testing": _outcome(row.testing),
-            "held_out": _outcome(row.held_out), "holds": row.holds,
-        })  # fmt: skip
+        cells.append(
+            {
+                "scorer": name,
+                "delta": delta,
+                "alpha": row.alpha,
+                "rank": result.ranked[delta].index(name) + 1,
+                "predicted_recall": result.predicted.get((name, delta)),
+                "certified": row.threshold is not None,
+                "threshold": _number(row.threshold),
+                "recall": None if row.testing is None else row.testing.recall,
+                "false_hit_rate": None if row.testing is None else row.testing.false_hit_rate,
+                "p_value": row.walk.p_value,
+                "testing": _outcome(row.testing),
+                "held_out": _outcome(row.held_out),
+                "holds": row.holds,
+            }
+        )
     needed = {
-        str(delta): {"pairs": n.pairs, "more": None if n.pairs is None else n.pairs - n.given,
-                     "given": n.given, "chance": n.chance, "floor_rate": n.floor_rate}
+        str(delta): {
+            "pairs": n.pairs,
+            "more": None if n.pairs is None else n.pairs - n.given,
+            "given": n.given,
+            "chance": n.chance,
+            "floor_rate": n.floor_rate,
+        }
         for delta, n in result.needed.items()
-    }  # fmt: skip
+    }
     chosen = {
-        str(delta): {"scorer": name, "certified": result.rows[(name, delta)].threshold is not None,
-                     "threshold": _number(result.rows[(name, delta)].threshold)}
+        str(delta): {
+            "scorer": name,
+            "certified": result.rows[(name, delta)].threshold is not None,
+            "threshold": _number(result.rows[(name, delta)].threshold),
+        }
         for delta, name in result.chosen.items()
-    }  # fmt: skip
+    }
     return {
-        "dataset": dataset, "pairs": result.total_pairs, "embedders": list(embedders),
-        "confidence": 1 - result.alpha, "method": METHOD,
-        "parts": {"fit": len(parts.fit), "test": len(parts.test),
-                  "held_out": len(parts.held_out)},
-        "deltas": list(result.deltas), "tightest": result.tightest,
-        "cells": cells, "chosen": chosen, "needed": needed,
-    }  # fmt: skip
+        "dataset": dataset,
+        "pairs": result.total_pairs,
+        "embedders": list(embedders),
+        "confidence": 1 - result.alpha,
+        "method": METHOD,
+        "parts": {"fit": len(parts.fit), "test": len(parts.test), "held_out": len(parts.held_out)},
+        "deltas": list(result.deltas),
+        "tightest": result.tightest,
+        "cells": cells,
+        "chosen": chosen,
+        "needed": needed,
+    }

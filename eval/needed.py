@@ -47,9 +47,15 @@ def floor_rate(scores: np.ndarray, labels: np.ndarray, min_hits: int = 20) -> fl
 
 
 def certify_chance(
-    scores: np.ndarray, labels: np.ndarray, test_size: int, delta: float, alpha: float,
-    *, draws: int = 200, seed: int = 0,
-) -> float:  # fmt: skip
+    scores: np.ndarray,
+    labels: np.ndarray,
+    test_size: int,
+    delta: float,
+    alpha: float,
+    *,
+    draws: int = 200,
+    seed: int = 0,
+) -> float:
     """Share of simulated testing parts of ``test_size`` pairs (drawn from these) on which
     the sequence planned for that size certifies something (its first test rejects)."""
     plan = plan_sequence(scores, labels, test_size, delta, alpha, draws=30)

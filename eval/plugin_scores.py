@@ -90,10 +90,12 @@ class PluginRun:
         """What the scorer file records about asking the plug-in during calibration."""
         record: dict[str, object] = {"plugin_calls": self.calls}
         if self.cost is not None:
-            record |= {"judge_prompt_tokens": self.cost.prompt_tokens,
-                       "judge_completion_tokens": self.cost.completion_tokens,
-                       "judge_usd": self.cost.usd,
-                       "judge_unpriced_calls": self.cost.unpriced_calls}  # fmt: skip
+            record |= {
+                "judge_prompt_tokens": self.cost.prompt_tokens,
+                "judge_completion_tokens": self.cost.completion_tokens,
+                "judge_usd": self.cost.usd,
+                "judge_unpriced_calls": self.cost.unpriced_calls,
+            }
         return record
 
 

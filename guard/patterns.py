@@ -29,13 +29,20 @@ def alternation(words: Iterable[str], *, latin: bool) -> str:
 
 
 def index(table: Units) -> dict[str, tuple[str, str]]:
-    return {spelling: (canonical, dim) for canonical, (dim, spellings) in table.items()
-            for spelling in spellings}  # fmt: skip
+    return {
+        spelling: (canonical, dim)
+        for canonical, (dim, spellings) in table.items()
+        for spelling in spellings
+    }
 
 
 def words_of(table: Poles) -> dict[str, tuple[str, int]]:
-    return {w: (axis, pole) for axis, poles in table.items()
-            for pole, words in enumerate(poles) for w in words}  # fmt: skip
+    return {
+        w: (axis, pole)
+        for axis, poles in table.items()
+        for pole, words in enumerate(poles)
+        for w in words
+    }
 
 
 V = TypeVar("V")
@@ -145,8 +152,9 @@ ZH_DATE = re.compile(
 )
 ZH_GAZETTEER = re.compile(alternation(lex.zh_gazetteer, latin=False))
 ZH_COMPARISON_WORDS: dict[str, tuple[str, int] | None] = {
-    **words_of(lex.zh_comparisons), **dict.fromkeys(lex.zh_comparison_idioms)
-}  # fmt: skip
+    **words_of(lex.zh_comparisons),
+    **dict.fromkeys(lex.zh_comparison_idioms),
+}
 ZH_COMPARISON = re.compile(alternation(ZH_COMPARISON_WORDS, latin=False))
 ZH_NEGATION_IDIOM = re.compile(
     rf"(.)[不没]\1|{lex.zh_question_tail}|" + "|".join(lex.zh_negation_idioms)

@@ -43,8 +43,9 @@ def register(name: str, factory: Callable[[], HitVerifier]) -> None:
     """
     if not name or name == AUTO or name in _FACTORIES:
         taken = ", ".join(repr(n) for n in registered_names())
-        raise ConfigError(f"cannot register guard {name!r}: names must be new and not empty; "
-                          f"taken: {taken}")  # fmt: skip
+        raise ConfigError(
+            f"cannot register guard {name!r}: names must be new and not empty; taken: {taken}"
+        )
     _FACTORIES[name] = factory
 
 

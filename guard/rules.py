@@ -61,8 +61,9 @@ def _comparison_differences(a: Details, b: Details) -> Iterator[Difference]:
     for axis in sorted(a.comparisons.keys() & b.comparisons.keys()):
         if a.comparisons[axis].isdisjoint(b.comparisons[axis]):
             reported.add(axis)
-            yield Difference("comparison", f"{axis}: {set(a.comparisons[axis])} vs "
-                             f"{set(b.comparisons[axis])}")  # fmt: skip
+            yield Difference(
+                "comparison", f"{axis}: {set(a.comparisons[axis])} vs {set(b.comparisons[axis])}"
+            )
     for axis, part_a, part_b in opposites(a.sequence, b.sequence):
         if axis not in reported:
             yield Difference("comparison", f"{axis}: {part_a!r} vs {part_b!r} where they differ")

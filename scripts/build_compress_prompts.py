@@ -725,9 +725,13 @@ def zh_coding(rng: random.Random) -> tuple[str, list[Item]]:
 def fill(text: str, verbose: bool, wordy: list[tuple[str, str]]) -> str:
     """Resolve the ``{concisely}``-style slots to their plain or wordy form."""
     names = {
-        "concisely": 2, "because": 1, "politely": 3, "if": 5, "to_keep": 0,
+        "concisely": 2,
+        "because": 1,
+        "politely": 3,
+        "if": 5,
+        "to_keep": 0,
         "尽量": 2,
-    }  # fmt: skip
+    }
     for name, index in names.items():
         if "{" + name + "}" in text:
             plain, long = wordy[index]
@@ -833,9 +837,13 @@ def build() -> list[dict]:
                 if kind == "system_prompt":
                     messages = [
                         {"role": "system", "content": text},
-                        {"role": "user", "content": "Hi, what can you help me with?"
-                         if lang == "en" else "你好，你能帮我做什么？"},
-                    ]  # fmt: skip
+                        {
+                            "role": "user",
+                            "content": "Hi, what can you help me with?"
+                            if lang == "en"
+                            else "你好，你能帮我做什么？",
+                        },
+                    ]
                 records.append(
                     {
                         "id": f"{lang}-{kind}-{n:02d}-{'verbose' if verbose else 'plain'}",

@@ -34,15 +34,28 @@ POSITIVE_FILLS = 2
 
 SLOT_KIND = {
     "email": "email",
-    **{name: "phone" for name in ("phone", "phone_cn_mobile", "phone_cn_landline", "phone_us",
-                                  "phone_intl")},
+    **{
+        name: "phone"
+        for name in ("phone", "phone_cn_mobile", "phone_cn_landline", "phone_us", "phone_intl")
+    },
     "card": "card",
     "iban": "iban",
-    **{name: "national_id" for name in ("national_id", "cn_ric", "us_ssn", "br_cpf", "es_dni",
-                                        "in_aadhaar", "kr_rrn", "it_codicefiscale")},
+    **{
+        name: "national_id"
+        for name in (
+            "national_id",
+            "cn_ric",
+            "us_ssn",
+            "br_cpf",
+            "es_dni",
+            "in_aadhaar",
+            "kr_rrn",
+            "it_codicefiscale",
+        )
+    },
     **{name: "ip" for name in ("ip", "ipv4", "ipv6")},
     **{name: "secret" for name in ("api_key", "jwt", "pem_key", "password", "token")},
-}  # fmt: skip
+}
 _SLOT = re.compile(r"(?<!\{)\{(\w+)\}(?!\})")
 """A slot: ``{name}``; ``{{`` and ``}}`` are literal braces."""
 
@@ -80,8 +93,16 @@ def build_split(split: str, positives, negatives) -> list[dict]:
                 found = sorted({kind for _, _, kind in spans})
                 if found != sorted(kinds):
                     raise SystemExit(f"template labels {kinds} but slots give {found}: {template}")
-                rows.append({"split": split, "lang": lang, "text": text, "kinds": found,
-                             "spans": spans, "hard": hard})  # fmt: skip
+                rows.append(
+                    {
+                        "split": split,
+                        "lang": lang,
+                        "text": text,
+                        "kinds": found,
+                        "spans": spans,
+                        "hard": hard,
+                    }
+                )
     for index, row in enumerate(rows, 1):
         label = "-".join(row["kinds"]) or "none"
         row["id"] = f"{split}-{row['lang']}-{label}-{index:03d}"

@@ -27,10 +27,30 @@ from stdnum.us import ssn
 ALNUM = string.ascii_letters + string.digits
 GIVEN_EN = ["emily", "jack", "olivia", "liam", "sophia", "noah", "mia", "ethan", "ava", "lucas"]
 FAMILY_EN = ["carter", "nguyen", "walsh", "romero", "fischer", "okafor", "lindqvist", "patel"]
-PINYIN = ["zhang.wei", "li.na", "wang.fang", "liu.yang", "chen.jing", "zhao.lei", "huang.min",
-          "zhou.tao", "wu.xia", "xu.hao"]  # fmt: skip
-DOMAINS = ["gmail.com", "outlook.com", "qq.com", "163.com", "proton.me", "fastmail.fm",
-           "acme-logistics.com", "brightwave.io", "hzdata.cn", "nordicpay.se"]  # fmt: skip
+PINYIN = [
+    "zhang.wei",
+    "li.na",
+    "wang.fang",
+    "liu.yang",
+    "chen.jing",
+    "zhao.lei",
+    "huang.min",
+    "zhou.tao",
+    "wu.xia",
+    "xu.hao",
+]
+DOMAINS = [
+    "gmail.com",
+    "outlook.com",
+    "qq.com",
+    "163.com",
+    "proton.me",
+    "fastmail.fm",
+    "acme-logistics.com",
+    "brightwave.io",
+    "hzdata.cn",
+    "nordicpay.se",
+]
 
 
 def _digits(rng: random.Random, n: int) -> str:
@@ -125,9 +145,21 @@ def phone(rng: random.Random) -> str:
 
 
 # -- cards -----------------------------------------------------------------------------------
-_CARD_PREFIXES = [("4", 16), ("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("34", 15),
-                  ("37", 15), ("6011", 16), ("65", 16), ("3530", 16), ("62", 16), ("62", 19),
-                  ("36", 14)]  # fmt: skip
+_CARD_PREFIXES = [
+    ("4", 16),
+    ("4", 16),
+    ("51", 16),
+    ("55", 16),
+    ("2221", 16),
+    ("34", 15),
+    ("37", 15),
+    ("6011", 16),
+    ("65", 16),
+    ("3530", 16),
+    ("62", 16),
+    ("62", 19),
+    ("36", 14),
+]
 
 
 def _card_digits(rng: random.Random) -> str:
@@ -157,8 +189,18 @@ def card_luhn_fail(rng: random.Random) -> str:
 
 
 # -- IBAN ------------------------------------------------------------------------------------
-_BBAN = {"DE": "8n10n", "GB": "4a14n", "NL": "4a10n", "FR": "10n11n2n", "ES": "20n",
-         "BE": "12n", "CH": "5n12n", "IT": "1a10n12n", "AT": "16n", "PL": "24n"}  # fmt: skip
+_BBAN = {
+    "DE": "8n10n",
+    "GB": "4a14n",
+    "NL": "4a10n",
+    "FR": "10n11n2n",
+    "ES": "20n",
+    "BE": "12n",
+    "CH": "5n12n",
+    "IT": "1a10n12n",
+    "AT": "16n",
+    "PL": "24n",
+}
 
 
 def _bban(rng: random.Random, spec: str) -> str:
@@ -239,8 +281,10 @@ def in_aadhaar(rng: random.Random) -> str:
 
 def kr_rrn(rng: random.Random) -> str:
     while True:
-        body = (f"{rng.randrange(60, 100):02d}{rng.randrange(1, 13):02d}"
-                f"{rng.randrange(1, 29):02d}{rng.choice('12')}{_digits(rng, 5)}")  # fmt: skip
+        body = (
+            f"{rng.randrange(60, 100):02d}{rng.randrange(1, 13):02d}"
+            f"{rng.randrange(1, 29):02d}{rng.choice('12')}{_digits(rng, 5)}"
+        )
         value = body + rrn.calc_check_digit(body)
         if rrn.is_valid(value):
             return f"{value[:6]}-{value[6:]}"
@@ -248,17 +292,23 @@ def kr_rrn(rng: random.Random) -> str:
 
 def it_codicefiscale(rng: random.Random) -> str:
     while True:
-        body = (_chars(rng, "BCDFGLMNPRSTVZ", 6) + f"{rng.randrange(50, 100):02d}"
-                + rng.choice("ABCDEHLMPRST") + f"{rng.randrange(1, 29) + rng.choice([0, 40]):02d}"
-                + rng.choice("ABCDEFGHLMZ") + _digits(rng, 3))  # fmt: skip
+        body = (
+            _chars(rng, "BCDFGLMNPRSTVZ", 6)
+            + f"{rng.randrange(50, 100):02d}"
+            + rng.choice("ABCDEHLMPRST")
+            + f"{rng.randrange(1, 29) + rng.choice([0, 40]):02d}"
+            + rng.choice("ABCDEFGHLMZ")
+            + _digits(rng, 3)
+        )
         value = body + codicefiscale.calc_check_digit(body)
         if codicefiscale.is_valid(value):
             return value
 
 
 def national_id(rng: random.Random) -> str:
-    return rng.choice([cn_ric, cn_ric, us_ssn, br_cpf, es_dni, in_aadhaar, kr_rrn,
-                       it_codicefiscale])(rng)  # fmt: skip
+    return rng.choice(
+        [cn_ric, cn_ric, us_ssn, br_cpf, es_dni, in_aadhaar, kr_rrn, it_codicefiscale]
+    )(rng)
 
 
 def cn_ric_bad_check(rng: random.Random) -> str:
@@ -289,11 +339,14 @@ def ip(rng: random.Random) -> str:
 
 
 def lan_ip(rng: random.Random) -> str:
-    return rng.choice([
-        f"192.168.{rng.randrange(0, 3)}.{rng.randrange(1, 255)}",
-        f"10.{rng.randrange(0, 256)}.{rng.randrange(0, 256)}.{rng.randrange(1, 255)}",
-        "127.0.0.1", f"172.{rng.randrange(16, 32)}.{rng.randrange(0, 256)}.{rng.randrange(1, 255)}",
-    ])  # fmt: skip
+    return rng.choice(
+        [
+            f"192.168.{rng.randrange(0, 3)}.{rng.randrange(1, 255)}",
+            f"10.{rng.randrange(0, 256)}.{rng.randrange(0, 256)}.{rng.randrange(1, 255)}",
+            "127.0.0.1",
+            f"172.{rng.randrange(16, 32)}.{rng.randrange(0, 256)}.{rng.randrange(1, 255)}",
+        ]
+    )
 
 
 # -- secrets ---------------------------------------------------------------------------------

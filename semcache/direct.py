@@ -126,9 +126,19 @@ class DirectAPI:
         three the answer comes from ``semcache.runtime.query``; without, from the stages.
         """
         return self._loop.run(
-            self._checking(prompt, model, messages, tenant, cache, filters, num_results,
-                           threshold, allow_looser, params)
-        )  # fmt: skip
+            self._checking(
+                prompt,
+                model,
+                messages,
+                tenant,
+                cache,
+                filters,
+                num_results,
+                threshold,
+                allow_looser,
+                params,
+            )
+        )
 
     async def acheck(
         self,
@@ -146,9 +156,19 @@ class DirectAPI:
     ) -> Any:
         """``check`` for async callers."""
         return await self._loop.arun(
-            self._checking(prompt, model, messages, tenant, cache, filters, num_results,
-                           threshold, allow_looser, params)
-        )  # fmt: skip
+            self._checking(
+                prompt,
+                model,
+                messages,
+                tenant,
+                cache,
+                filters,
+                num_results,
+                threshold,
+                allow_looser,
+                params,
+            )
+        )
 
     def drop(
         self,
@@ -205,9 +225,14 @@ class DirectAPI:
 
         async def run() -> Any:
             hits = await query.query(
-                self._parts, self._delivery, request, filters=parsed, k=limit, threshold=cut,
+                self._parts,
+                self._delivery,
+                request,
+                filters=parsed,
+                k=limit,
+                threshold=cut,
                 allow_looser=allow_looser,
-            )  # fmt: skip
+            )
             if num_results is not None:
                 return hits
             return hits[0] if hits else None

@@ -346,10 +346,17 @@ def test_stats_count_tiers(cache, upstream, req):
 def test_sync_and_async_apis_have_the_same_operations():
     import inspect
 
-    pairs = [("completion", "acompletion"), ("close", "aclose"), ("purge", "apurge"),
-             ("recent_entries", "arecent_entries"), ("ready", "aready"),
-             ("flush", "aflush"), ("health", "ahealth"), ("__enter__", "__aenter__"),
-             ("__exit__", "__aexit__")]  # fmt: skip
+    pairs = [
+        ("completion", "acompletion"),
+        ("close", "aclose"),
+        ("purge", "apurge"),
+        ("recent_entries", "arecent_entries"),
+        ("ready", "aready"),
+        ("flush", "aflush"),
+        ("health", "ahealth"),
+        ("__enter__", "__aenter__"),
+        ("__exit__", "__aexit__"),
+    ]
     for sync_name, async_name in pairs:
         sync, asynchronous = getattr(SemanticCache, sync_name), getattr(SemanticCache, async_name)
         assert not inspect.iscoroutinefunction(sync)
@@ -358,10 +365,25 @@ def test_sync_and_async_apis_have_the_same_operations():
             inspect.signature(asynchronous).parameters
         )
     public = {n for n in vars(SemanticCache) if not n.startswith("_")}
-    assert public == {"completion", "acompletion", "batch_completion", "stats", "purge",
-                      "apurge", "recent_entries", "arecent_entries", "ready", "aready",
-                      "flush", "aflush", "close", "aclose", "closed", "health",
-                      "ahealth"}  # fmt: skip
+    assert public == {
+        "completion",
+        "acompletion",
+        "batch_completion",
+        "stats",
+        "purge",
+        "apurge",
+        "recent_entries",
+        "arecent_entries",
+        "ready",
+        "aready",
+        "flush",
+        "aflush",
+        "close",
+        "aclose",
+        "closed",
+        "health",
+        "ahealth",
+    }
 
 
 async def test_async_admin_twins(cache, upstream, req):

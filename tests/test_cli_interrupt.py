@@ -36,9 +36,13 @@ def _interrupt(argv: list[str], cwd: Path, after_s: float = 3.0) -> subprocess.C
     # the entry point users run (``python -m semcache`` is the console script's ``run``):
     # a Ctrl-C that lands while it still imports must be 130 without a traceback too
     process = subprocess.Popen(
-        [sys.executable, "-m", "semcache", *argv], cwd=cwd, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [sys.executable, "-m", "semcache", *argv],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     time.sleep(after_s)
     assert process.poll() is None, process.communicate()
     process.send_signal(signal.SIGINT)
@@ -60,10 +64,15 @@ def _interrupt(argv: list[str], cwd: Path, after_s: float = 3.0) -> subprocess.C
 def test_ctrl_c_is_exit_130_without_a_traceback(argv, tmp_path) -> None:
     (tmp_path / "semcache.toml").write_text(TOML)
     rows = (
-        json.dumps({"text_a": f"question {i} on {i * 7}", "text_b": f"item {i} asked {i * 3}",
-                    "label": i % 2})
+        json.dumps(
+            {
+                "text_a": f"question {i} on {i * 7}",
+                "text_b": f"item {i} asked {i * 3}",
+                "label": i % 2,
+            }
+        )
         for i in range(20_000)
-    )  # fmt: skip
+    )
     (tmp_path / BIG_PAIRS).write_text("\n".join(rows) + "\n")
     done = _interrupt(argv, tmp_path)
     assert "Traceback" not in done.stderr, done.stderr

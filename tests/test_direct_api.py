@@ -97,17 +97,20 @@ def test_threshold_may_only_tighten_unless_loosening_is_explicit(cache):
     cache.flush()
     # the guard still vetoes a different number even with an explicit looser threshold
     assert cache.check(JACKET.format(40), threshold=0.5, allow_looser=True) is None
-    loose = cache.check("please, how do i reset my password now", threshold=0.5,
-                        allow_looser=True)  # fmt: skip
+    loose = cache.check("please, how do i reset my password now", threshold=0.5, allow_looser=True)
     assert loose is not None and loose.text == "A"
     assert cache.check("please, how do i reset my password now") is None  # served threshold
 
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
-    [({"filters": {"k": 1.5}}, "filters"), ({"num_results": 0}, "num_results"),
-     ({"threshold": 2}, "threshold"), ({"threshold": "high"}, "threshold")],
-)  # fmt: skip
+    [
+        ({"filters": {"k": 1.5}}, "filters"),
+        ({"num_results": 0}, "num_results"),
+        ({"threshold": 2}, "threshold"),
+        ({"threshold": "high"}, "threshold"),
+    ],
+)
 def test_bad_arguments_name_the_field(cache, kwargs, field):
     with pytest.raises(InvalidRequest) as caught:
         cache.check(Q, **kwargs)

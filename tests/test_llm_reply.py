@@ -17,10 +17,21 @@ UNMAPPED = "openai/no-such-model-in-the-price-map"
 
 @pytest.mark.parametrize(
     ("text", "verdict"),
-    [("yes", True), (" Yes.", True), ("YES, they agree", True), ("**Yes**", True),
-     ('"yes"', True), ("no", False), ("No.", False), ("NO", False), ("maybe", None),
-     ("", None), (None, None), ("I think yes", None)],
-)  # fmt: skip
+    [
+        ("yes", True),
+        (" Yes.", True),
+        ("YES, they agree", True),
+        ("**Yes**", True),
+        ('"yes"', True),
+        ("no", False),
+        ("No.", False),
+        ("NO", False),
+        ("maybe", None),
+        ("", None),
+        (None, None),
+        ("I think yes", None),
+    ],
+)
 def test_yes_no(text, verdict):
     assert yes_no(text) is verdict
 

@@ -102,8 +102,11 @@ def test_namespace_default_ttl_overrides_the_global_one_and_a_request_ttl_wins()
         ask("pinned", ttl=5000)
         now[0] += 11  # past the news default only
         assert [ask(ns) for ns in (None, "news", "forever", "pinned")] == [
-            "exact", "miss", "exact", "exact"
-        ]  # fmt: skip
+            "exact",
+            "miss",
+            "exact",
+            "exact",
+        ]
         now[0] += 1000  # past the global default too
         assert [ask(ns) for ns in (None, "forever", "pinned")] == ["miss", "exact", "exact"]
 

@@ -19,14 +19,32 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_all_is_pinned():
     assert sorted(semcache.__all__) == [
-        "CacheControl", "CacheHit", "CacheInfo", "CacheSettings", "ConfigError", "DetailGuard",
+        "CacheControl",
+        "CacheHit",
+        "CacheInfo",
+        "CacheSettings",
+        "ConfigError",
+        "DetailGuard",
         "Embedder",
-        "EmbedderError", "EmbedderMismatchError", "Entry", "HitVerifier", "InvalidRequest",
-        "InvalidRequestType", "Match", "MissingDependency", "NoGuard", "SemanticCache",
-        "SemcacheError", "StoreError", "StoreLockedError", "UnknownServe", "VectorStore",
+        "EmbedderError",
+        "EmbedderMismatchError",
+        "Entry",
+        "HitVerifier",
+        "InvalidRequest",
+        "InvalidRequestType",
+        "Match",
+        "MissingDependency",
+        "NoGuard",
+        "SemanticCache",
+        "SemcacheError",
+        "StoreError",
+        "StoreLockedError",
+        "UnknownServe",
+        "VectorStore",
         "cache_info",
-        "get_verifier", "load_shipped_pairs",
-    ]  # fmt: skip
+        "get_verifier",
+        "load_shipped_pairs",
+    ]
     for name in semcache.__all__:
         assert getattr(semcache, name) is not None
 

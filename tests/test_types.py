@@ -45,10 +45,22 @@ def start_mypy(workdir: Path) -> subprocess.Popen[str]:
         if name != "semcache":
             (package / name.split(".", 1)[1]).symlink_to(ROOT / folder)
     return subprocess.Popen(
-        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-         "--cache-dir", str(workdir / "cache"), "-p", "semcache"],
-        cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(workdir / "cache"),
+            "-p",
+            "semcache",
+        ],
+        cwd=tree,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.mark.timeout(900)

@@ -81,9 +81,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         with SemanticCache() as cache:
             report = cache.store_many(
-                items, model=args.model, tenant=args.tenant, chunk=args.chunk,
+                items,
+                model=args.model,
+                tenant=args.tenant,
+                chunk=args.chunk,
                 on_progress=progress,
-            )  # fmt: skip
+            )
     except InvalidRequest as exc:
         raise UsageError(f"{exc.field}: {exc.problem}") from None
     except StoreError as exc:

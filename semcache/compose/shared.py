@@ -100,8 +100,9 @@ def shared_tier(
         max_entries=r.purge_log_entries,
     )
     if store_dir is not False and backend.tier is not None:
-        backend.gate.require("replaying the purge log before serving from the local store",
-                             log.start)  # fmt: skip
+        backend.gate.require(
+            "replaying the purge log before serving from the local store", log.start
+        )
     flights = questions = None
     if r.coalesce:
         # A follower polls the lease between blocking reads; a read must end well within
@@ -171,9 +172,13 @@ def shared_merge(
     from semcache.pipeline.shared_merge import SharedMerge
 
     return SharedMerge(
-        shared.questions, shared.flights, failopen, stats, max_wait_s=c.max_wait_s,
+        shared.questions,
+        shared.flights,
+        failopen,
+        stats,
+        max_wait_s=c.max_wait_s,
         fresh=watch.fresh,
-    )  # fmt: skip
+    )
 
 
 def redis_options(r: RedisSettings, url: str) -> RedisOptions:

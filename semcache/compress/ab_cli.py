@@ -72,8 +72,16 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def show(console: Console, summaries: dict[str, Summary]) -> None:
     table = Table(title="compress-eval: original vs compressed, same model")
-    for column in ("group", "prompts", "used", "tokens saved", "check rejected", "let through",
-                   "answer sim mean/min", "judge same"):  # fmt: skip
+    for column in (
+        "group",
+        "prompts",
+        "used",
+        "tokens saved",
+        "check rejected",
+        "let through",
+        "answer sim mean/min",
+        "judge same",
+    ):
         table.add_column(column, justify="right" if column != "group" else "left")
     for label, s in summaries.items():
         table.add_row(
@@ -178,8 +186,10 @@ def write_outputs(
     with open(out / "results.jsonl", "w", encoding="utf-8") as handle:
         for result in results:
             handle.write(json.dumps(result_row(result), ensure_ascii=False) + "\n")
-    data = {k: {**asdict(s), "saved_ratio": s.saved_ratio, "rejection_rate": s.rejection_rate}
-            for k, s in summaries.items()}  # fmt: skip
+    data = {
+        k: {**asdict(s), "saved_ratio": s.saved_ratio, "rejection_rate": s.rejection_rate}
+        for k, s in summaries.items()
+    }
     (out / "summary.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
     if plot_too:
         plot(results, out / "compress_eval.png")

@@ -72,8 +72,9 @@ class CompressionSettings(SettingsSection):
             raise ValueError(f"compression.model must be set for mode(s) {sorted(needs)}")
         unknown = sorted(set(self.rule_sets) - set(BUILTIN_RULE_SETS))
         if unknown:
-            raise ValueError(f"compression.rule_sets: unknown {unknown}; built in: "
-                             f"{list(BUILTIN_RULE_SETS)}")  # fmt: skip
+            raise ValueError(
+                f"compression.rule_sets: unknown {unknown}; built in: {list(BUILTIN_RULE_SETS)}"
+            )
         return self
 
     def mode_for(self, namespace: str | None, requested: Mode | None = None) -> Mode:

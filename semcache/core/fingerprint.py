@@ -33,21 +33,47 @@ FINGERPRINT_VERSION = "semcache-fp-v3"
 EXCLUDED: frozenset[str] = frozenset(
     {
         # credentials
-        "api_key", "azure_ad_token", "azure_ad_token_provider", "aws_access_key_id",
-        "aws_secret_access_key", "aws_session_token", "vertex_credentials", "organization",
+        "api_key",
+        "azure_ad_token",
+        "azure_ad_token_provider",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "vertex_credentials",
+        "organization",
         # identity and bookkeeping
-        "metadata", "user", "request_id", "litellm_call_id", "litellm_trace_id",
-        "litellm_logging_obj", "litellm_metadata", "proxy_server_request", "logger_fn",
-        "tags", "trace_id", "session_id",
+        "metadata",
+        "user",
+        "request_id",
+        "litellm_call_id",
+        "litellm_trace_id",
+        "litellm_logging_obj",
+        "litellm_metadata",
+        "proxy_server_request",
+        "logger_fn",
+        "tags",
+        "trace_id",
+        "session_id",
         # transport and retries
-        "timeout", "request_timeout", "stream_timeout", "num_retries", "max_retries",
-        "retry_strategy", "extra_headers", "headers", "client", "acompletion",
+        "timeout",
+        "request_timeout",
+        "stream_timeout",
+        "num_retries",
+        "max_retries",
+        "retry_strategy",
+        "extra_headers",
+        "headers",
+        "client",
+        "acompletion",
         # delivery, not content
-        "stream", "stream_options",
+        "stream",
+        "stream_options",
         # semcache's own controls and LiteLLM's cache controls
-        "cache", "caching", "tenant",
+        "cache",
+        "caching",
+        "tenant",
     }
-)  # fmt: skip
+)
 
 #: Numeric parameters compared as floats, so ``temperature=1`` and ``temperature=1.0`` agree.
 FLOAT_PARAMS: frozenset[str] = frozenset(

@@ -59,9 +59,11 @@ class ModelWatch:
         self._stats.count("model_changes")
         log.warning(
             "semcache: %s now answers as %r (was %r); %s",
-            model, snapshot, previous,
+            model,
+            snapshot,
+            previous,
             "older answers are no longer served" if self.invalidate else "older answers kept",
-        )  # fmt: skip
+        )
         self.mark(model, created_at)
         return True
 

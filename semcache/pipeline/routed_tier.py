@@ -129,8 +129,9 @@ class RoutedTier(SemanticTier):
             _log.warning("fallback embedder %s failed to start", self.fallback_name, exc_info=True)
             return
         self._failed_at = None
-        _log.info("fallback embedder %s warm in %.2f s", self.fallback_name,
-                  self._monotonic() - started)  # fmt: skip
+        _log.info(
+            "fallback embedder %s warm in %.2f s", self.fallback_name, self._monotonic() - started
+        )
 
     async def close(self) -> None:
         """Let the fallback's warm-up finish (cancelling could leave its store open), then

@@ -144,9 +144,12 @@ class SemanticStage:
         if match is None or not self._servable(request, match.entry):
             return None
         return Found(
-            Answer.of(match.entry), Tier.SEMANTIC, match.similarity, lookup.nearest,
+            Answer.of(match.entry),
+            Tier.SEMANTIC,
+            match.similarity,
+            lookup.nearest,
             score=lookup.score,
-        )  # fmt: skip
+        )
 
     def _hedge_ticket(self) -> Ticket | None:
         """A hedge's ticket, or None (counted ``hedges_paused`` when recent hedges lost)."""
@@ -179,9 +182,10 @@ class SemanticStage:
                 outer(chunk)
 
         shed = replace(
-            request, miss_reason=_earlier(request, MissReason.SHED),
+            request,
+            miss_reason=_earlier(request, MissReason.SHED),
             emit=emit if outer is not None else None,
-        )  # fmt: skip
+        )
         start = self._adopter.begin() if self._adopter is not None else None
         upstream = asyncio.ensure_future(call_next(shed))
 
@@ -217,9 +221,12 @@ class SemanticStage:
                 and not (upstream.done())
             ):
                 missed = replace(
-                    request, vector=looked.vector, nearest=looked.nearest,
-                    candidate=looked.candidate, miss_reason=why,
-                )  # fmt: skip
+                    request,
+                    vector=looked.vector,
+                    nearest=looked.nearest,
+                    candidate=looked.candidate,
+                    miss_reason=why,
+                )
                 found = await self._adopter.adopt(
                     missed, upstream, start, lambda _: call_next(shed)
                 )
@@ -252,12 +259,16 @@ class SemanticStage:
             "semantic_lookup",
             lambda: self._bounded(
                 tier.search(
-                    prompt, tenant=request.tenant, namespace=namespace, scope=scope,
-                    now=self._clock(), queued=queued,
+                    prompt,
+                    tenant=request.tenant,
+                    namespace=namespace,
+                    scope=scope,
+                    now=self._clock(),
+                    queued=queued,
                 )
             ),
             None,
-        )  # fmt: skip
+        )
         if not isinstance(found, Search):
             return found
 

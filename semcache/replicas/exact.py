@@ -196,8 +196,12 @@ class RedisExact:
             bump = changed and invalidate
             args: list[bytes | str | int] = [
                 *ks.generations(tenant=tenant, namespace=entry.namespace, model=model),
-                token, encode_entry(entry), ttl_ms, "1" if bump else "0", model_field,
-            ]  # fmt: skip
+                token,
+                encode_entry(entry),
+                ttl_ms,
+                "1" if bump else "0",
+                model_field,
+            ]
             written = await self._write(keys=keys, args=args)
             if bump:  # the tenant's bucket is bumped; every other bucket too (cluster)
                 await self._bump(ks.other_generation_hashes(tenant), model_field)

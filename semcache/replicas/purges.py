@@ -176,9 +176,12 @@ class PurgeLog:
         ``ack_timeout_s``); returns how many did not confirm in time."""
         kind = "purge" if purge.key is None else "withdraw"
         fields = {
-            "tenant": purge.tenant, "namespace": purge.namespace, "model": purge.model,
-            "key": purge.key, "scope": purge.scope,
-        }  # fmt: skip
+            "tenant": purge.tenant,
+            "namespace": purge.namespace,
+            "model": purge.model,
+            "key": purge.key,
+            "scope": purge.scope,
+        }
         ack = uuid.uuid4().hex
         acks = self._keys.purge_ack(ack)
         loop = asyncio.get_running_loop()
@@ -283,8 +286,9 @@ class PurgeLog:
                 return False
         catching_up = not self._gate.open or not self._caught_up.is_set()
         wait_s = self._timeout_s + self._block_ms / 1000.0
-        batch = await fo.call("redis_purge_log", lambda: self._read(catching_up), None,
-                              timeout_s=wait_s)  # fmt: skip
+        batch = await fo.call(
+            "redis_purge_log", lambda: self._read(catching_up), None, timeout_s=wait_s
+        )
         if batch is None:
             self._synced = False  # re-check the epoch and the trim point once back
             return False
@@ -320,8 +324,9 @@ class PurgeLog:
     async def _beat(self) -> tuple[str, int]:
         ks = self._keys
         keys = [ks.purge_epoch, ks.purge_readers]
-        epoch, now_ms = await self._check(keys=keys, args=[uuid.uuid4().hex, self.replica_id,
-                                                           READER_TTL_MS])  # fmt: skip
+        epoch, now_ms = await self._check(
+            keys=keys, args=[uuid.uuid4().hex, self.replica_id, READER_TTL_MS]
+        )
         return (epoch.decode() if isinstance(epoch, bytes) else str(epoch)), int(now_ms)
 
     async def _settle(self, epoch: str, now_ms: int, info: dict[str, Any] | None) -> bool:

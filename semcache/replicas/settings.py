@@ -15,7 +15,8 @@ class RedisSettings(SettingsSection):
     generations are tiny) or ``allkeys-lru`` on a Redis used only by semcache. A single
     Redis (or a primary with replicas behind one URL), or a Redis Cluster with ``cluster``:
     every key of a tenant carries its bucket's hash tag, so each script touches one slot, and
-    a master that is down degrades only the tenants on its slots (see docs/deployment.md, Redis Cluster).
+    a master that is down degrades only the tenants on its slots (docs/deployment.md, "Redis
+    Cluster").
     """
 
     url: str | None = Field(

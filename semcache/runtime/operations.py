@@ -75,10 +75,18 @@ async def recent(p: Assembly, tenant: str | None, limit: int) -> list[StoredEntr
         return []
     entries = await asyncio.to_thread(store.recent, tenant=tenant, limit=limit)
     return [
-        StoredEntry(e.key, e.tenant, e.namespace, e.model, e.question,
-                    e.created_at, e.expires_at, *p.audit.get(e.key))
+        StoredEntry(
+            e.key,
+            e.tenant,
+            e.namespace,
+            e.model,
+            e.question,
+            e.created_at,
+            e.expires_at,
+            *p.audit.get(e.key),
+        )
         for e in entries
-    ]  # fmt: skip
+    ]
 
 
 async def shutdown(p: Assembly) -> None:

@@ -138,12 +138,16 @@ async def _exact(
         entry = await parts.failopen.call(
             "store_retrieve",
             lambda: tier.retrieve(
-                key, tenant=request.tenant, namespace=request.control.namespace,
-                scope=request.entry_scope, now=now, filters=filters,
+                key,
+                tenant=request.tenant,
+                namespace=request.control.namespace,
+                scope=request.entry_scope,
+                now=now,
+                filters=filters,
                 prompt=request.keys.prompt,
             ),
             None,
-        )  # fmt: skip
+        )
     if entry is None or entry.tenant != request.tenant:
         return None
     if not metadata_matches(entry.metadata, filters) and filters:
@@ -238,9 +242,12 @@ async def drop(parts: Assembly, request: Request) -> int:
             return 0
         now = parts.clock()
         entry = await tier.retrieve(
-            key, tenant=request.tenant, namespace=request.control.namespace,
-            scope=request.entry_scope or EXACT_ONLY_SCOPE, now=now,
-        )  # fmt: skip
+            key,
+            tenant=request.tenant,
+            namespace=request.control.namespace,
+            scope=request.entry_scope or EXACT_ONLY_SCOPE,
+            now=now,
+        )
         if entry is None:
             return 0
         lane = tier.lane_named(entry.embedder)  # a routed entry is in the fallback's store

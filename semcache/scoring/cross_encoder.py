@@ -34,8 +34,9 @@ class CrossEncoderScorer:
         if self._model is None:
             from semcache.embedders._common import import_optional, resolve_device
 
-            st = import_optional("sentence_transformers", package="sentence-transformers",
-                                 extra="local")  # fmt: skip
+            st = import_optional(
+                "sentence_transformers", package="sentence-transformers", extra="local"
+            )
             device = resolve_device(self._device)  # "auto": cuda, then mps, then cpu
             try:
                 self._model = st.CrossEncoder(

@@ -96,8 +96,13 @@ class Tree:
 
     @cached_property
     def _lists(self) -> tuple[list[int], list[float], list[int], list[int], list[float]]:
-        return (self.feature.tolist(), self.threshold.tolist(), self.left.tolist(),
-                self.right.tolist(), self.value.tolist())  # fmt: skip
+        return (
+            self.feature.tolist(),
+            self.threshold.tolist(),
+            self.left.tolist(),
+            self.right.tolist(),
+            self.value.tolist(),
+        )
 
     def apply_one(self, row: list[float]) -> float:
         """One row, in plain Python: ~100x faster than numpy for the lookup path."""

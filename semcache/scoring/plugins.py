@@ -55,8 +55,11 @@ class PluginSpec:
             raise ConfigError(f"plug-in kind {self.kind!r}: expected one of {', '.join(KINDS)}")
         if not self.model.strip():
             raise ConfigError(f"plug-in {self.kind}: the model name is empty")
-        judge_only = {"api_base": self.api_base, "api_key_env": self.api_key_env,
-                      "timeout_s": self.timeout_s}  # fmt: skip
+        judge_only = {
+            "api_base": self.api_base,
+            "api_key_env": self.api_key_env,
+            "timeout_s": self.timeout_s,
+        }
         given = [k for k, v in judge_only.items() if v is not None]
         if self.kind != LLM_JUDGE and given:
             raise ConfigError(f"plug-in {self.kind}: {', '.join(given)} apply to llm-judge only")
@@ -99,8 +102,11 @@ class PluginSpec:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind, "model": self.model}
         if self.kind == LLM_JUDGE:
-            data |= {"api_base": self.api_base, "api_key_env": self.api_key_env,
-                     "timeout_s": self.timeout_s}  # fmt: skip
+            data |= {
+                "api_base": self.api_base,
+                "api_key_env": self.api_key_env,
+                "timeout_s": self.timeout_s,
+            }
         return data
 
     @classmethod

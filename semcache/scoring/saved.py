@@ -176,8 +176,9 @@ def _kind(data: Any, source: str) -> str:
             f"{source}: unknown scorer kind {kind!r}; expected {LEARNED}, {', '.join(PLUGIN_KINDS)}"
         )
     if version == VETO_VERSION and kind != LEARNED:
-        raise ConfigError(f"{source}: version {VETO_VERSION} is a learned scorer with a veto, "
-                          f"not a {kind} file")  # fmt: skip
+        raise ConfigError(
+            f"{source}: version {VETO_VERSION} is a learned scorer with a veto, not a {kind} file"
+        )
     return str(kind)
 
 

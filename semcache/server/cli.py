@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
     except ModuleNotFoundError:
-        sys.stderr.write('semcache serve: the proxy needs uvicorn: pip install "semcache-llm[proxy]"\n')
+        sys.stderr.write(
+            'semcache serve: the proxy needs uvicorn: pip install "semcache-llm[proxy]"\n'
+        )
         return 2
 
     if args.workers > 1:

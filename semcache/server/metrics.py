@@ -30,11 +30,38 @@ from semcache.tuning.metrics import TuningCollector
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 _LATENCY_BUCKETS = (
-    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0,
-)  # fmt: skip
+    0.0005,
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    30.0,
+)
 _SIMILARITY_BUCKETS = (
-    0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.92, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0,
-)  # fmt: skip
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.85,
+    0.9,
+    0.92,
+    0.94,
+    0.95,
+    0.96,
+    0.97,
+    0.98,
+    0.99,
+    1.0,
+)
 
 
 _DECISIONS = (
@@ -140,13 +167,17 @@ class ProxyMetrics:
             registry=r,
         )
         self.saved_tokens = Counter(
-            "semcache_saved_tokens", "Upstream tokens not spent thanks to hits.", tenant,
+            "semcache_saved_tokens",
+            "Upstream tokens not spent thanks to hits.",
+            tenant,
             registry=r,
-        )  # fmt: skip
+        )
         self.saved_cost = Counter(
-            "semcache_saved_cost_usd", "Upstream cost not spent thanks to hits, USD.", tenant,
+            "semcache_saved_cost_usd",
+            "Upstream cost not spent thanks to hits, USD.",
+            tenant,
             registry=r,
-        )  # fmt: skip
+        )
         self.compression_saved_tokens = Counter(
             "semcache_compression_saved_tokens",
             "Input tokens prompt compression removed from upstream calls (apart from hits).",

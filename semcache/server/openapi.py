@@ -143,8 +143,17 @@ EMBEDDING_REQUEST: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-_COMPLETION_FIELDS = ("max_tokens", "temperature", "top_p", "n", "stop", "presence_penalty",
-                      "frequency_penalty", "seed", "user")  # fmt: skip
+_COMPLETION_FIELDS = (
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "n",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "seed",
+    "user",
+)
 
 #: JSON Schema of ``POST /v1/completions`` request bodies (one prompt, answered by chat).
 COMPLETION_REQUEST: dict[str, Any] = {
@@ -221,8 +230,12 @@ def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _post(body: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"security": _CLIENT, "requestBody": _json_body(body), "responses": {**_OK, **_ERRORS},
-            **extra}  # fmt: skip
+    return {
+        "security": _CLIENT,
+        "requestBody": _json_body(body),
+        "responses": {**_OK, **_ERRORS},
+        **extra,
+    }
 
 
 def _read(*params: dict[str, Any], secured: bool = True) -> dict[str, Any]:

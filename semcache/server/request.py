@@ -22,23 +22,61 @@ from semcache.server.validate import EMBEDDING_TYPES, check_types, validate_chat
 #: OpenAI chat-completion body fields forwarded upstream (``model`` is mapped separately).
 OPENAI_CHAT_FIELDS: frozenset[str] = frozenset(
     {
-        "messages", "audio", "frequency_penalty", "function_call", "functions", "logit_bias",
-        "logprobs", "max_completion_tokens", "max_tokens", "metadata", "modalities", "n",
-        "parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key",
-        "reasoning_effort", "response_format", "safety_identifier", "seed", "service_tier",
-        "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "tools",
-        "top_logprobs", "top_p", "user", "verbosity", "web_search_options",
+        "messages",
+        "audio",
+        "frequency_penalty",
+        "function_call",
+        "functions",
+        "logit_bias",
+        "logprobs",
+        "max_completion_tokens",
+        "max_tokens",
+        "metadata",
+        "modalities",
+        "n",
+        "parallel_tool_calls",
+        "prediction",
+        "presence_penalty",
+        "prompt_cache_key",
+        "reasoning_effort",
+        "response_format",
+        "safety_identifier",
+        "seed",
+        "service_tier",
+        "stop",
+        "store",
+        "stream",
+        "stream_options",
+        "temperature",
+        "tool_choice",
+        "tools",
+        "top_logprobs",
+        "top_p",
+        "user",
+        "verbosity",
+        "web_search_options",
     }
-)  # fmt: skip
+)
 
 #: Fields of OpenAI's embeddings request passed on to LiteLLM.
 EMBEDDING_FIELDS: frozenset[str] = frozenset({"input", "dimensions", "encoding_format", "user"})
 
 #: Fields of OpenAI's legacy completions request that have a chat equivalent.
 COMPLETION_FIELDS: frozenset[str] = frozenset(
-    {"prompt", "max_tokens", "temperature", "top_p", "n", "stop", "presence_penalty",
-     "frequency_penalty", "seed", "user", "logit_bias"}
-)  # fmt: skip
+    {
+        "prompt",
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "n",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+        "seed",
+        "user",
+        "logit_bias",
+    }
+)
 
 #: Request headers that carry per-request cache controls, and their LiteLLM names.
 CONTROL_HEADERS: dict[str, str] = {

@@ -99,11 +99,26 @@ class RedisServer:
             self._dir = tempfile.TemporaryDirectory(prefix="semcache-redis-")
         self.port = self.port or free_port()
         args = [
-            path, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", self._dir.name, "--daemonize", "no",
-            "--maxmemory", self.maxmemory, "--maxmemory-policy", self.maxmemory_policy,
-            "--loglevel", "warning",
-        ]  # fmt: skip
+            path,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self._dir.name,
+            "--daemonize",
+            "no",
+            "--maxmemory",
+            self.maxmemory,
+            "--maxmemory-policy",
+            self.maxmemory_policy,
+            "--loglevel",
+            "warning",
+        ]
         if self.password is not None:
             args += ["--requirepass", self.password, "--masterauth", self.password]
         args += list(self.extra_args)
@@ -211,11 +226,17 @@ class RedisCluster:
             RedisServer(
                 password=password,
                 port=cluster_port(),
-                extra_args=("--cluster-enabled", "yes", "--cluster-node-timeout", "2000",
-                            "--cluster-require-full-coverage", "no"),
+                extra_args=(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-node-timeout",
+                    "2000",
+                    "--cluster-require-full-coverage",
+                    "no",
+                ),
             )
             for _ in range(masters)
-        ]  # fmt: skip
+        ]
         self._dirs: list[str] = []
 
     @property

@@ -37,12 +37,14 @@ class TuningCollector(Collector):
         )
         names = sorted(t.estimates, key=lambda ns: -t.estimates[ns].verdicts)[:MAX_NAMESPACES]
         series = {
-            "semcache_false_hit_rate": ("Live false-hit rate of semantic hits (weighted "
-                                        "estimate from shadow verdicts).", "rate"),
+            "semcache_false_hit_rate": (
+                "Live false-hit rate of semantic hits (weighted estimate from shadow verdicts).",
+                "rate",
+            ),
             "semcache_false_hit_rate_low": ("Lower end of its 95% interval.", "low"),
             "semcache_false_hit_rate_high": ("Upper end of its 95% interval.", "high"),
             "semcache_false_hit_verdicts": ("Shadow verdicts the estimate uses.", "verdicts"),
-        }  # fmt: skip
+        }
         for name, (doc, attr) in series.items():
             family = GaugeMetricFamily(name, doc, labels=["namespace"])
             for ns in sorted(names):
@@ -70,17 +72,20 @@ class TuningCollector(Collector):
         verdicts.add_metric(["skipped"], t.shadow_skipped)
         yield verdicts
         yield CounterMetricFamily(
-            "semcache_shadow_calls", "Upstream calls made by shadow verification.",
+            "semcache_shadow_calls",
+            "Upstream calls made by shadow verification.",
             value=t.shadow_calls,
-        )  # fmt: skip
+        )
         yield CounterMetricFamily(
-            "semcache_shadow_tokens", "Tokens spent by shadow verification (upstream and judge).",
+            "semcache_shadow_tokens",
+            "Tokens spent by shadow verification (upstream and judge).",
             value=t.shadow_tokens,
-        )  # fmt: skip
+        )
         yield CounterMetricFamily(
-            "semcache_shadow_cost_usd", "USD spent by shadow verification (upstream and judge).",
+            "semcache_shadow_cost_usd",
+            "USD spent by shadow verification (upstream and judge).",
             value=t.shadow_cost_usd,
-        )  # fmt: skip
+        )
 
     def describe(self) -> Iterator[Metric]:
         return iter(())

@@ -27,30 +27,67 @@ import numpy as np
 from semcache.tuning.estimate import Estimate, weighted_rate
 
 PLACES = (
-    "paris", "lyon", "berlin", "munich", "madrid", "seville", "rome", "milan", "vienna",
-    "prague", "dublin", "lisbon", "oslo", "athens", "warsaw",
-    *(f"{side} {base}" for side in ("north", "south", "new", "west", "east")
-      for base in ("dakota", "york", "haven", "field", "port", "ridge", "wood", "bridge")),
-)  # fmt: skip
+    "paris",
+    "lyon",
+    "berlin",
+    "munich",
+    "madrid",
+    "seville",
+    "rome",
+    "milan",
+    "vienna",
+    "prague",
+    "dublin",
+    "lisbon",
+    "oslo",
+    "athens",
+    "warsaw",
+    *(
+        f"{side} {base}"
+        for side in ("north", "south", "new", "west", "east")
+        for base in ("dakota", "york", "haven", "field", "port", "ridge", "wood", "bridge")
+    ),
+)
 PLACE_FACTS = (
-    "population", "mayor", "area", "timezone", "main airport", "average rent",
-    "average salary", "crime rate", "tax rate", "birth rate",
-)  # fmt: skip
+    "population",
+    "mayor",
+    "area",
+    "timezone",
+    "main airport",
+    "average rent",
+    "average salary",
+    "crime rate",
+    "tax rate",
+    "birth rate",
+)
 DEVICES = (
-    "phone x1", "phone x2", "pixel eight", "pixel nine", "galaxy s23", "galaxy s24",
-    "surface pro", "surface laptop", "book air", "book pro", "tab one", "tab two",
-)  # fmt: skip
+    "phone x1",
+    "phone x2",
+    "pixel eight",
+    "pixel nine",
+    "galaxy s23",
+    "galaxy s24",
+    "surface pro",
+    "surface laptop",
+    "book air",
+    "book pro",
+    "tab one",
+    "tab two",
+)
 DEVICE_FACTS = ("battery life", "price", "weight", "screen size", "release date", "warranty")
 PLAIN = (
-    "what is the {a} of {e}", "tell me the {a} of {e}", "{e} {a}", "what is {e} {a}",
+    "what is the {a} of {e}",
+    "tell me the {a} of {e}",
+    "{e} {a}",
+    "what is {e} {a}",
     "{a} of {e} please",
-)  # fmt: skip
+)
 CHATTY = (
     "hey could you quickly look up the {a} for {e} for me",
     "i would really like to know the {a} of {e} thanks",
     "{e} and its {a} , need it asap",
     "so what would you say the {a} of {e} is nowadays",
-)  # fmt: skip
+)
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 _ANSWER = re.compile(r"\bA(\d+)\b")

@@ -36,11 +36,20 @@ class HashEmbedder:
 def prompts_file(tmp_path):
     path = tmp_path / "prompts.jsonl"
     rows = [
-        {"id": "v", "lang": "en", "verbose": True, "prompt": VERBOSE,
-         "details": [{"kind": "number", "text": "3 bullet points"}]},
-        {"id": "p", "lang": "en", "verbose": False, "messages": [
-            {"role": "user", "content": "Summarise the report in 3 bullet points."}]},
-    ]  # fmt: skip
+        {
+            "id": "v",
+            "lang": "en",
+            "verbose": True,
+            "prompt": VERBOSE,
+            "details": [{"kind": "number", "text": "3 bullet points"}],
+        },
+        {
+            "id": "p",
+            "lang": "en",
+            "verbose": False,
+            "messages": [{"role": "user", "content": "Summarise the report in 3 bullet points."}],
+        },
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -77,8 +86,9 @@ async def test_a_lost_listed_detail_is_reported_as_let_through() -> None:
             new = [{"role": "user", "content": "Summarise the report."}]
             return Compressed(new, 20, 5, "dropper")
 
-    prompt = Prompt("x", ({"role": "user", "content": VERBOSE},),
-                    details=(("number", "3 bullet points"),))  # fmt: skip
+    prompt = Prompt(
+        "x", ({"role": "user", "content": VERBOSE},), details=(("number", "3 bullet points"),)
+    )
     with FakeOpenAIServer(responder=fake_llm_responder()) as server:
         kwargs = {"api_base": server.api_base, "api_key": "sk-x"}
         runner = ABRunner(Dropper(), model="openai/gpt-4o-mini", completion_kwargs=kwargs)
@@ -90,12 +100,29 @@ async def test_a_lost_listed_detail_is_reported_as_let_through() -> None:
 def test_cli_end_to_end_writes_results_and_plot(prompts_file, tmp_path, capsys) -> None:
     out = tmp_path / "out"
     with FakeOpenAIServer(responder=fake_llm_responder()) as server:
-        status = main([
-            "compress-eval", "--data", str(prompts_file), "--model", "openai/gpt-4o-mini",
-            "--judge", "openai/gpt-4o-mini", "--rewrite-model", "openai/gpt-4o-mini",
-            "--mode", "chain", "--api-base", server.api_base, "--api-key", "sk-x",
-            "--embedder", "none", "--out", str(out),
-        ])  # fmt: skip
+        status = main(
+            [
+                "compress-eval",
+                "--data",
+                str(prompts_file),
+                "--model",
+                "openai/gpt-4o-mini",
+                "--judge",
+                "openai/gpt-4o-mini",
+                "--rewrite-model",
+                "openai/gpt-4o-mini",
+                "--mode",
+                "chain",
+                "--api-base",
+                server.api_base,
+                "--api-key",
+                "sk-x",
+                "--embedder",
+                "none",
+                "--out",
+                str(out),
+            ]
+        )
     assert status == 0
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["v", "p"]
@@ -121,8 +148,13 @@ def test_load_prompts_names_the_bad_line(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     ("reply", "verdict"),
-    [("SAME", "same"), ("same.", "same"), ("**DIFFERENT**", "different"), ("", "unclear"),
-     ("Maybe", "unclear")],
-)  # fmt: skip
+    [
+        ("SAME", "same"),
+        ("same.", "same"),
+        ("**DIFFERENT**", "different"),
+        ("", "unclear"),
+        ("Maybe", "unclear"),
+    ],
+)
 def test_parse_verdict(reply: str, verdict: str) -> None:
     assert parse_verdict(reply) == verdict

@@ -32,8 +32,11 @@ def test_shape(corpus) -> None:
     assert sum(r["verbose"] for r in corpus) == len(corpus) // 2
     assert {r["lang"] for r in corpus} == {"en", "zh"}
     assert {r["kind"] for r in corpus} == {
-        "system_prompt", "support_template", "rag_context", "coding_task"
-    }  # fmt: skip
+        "system_prompt",
+        "support_template",
+        "rag_context",
+        "coding_task",
+    }
     assert len({r["id"] for r in corpus}) == len(corpus)
     for record in corpus:
         text = "\n".join(m["content"] for m in record["messages"]).casefold()

@@ -68,9 +68,15 @@ def test_rule_files_are_loaded(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     ("cache", "expected"),
-    [(None, None), ({}, None), ({"ttl": 3}, None), ({"compress": "rules"}, "rules"),
-     ({"compress": "model"}, "model"), ({"compress": "off"}, "off")],
-)  # fmt: skip
+    [
+        (None, None),
+        ({}, None),
+        ({"ttl": 3}, None),
+        ({"compress": "rules"}, "rules"),
+        ({"compress": "model"}, "model"),
+        ({"compress": "off"}, "off"),
+    ],
+)
 def test_parse_control(cache, expected) -> None:
     assert parse_compress_control(cache) == expected
 

@@ -51,9 +51,11 @@ def test_english_with_a_little_else_is_read_and_mostly_foreign_is_not():
 
 def test_each_embedder_declares_its_scripts_and_the_registry_agrees():
     for name, expected in [
-        ("minilm", ENGLISH), ("use-multilingual", USE_MULTILINGUAL),
-        ("e5-small-4bit", E5_MULTILINGUAL), ("org/other-model", ANY),
-    ]:  # fmt: skip
+        ("minilm", ENGLISH),
+        ("use-multilingual", USE_MULTILINGUAL),
+        ("e5-small-4bit", E5_MULTILINGUAL),
+        ("org/other-model", ANY),
+    ]:
         assert readability_of(load_embedder(name)) is expected
         assert readability_for(name) is expected
     assert readability_of(object()) is ANY

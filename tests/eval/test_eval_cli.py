@@ -46,14 +46,22 @@ def test_eval_writes_every_output(tmp_path: Path, tiny_pairs_file: Path, fake_na
     out = tmp_path / "out"
     status = cli.eval_main(
         [
-            "--data", str(tiny_pairs_file),
-            "--embedder", "tiny", "random",
-            "--thresholds", "0.90:0.99:0.01",
-            "--verifier", "none", "digits",
-            "--calibrate", "0.05",
-            "--out", str(out),
+            "--data",
+            str(tiny_pairs_file),
+            "--embedder",
+            "tiny",
+            "random",
+            "--thresholds",
+            "0.90:0.99:0.01",
+            "--verifier",
+            "none",
+            "digits",
+            "--calibrate",
+            "0.05",
+            "--out",
+            str(out),
         ]
-    )  # fmt: skip
+    )
     assert status == 0
     assert {p.name for p in out.iterdir()} == {
         "results.json",
@@ -241,8 +249,20 @@ def test_calibrate_saves_a_learned_scorer_the_cache_can_load(
     fake_names["numbers"] = FakeEmbedder(vectors)
     data = write_jsonl(tmp_path / "numbers.jsonl", rows)
     env = tmp_path / ".env"
-    argv = ["--data", str(data), "--target", "0.05", "--embedder", "numbers", "--scorer", "learned",
-            "--model", "logistic", "--save", str(env)]  # fmt: skip
+    argv = [
+        "--data",
+        str(data),
+        "--target",
+        "0.05",
+        "--embedder",
+        "numbers",
+        "--scorer",
+        "learned",
+        "--model",
+        "logistic",
+        "--save",
+        str(env),
+    ]
     assert cli.calibrate_main(argv) == 0
     printed = capsys.readouterr().out
     assert "chosen for δ=0.05: learned" in printed
@@ -361,12 +381,16 @@ def test_calibrate_json_is_one_document_and_tables_fit_80_columns(
 def test_a_tiny_file_gets_one_line_saying_how_many_pairs_it_needs(
     tmp_path: Path, fake_names, capsys
 ):
-    data = write_jsonl(tmp_path / "two.jsonl", [
-        {"text_a": "anchor", "text_b": "pair 1", "label": 1},
-        {"text_a": "anchor", "text_b": "pair 2", "label": 0},
-    ])  # fmt: skip
-    fake_names["two"] = FakeEmbedder({"anchor": [1.0, 0.0], "pair 1": [1.0, 0.0],
-                                      "pair 2": [0.0, 1.0]})  # fmt: skip
+    data = write_jsonl(
+        tmp_path / "two.jsonl",
+        [
+            {"text_a": "anchor", "text_b": "pair 1", "label": 1},
+            {"text_a": "anchor", "text_b": "pair 2", "label": 0},
+        ],
+    )
+    fake_names["two"] = FakeEmbedder(
+        {"anchor": [1.0, 0.0], "pair 1": [1.0, 0.0], "pair 2": [0.0, 1.0]}
+    )
     argv = ["--data", str(data), "--target", "0.05", "--embedder", "two", "--verifier", "none"]
     assert cli.calibrate_main(argv) == 2
     captured = capsys.readouterr()
@@ -378,7 +402,9 @@ def test_a_tiny_file_gets_one_line_saying_how_many_pairs_it_needs(
     )
 
 
-def test_calibrate_auto_never_switches_the_guard_off(tmp_path: Path, fake_names, monkeypatch, capsys):
+def test_calibrate_auto_never_switches_the_guard_off(
+    tmp_path: Path, fake_names, monkeypatch, capsys
+):
     """With the cache's guard on, 'auto' chooses among scorers that keep it: a saved file
     never turns ``SEMCACHE_SEMANTIC__VERIFIER`` to none unless a guardless scorer was named."""
     _clear_semantic_env(monkeypatch)
@@ -393,8 +419,20 @@ def test_calibrate_auto_never_switches_the_guard_off(tmp_path: Path, fake_names,
     fake_names["plain"] = FakeEmbedder(vectors)
     data = write_jsonl(tmp_path / "plain.jsonl", rows)
     env = tmp_path / ".env"
-    argv = ["--data", str(data), "--target", "0.05", "--embedder", "plain", "--verifier",
-            "details", "--model", "logistic", "--save", str(env)]
+    argv = [
+        "--data",
+        str(data),
+        "--target",
+        "0.05",
+        "--embedder",
+        "plain",
+        "--verifier",
+        "details",
+        "--model",
+        "logistic",
+        "--save",
+        str(env),
+    ]
     assert cli.calibrate_main(argv) == 0
     printed = " ".join(capsys.readouterr().out.split())
     semantic = CacheSettings(_env_file=env).semantic

@@ -84,15 +84,17 @@ def test_learned_scorer_is_fit_on_the_fitting_part_and_cut_at_its_band():
     labels, good, poor, detail = _data()
     parts = split_parts(labels, seed=0)
     rows = np.column_stack([good, poor, detail.astype(float)])
-    learned = learned_parts("learned", rows, labels, parts, ["good", "poor"], "good",
-                            kind="logistic")  # fmt: skip
+    learned = learned_parts(
+        "learned", rows, labels, parts, ["good", "poor"], "good", kind="logistic"
+    )
     assert learned.primary == "good" and learned.band_lo > 0.5
     below = good[parts.test] < learned.band_lo
     assert below.any() and np.all(np.isneginf(learned.scored.test[below]))
     changed = labels.copy()
     changed[parts.test] = 0
-    again = learned_parts("learned", rows, changed, parts, ["good", "poor"], "good",
-                          kind="logistic")  # fmt: skip
+    again = learned_parts(
+        "learned", rows, changed, parts, ["good", "poor"], "good", kind="logistic"
+    )
     np.testing.assert_array_equal(again.scored.test, learned.scored.test)  # never saw them
     result = frontier([learned.scored, scored_parts("cosine:good", good, parts)], labels, parts)
     assert result.rows[("learned", 0.05)].threshold is not None

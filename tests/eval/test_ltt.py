@@ -76,8 +76,9 @@ def test_the_guarantee_holds_in_simulation():
         rng = np.random.default_rng(seed)
         n_fit, n_test = 500, 1500
         labels = (rng.random(n_fit + n_test) < prior).astype(int)
-        scores = np.where(labels == 1, rng.normal(0.9, 0.05, len(labels)),
-                          rng.normal(0.75, 0.06, len(labels)))  # fmt: skip
+        scores = np.where(
+            labels == 1, rng.normal(0.9, 0.05, len(labels)), rng.normal(0.75, 0.06, len(labels))
+        )
         plan = plan_sequence(scores[:n_fit], labels[:n_fit], n_test, delta, alpha, points=100)
         walk = fixed_sequence(scores[n_fit:], labels[n_fit:], plan.thresholds, delta, alpha)
         if walk.threshold is not None:

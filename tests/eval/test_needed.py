@@ -40,8 +40,7 @@ def test_no_threshold_under_delta_means_more_pairs_will_not_help():
 def test_the_frontier_estimates_only_what_it_did_not_certify():
     scores, labels = _pairs(400, noise=0.05)
     parts = split_parts(labels, seed=0)
-    result = frontier([scored_parts("cosine:x", scores, parts)], labels, parts,
-                      deltas=(0.01, 0.2))  # fmt: skip
+    result = frontier([scored_parts("cosine:x", scores, parts)], labels, parts, deltas=(0.01, 0.2))
     assert result.rows[("cosine:x", 0.2)].threshold is not None and 0.2 not in result.needed
     assert result.rows[("cosine:x", 0.01)].threshold is None
     need = result.needed[0.01]

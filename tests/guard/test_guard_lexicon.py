@@ -21,8 +21,10 @@ def test_every_list_loads_with_its_declared_shape() -> None:
 
 def test_shaped_entries() -> None:
     lex = lexicon.load()
-    assert lex.en_units["km"] == ("length", ("km", "kms", "kilometer", "kilometers",
-                                             "kilometre", "kilometres"))  # fmt: skip
+    assert lex.en_units["km"] == (
+        "length",
+        ("km", "kms", "kilometer", "kilometers", "kilometre", "kilometres"),
+    )
     assert lex.en_comparisons["side"] == (("left",), ("right",))
     assert lex.en_scales["million"] == 1_000_000
     assert "one" in lex.en_weak_words

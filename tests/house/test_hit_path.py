@@ -28,7 +28,7 @@ class ModuleRecorder:
         self.on = False
         self.files: set[str] = set()
 
-    def __call__(self, frame, event, arg):  # noqa: ANN001, ANN204 (profile hook signature)
+    def __call__(self, frame, event, arg):
         if self.on and event == "call":
             name = frame.f_code.co_filename
             if name.startswith(PROJECT):

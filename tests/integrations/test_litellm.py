@@ -181,9 +181,12 @@ def test_an_async_no_cache_call_gets_its_cache_info_once_litellm_stored_it(insta
 
     async def go():
         response = await litellm.acompletion(
-            model="openai/gpt-4o-mini", api_base=upstream.api_base, api_key="k",
-            messages=QUESTION, cache={"no-cache": True},
-        )  # fmt: skip
+            model="openai/gpt-4o-mini",
+            api_base=upstream.api_base,
+            api_key="k",
+            messages=QUESTION,
+            cache={"no-cache": True},
+        )
         for _ in range(100):  # LiteLLM stores from a background task
             if cache_info(response) is not None:
                 break

@@ -38,9 +38,12 @@ def slot(minilm):
 def call(upstream):
     def call(messages=QUESTION, **kwargs):
         return litellm.completion(
-            model="openai/gpt-4o-mini", api_base=upstream.api_base, api_key="k",
-            messages=messages, **kwargs,
-        )  # fmt: skip
+            model="openai/gpt-4o-mini",
+            api_base=upstream.api_base,
+            api_key="k",
+            messages=messages,
+            **kwargs,
+        )
 
     return call
 

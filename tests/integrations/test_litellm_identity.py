@@ -46,9 +46,12 @@ def installed(minilm):
 
 def call(upstream, **kwargs):
     return litellm.completion(
-        model="openai/gpt-4o-mini", api_base=upstream.api_base, api_key="k", messages=QUESTION,
+        model="openai/gpt-4o-mini",
+        api_base=upstream.api_base,
+        api_key="k",
+        messages=QUESTION,
         **kwargs,
-    )  # fmt: skip
+    )
 
 
 def hit(response) -> bool:
@@ -88,18 +91,32 @@ ATTACKERS = [
     UserAPIKeyAuth(api_key="hash-a"),  # a bare key
 ]
 CLAIMS = [
-    None, VICTIM_ID, f"{VICTIM_ID}/shared", "shared", DEFAULT_TENANT, "hash-victim", "team-v",
-    "litellm:user_api_key=hash-victim", "../shared", "/shared", f"{VICTIM_ID};x",
+    None,
+    VICTIM_ID,
+    f"{VICTIM_ID}/shared",
+    "shared",
+    DEFAULT_TENANT,
+    "hash-victim",
+    "team-v",
+    "litellm:user_api_key=hash-victim",
+    "../shared",
+    "/shared",
+    f"{VICTIM_ID};x",
     "litellm:anonymous",
-]  # fmt: skip
+]
 FORGERIES = [
     {},
     {"metadata": {"user_api_key": "hash-victim", "user_api_key_hash": "hash-victim"}},
     {"metadata": {"user_api_key_team_id": "team-v", "user_api_key_org_id": "org-v"}},
-    {"litellm_metadata": {"user_api_key": "hash-victim", "user_api_key_team_id": "team-v",
-                          "user_api_key_org_id": "org-v",
-                          "user_api_key_auth": {"api_key": "hash-victim"}}},
-]  # fmt: skip
+    {
+        "litellm_metadata": {
+            "user_api_key": "hash-victim",
+            "user_api_key_team_id": "team-v",
+            "user_api_key_org_id": "org-v",
+            "user_api_key_auth": {"api_key": "hash-victim"},
+        }
+    },
+]
 
 
 def test_no_tenant_claim_reaches_another_callers_answers(installed, upstream):

@@ -147,15 +147,20 @@ def test_a_purge_reaches_the_fallbacks_store():
 def test_bad_fallback_settings_fail_construction():
     store = {"backend": "edge"}
     with pytest.raises(ConfigError, match="fallback_threshold"):
-        SemanticCache(CacheSettings(semantic={"fallback_embedder": "use-multilingual"},
-                                    store=store), embedder=English(), store=InMemoryStore(),
-                      fallback_store=InMemoryStore())  # fmt: skip
+        SemanticCache(
+            CacheSettings(semantic={"fallback_embedder": "use-multilingual"}, store=store),
+            embedder=English(),
+            store=InMemoryStore(),
+            fallback_store=InMemoryStore(),
+        )
     with pytest.raises(ConfigError, match="does not declare"):
         SemanticCache(
             CacheSettings(semantic={"fallback_threshold": 0.9}, store=store),
-            embedder=English(), store=InMemoryStore(),
-            fallback_embedder=FakeEmbedder(name="undeclared"), fallback_store=InMemoryStore(),
-        )  # fmt: skip
+            embedder=English(),
+            store=InMemoryStore(),
+            fallback_embedder=FakeEmbedder(name="undeclared"),
+            fallback_store=InMemoryStore(),
+        )
 
 
 def test_the_fallback_store_sits_beside_the_primarys():
@@ -177,10 +182,15 @@ def test_the_real_multilingual_model_serves_a_chinese_paraphrase():
 
     primary, routed = InMemoryStore(), InMemoryStore()
     cache = SemanticCache(
-        CacheSettings(semantic={"fallback_embedder": "use-multilingual",
-                                "fallback_threshold": 0.8}, store={"backend": "edge"}),
-        embedder=English(dim=64), store=primary, fallback_store=routed, upstream=FakeUpstream(),
-    )  # fmt: skip
+        CacheSettings(
+            semantic={"fallback_embedder": "use-multilingual", "fallback_threshold": 0.8},
+            store={"backend": "edge"},
+        ),
+        embedder=English(dim=64),
+        store=primary,
+        fallback_store=routed,
+        upstream=FakeUpstream(),
+    )
     try:
         cache.ready()
         stored(cache, "怎么重置密码？")
@@ -212,11 +222,13 @@ EN = "how do I reset my password"
 async def in_flight_together(cache, first, second):
     async def later():
         await asyncio.sleep(0.1)
-        return await cache.acompletion(model="gpt-4o-mini", tenant="m",
-                                       messages=[{"role": "user", "content": second}])  # fmt: skip
+        return await cache.acompletion(
+            model="gpt-4o-mini", tenant="m", messages=[{"role": "user", "content": second}]
+        )
 
-    lead = cache.acompletion(model="gpt-4o-mini", tenant="m",
-                             messages=[{"role": "user", "content": first}])  # fmt: skip
+    lead = cache.acompletion(
+        model="gpt-4o-mini", tenant="m", messages=[{"role": "user", "content": first}]
+    )
     return await asyncio.gather(lead, later())
 
 
@@ -225,14 +237,21 @@ def test_in_flight_questions_merge_only_within_one_embedder(first, second, merge
     upstream = FakeUpstream(delay_s=0.4)
     cache = SemanticCache(
         CacheSettings(
-            semantic={"threshold": 0.9, "fallback_threshold": 0.9, "verifier": "none",
-                      "max_batch_wait_ms": 0},
-            admission={"wait_ms": 60_000, "max_loop_lag_ms": None}, store={"backend": "edge"},
+            semantic={
+                "threshold": 0.9,
+                "fallback_threshold": 0.9,
+                "verifier": "none",
+                "max_batch_wait_ms": 0,
+            },
+            admission={"wait_ms": 60_000, "max_loop_lag_ms": None},
+            store={"backend": "edge"},
         ),
-        embedder=Table("en-table", ENGLISH), store=InMemoryStore(),
-        fallback_embedder=Table("multi-table", CYRILLIC), fallback_store=InMemoryStore(),
+        embedder=Table("en-table", ENGLISH),
+        store=InMemoryStore(),
+        fallback_embedder=Table("multi-table", CYRILLIC),
+        fallback_store=InMemoryStore(),
         upstream=upstream,
-    )  # fmt: skip
+    )
     try:
         assert cache.ready()
         stored(cache, "warm up")

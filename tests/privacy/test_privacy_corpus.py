@@ -41,8 +41,15 @@ def test_corpus_shape():
         present = {k for row in positives if row["lang"] == lang for k in row["kinds"]}
         assert present == KINDS, lang
     hard = {row["hard"] for row in rows if row["hard"]}
-    assert {"luhn_fail", "order_number", "version_string", "phone_in_code", "uuid", "hash",
-            "timestamp"} <= hard  # fmt: skip
+    assert {
+        "luhn_fail",
+        "order_number",
+        "version_string",
+        "phone_in_code",
+        "uuid",
+        "hash",
+        "timestamp",
+    } <= hard
     for row in rows:
         assert sorted({kind for _, _, kind in row["spans"]}) == row["kinds"], row["id"]
         for start, end, _ in row["spans"]:

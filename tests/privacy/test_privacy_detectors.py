@@ -230,8 +230,11 @@ def test_pattern_detector():
     detector = PatternDetector({"employee_id": r"EMP-\d{6}"})
     [finding] = detector.detect("I am EMP-123456.")
     assert (finding.kind, finding.scheme, finding.start, finding.end) == (
-        Kind.CUSTOM, "employee_id", 5, 15,
-    )  # fmt: skip
+        Kind.CUSTOM,
+        "employee_id",
+        5,
+        15,
+    )
 
 
 @pytest.mark.parametrize(

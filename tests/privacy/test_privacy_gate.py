@@ -125,8 +125,11 @@ def test_counters_hold_kinds_and_decisions_never_text(gate):
     stats = gate.stats()
     assert dict(stats.findings) == {"card": 3, "email": 4, "phone": 1}
     assert (stats.questions, stats.private_questions, stats.not_stored, stats.redacted) == (
-        5, 3, 1, 2,
-    )  # fmt: skip
+        5,
+        3,
+        1,
+        2,
+    )
     assert (stats.answers_not_stored, stats.answers_redacted) == (1, 1)
     assert "4111" not in repr(stats) and "corp.io" not in repr(stats)
 
@@ -203,12 +206,37 @@ def test_missing_package_names_the_extra(monkeypatch):
 
 def test_public_api_is_pinned():
     assert sorted(privacy.__all__) == [
-        "ALL_KINDS", "AnswerVerdict", "CardDetector", "CompositeDetector", "EmailDetector",
-        "Finding", "IbanDetector", "IpDetector", "Kind", "NationalIdDetector", "PatternDetector",
-        "PhoneDetector", "PrivacyExample", "PrivacyGate", "PrivacyPolicy", "PrivacySettings",
-        "PrivacyStats", "PrivateDataDetector", "SecretDetector", "TextField", "Unscanned",
-        "Verdict", "build_gate", "decide_answer", "decide_question", "default_detector",
-        "load_privacy_corpus", "redact", "replace_texts", "request_texts", "response_texts",
-    ]  # fmt: skip
+        "ALL_KINDS",
+        "AnswerVerdict",
+        "CardDetector",
+        "CompositeDetector",
+        "EmailDetector",
+        "Finding",
+        "IbanDetector",
+        "IpDetector",
+        "Kind",
+        "NationalIdDetector",
+        "PatternDetector",
+        "PhoneDetector",
+        "PrivacyExample",
+        "PrivacyGate",
+        "PrivacyPolicy",
+        "PrivacySettings",
+        "PrivacyStats",
+        "PrivateDataDetector",
+        "SecretDetector",
+        "TextField",
+        "Unscanned",
+        "Verdict",
+        "build_gate",
+        "decide_answer",
+        "decide_question",
+        "default_detector",
+        "load_privacy_corpus",
+        "redact",
+        "replace_texts",
+        "request_texts",
+        "response_texts",
+    ]
     for name in privacy.__all__:
         assert getattr(privacy, name) is not None

@@ -34,8 +34,29 @@ def _units() -> list[tuple[str, str]]:
 
 
 UNITS = _units()
-FILLER = ["please", "check", "this", "for me", "thanks", "my", "is", "and", "的", "请", "帮我",
-          "查一下", "谢谢", "：", ",", "。", "\n", "(", ")", "value", "account"]  # fmt: skip
+FILLER = [
+    "please",
+    "check",
+    "this",
+    "for me",
+    "thanks",
+    "my",
+    "is",
+    "and",
+    "的",
+    "请",
+    "帮我",
+    "查一下",
+    "谢谢",
+    "：",
+    ",",
+    "。",
+    "\n",
+    "(",
+    ")",
+    "value",
+    "account",
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,14 +81,27 @@ def requests(draw) -> tuple[dict, list[str]]:
     if shape == "string":
         messages.append({"role": "user", "content": sentences(draw, values)})
     elif shape == "parts":
-        messages.append({"role": "user", "content": [
-            {"type": "text", "text": sentences(draw, [value])} for value in values
-        ]})  # fmt: skip
+        messages.append(
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": sentences(draw, [value])} for value in values],
+            }
+        )
     elif shape == "tool_call":
         arguments = json.dumps({"note": sentences(draw, values)}, ensure_ascii=False)
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c", "type": "function", "function": {"name": "f", "arguments": arguments}}
-        ]})  # fmt: skip
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c",
+                        "type": "function",
+                        "function": {"name": "f", "arguments": arguments},
+                    }
+                ],
+            }
+        )
     else:
         messages.append({"role": "user", "content": sentences(draw, values[:1])})
         messages.append({"role": "assistant", "content": sentences(draw, values[1:])})

@@ -27,25 +27,35 @@ REQUEST = {
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "c1", "type": "function",
-                 "function": {"name": "lookup", "arguments": '{"email": "a@b.io"}'}},
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": '{"email": "a@b.io"}'},
+                },
             ],
         },
         {"role": "tool", "tool_call_id": "c1", "content": "found"},
         {"role": "assistant", "content": "", "function_call": {"name": "f", "arguments": "{}"}},
     ],
-}  # fmt: skip
+}
 
 RESPONSE = {
     "id": "r1",
     "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "hello a@b.io",
-                                 "reasoning_content": "thinking",
-                                 "tool_calls": [{"id": "t", "type": "function",
-                                                 "function": {"name": "f", "arguments": "{}"}}]}},
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": "hello a@b.io",
+                "reasoning_content": "thinking",
+                "tool_calls": [
+                    {"id": "t", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+        },
         {"index": 1, "text": "legacy"},
     ],
-}  # fmt: skip
+}
 
 
 def test_request_texts_cover_every_conversation_string():

@@ -16,9 +16,20 @@ from typing import Any
 from hypothesis import strategies as st
 
 _KNOWN = {
-    "type", "const", "enum", "anyOf", "properties", "required", "additionalProperties",
-    "minItems", "maxItems", "items", "minimum", "maximum", "minLength",
-}  # fmt: skip
+    "type",
+    "const",
+    "enum",
+    "anyOf",
+    "properties",
+    "required",
+    "additionalProperties",
+    "minItems",
+    "maxItems",
+    "items",
+    "minimum",
+    "maximum",
+    "minLength",
+}
 
 
 def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:

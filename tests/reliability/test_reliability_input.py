@@ -76,23 +76,39 @@ BAD = [
     (_chat(logit_bias={"50256": 101}), "logit_bias.50256"),
     (_chat(stop=["a", "b", "c", "d", "e"]), "stop"),
     (_chat(seed=1.5), "seed"),
-    ({"model": "fast", "messages": [{"role": "user", "content": ["not an object"]}]},
-     "messages[0].content[0]"),
-    ({"model": "fast", "messages": [{"role": "user", "content": [{"type": "video"}]}]},
-     "messages[0].content[0].type"),
-    ({"model": "fast", "messages": [{"role": "user", "content": [{"type": "text"}]}]},
-     "messages[0].content[0].text"),
-    ({"model": "fast", "messages": [
-        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": 3}}]}]},
-     "messages[0].content[0].image_url.url"),
+    (
+        {"model": "fast", "messages": [{"role": "user", "content": ["not an object"]}]},
+        "messages[0].content[0]",
+    ),
+    (
+        {"model": "fast", "messages": [{"role": "user", "content": [{"type": "video"}]}]},
+        "messages[0].content[0].type",
+    ),
+    (
+        {"model": "fast", "messages": [{"role": "user", "content": [{"type": "text"}]}]},
+        "messages[0].content[0].text",
+    ),
+    (
+        {
+            "model": "fast",
+            "messages": [
+                {"role": "user", "content": [{"type": "image_url", "image_url": {"url": 3}}]}
+            ],
+        },
+        "messages[0].content[0].image_url.url",
+    ),
     ({"model": "fast", "messages": [{"role": "wizard", "content": "hi"}]}, "messages[0].role"),
-    ({"model": "fast", "messages": [{"role": "tool", "content": "hi"}]},
-     "messages[0].tool_call_id"),
+    (
+        {"model": "fast", "messages": [{"role": "tool", "content": "hi"}]},
+        "messages[0].tool_call_id",
+    ),
     ({"model": "fast", "messages": []}, "messages"),
-    (_chat(tools=[{"type": "function", "function": {"name": "f", "parameters": _nested(900)}}]),
-     "tools[0].function.parameters"),
+    (
+        _chat(tools=[{"type": "function", "function": {"name": "f", "parameters": _nested(900)}}]),
+        "tools[0].function.parameters",
+    ),
     (_chat(cache={"ttl": -1}), "cache.ttl"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("body", "field"), BAD, ids=[field for _, field in BAD])

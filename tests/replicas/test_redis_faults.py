@@ -36,8 +36,11 @@ def paraphrase(i: int) -> str:
 
 
 def req(content: str, tenant: str = "t1") -> dict:
-    return {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": content}],
-            "tenant": tenant}  # fmt: skip
+    return {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": content}],
+        "tenant": tenant,
+    }
 
 
 @pytest.fixture
@@ -72,9 +75,10 @@ def replica(server: RedisServer, tmp_path: Path):
 def redis_parts_recovered(cache: SemanticCache) -> bool:
     health = cache.health(wait=False)
     unreachable = [
-        name for name, part in health.parts.items()
+        name
+        for name, part in health.parts.items()
         if name.startswith("redis_") and (part.reason or "").startswith("unreachable")
-    ]  # fmt: skip
+    ]
     return health.ready and "redis_purge_log" not in unreachable
 
 
@@ -196,8 +200,7 @@ def test_redis_unreachable_at_start_holds_the_stores_hits_back(replica, tmp_path
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
             again = [question(i).upper() for i in range(10)]  # not asked during the outage
-            hits = sum(cache.completion(**req(again[i], "t2")).id == learned[i]
-                       for i in range(10))  # fmt: skip
+            hits = sum(cache.completion(**req(again[i], "t2")).id == learned[i] for i in range(10))
             assert hits == 10  # replayed (nothing to apply), not emptied
             assert len(cache.check(question(0), **check)) >= 1
             assert cache.stats().counts.get("purge_log_resets", 0) == 0

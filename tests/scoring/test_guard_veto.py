@@ -67,10 +67,16 @@ def test_the_veto_comes_before_the_band_and_the_model():
 
 
 def test_the_tier_reports_a_veto_as_a_rejection():
-    decision = ScoredDecision(RecordingScorer(0.9), 0.5, ScoreBand(0.8, 0.98),
-                              veto=get_verifier("details"))  # fmt: skip
-    tier = SemanticTier(embedder=cache_embedder, store=InMemoryStore, verifier=get_verifier("none"),
-                        threshold=0.999, scorer=lambda: decision)  # fmt: skip
+    decision = ScoredDecision(
+        RecordingScorer(0.9), 0.5, ScoreBand(0.8, 0.98), veto=get_verifier("details")
+    )
+    tier = SemanticTier(
+        embedder=cache_embedder,
+        store=InMemoryStore,
+        verifier=get_verifier("none"),
+        threshold=0.999,
+        scorer=lambda: decision,
+    )
 
     async def run():
         await tier.setup()
@@ -150,9 +156,16 @@ def test_calibrate_offers_the_vetoed_scorer_and_saves_its_veto(tmp_path, monkeyp
     result = frontier(candidates, pairs.labels, parts, deltas=(0.05,), estimate_needed=False)
     chosen = result.rows[(LEARNED_GUARD, 0.05)]
     assert chosen.threshold is not None
-    args = argparse.Namespace(save=str(tmp_path / ".env"), scorer_file=None, verifier="auto",
-                              confidence=0.95, seed=0, data=str(data), fit_fraction=0.2,
-                              holdout=None)  # fmt: skip
+    args = argparse.Namespace(
+        save=str(tmp_path / ".env"),
+        scorer_file=None,
+        verifier="auto",
+        confidence=0.95,
+        seed=0,
+        data=str(data),
+        fit_fraction=0.2,
+        holdout=None,
+    )
     _save(args, chosen, learned, sims, Console(file=io.StringIO()))
     saved = load_scorer_file(tmp_path / "semcache-scorer.json")
     assert isinstance(saved, SavedScorer) and saved.veto == "details"  # resolved, not "auto"

@@ -118,11 +118,25 @@ def judged(tmp_path_factory, judge_server: FakeOpenAIServer) -> Iterator[tuple[P
         out = io.StringIO()
         with redirect_stdout(out):
             code = _calibrate(
-                data, embedder, "--target", "0.05", "--scorer", "plugin",
-                "--plugin", f"llm-judge:{JUDGE}", "--judge-api-base", judge_server.api_base,
-                "--judge-api-key-env", KEY_ENV, "--judge-timeout", "7.5", "--holdout", "0.5",
-                "--save", str(env),
-            )  # fmt: skip
+                data,
+                embedder,
+                "--target",
+                "0.05",
+                "--scorer",
+                "plugin",
+                "--plugin",
+                f"llm-judge:{JUDGE}",
+                "--judge-api-base",
+                judge_server.api_base,
+                "--judge-api-key-env",
+                KEY_ENV,
+                "--judge-timeout",
+                "7.5",
+                "--holdout",
+                "0.5",
+                "--save",
+                str(env),
+            )
     assert code == 0, out.getvalue()
     yield env, judge_server.chat_calls, out.getvalue()
 
@@ -134,8 +148,10 @@ def cosine_threshold(tmp_path_factory) -> float:
     tmp = tmp_path_factory.mktemp("cosine")
     data, embedder = _pairs(tmp)
     env = tmp / ".env"
-    assert _calibrate(data, embedder, "--target", "0.10", "--scorer", "cosine",
-                      "--save", str(env)) == 0  # fmt: skip
+    assert (
+        _calibrate(data, embedder, "--target", "0.10", "--scorer", "cosine", "--save", str(env))
+        == 0
+    )
     return CacheSettings(_env_file=env).semantic.threshold
 
 
@@ -188,9 +204,13 @@ def test_the_judge_file_names_the_plugin_and_never_the_key(judged, judge_server)
     assert KEY not in text and KEY not in env.read_text(encoding="utf-8")
     data = json.loads(text)
     assert (data["version"], data["kind"]) == (2, "llm-judge")
-    assert data["plugin"] == {"kind": "llm-judge", "model": JUDGE,
-                              "api_base": judge_server.api_base, "api_key_env": KEY_ENV,
-                              "timeout_s": 7.5}  # fmt: skip
+    assert data["plugin"] == {
+        "kind": "llm-judge",
+        "model": JUDGE,
+        "api_base": judge_server.api_base,
+        "api_key_env": KEY_ENV,
+        "timeout_s": 7.5,
+    }
     saved = load_scorer_file(settings.semantic.scorer)
     assert isinstance(saved, SavedPlugin) and saved.primary == EMBEDDER
     # the band comes from the fitting part: the blind middle is inside, the clean top is not
@@ -344,9 +364,16 @@ def test_plugin_spec_checks_its_fields():
 
 
 def _plugin_json() -> dict:
-    return {"format": "semcache-scorer", "version": 2, "kind": "cross-encoder",
-            "plugin": {"kind": "cross-encoder", "model": "/models/ce"}, "primary": "minilm",
-            "threshold": -1.5, "band": {"lo": 0.8, "hi": 0.97}, "calibration": {}}  # fmt: skip
+    return {
+        "format": "semcache-scorer",
+        "version": 2,
+        "kind": "cross-encoder",
+        "plugin": {"kind": "cross-encoder", "model": "/models/ce"},
+        "primary": "minilm",
+        "threshold": -1.5,
+        "band": {"lo": 0.8, "hi": 0.97},
+        "calibration": {},
+    }
 
 
 def test_a_plugin_file_round_trips_and_every_field_is_required():
@@ -361,8 +388,13 @@ def test_a_plugin_file_round_trips_and_every_field_is_required():
         del data[field]
         with pytest.raises(ConfigError):
             plugin_from_json(data)
-    for change in ({"kind": "llm-judge"}, {"kind": "oracle"}, {"version": 3},
-                   {"threshold": float("nan")}, {"band": {"lo": 0.9, "hi": 0.8}}):  # fmt: skip
+    for change in (
+        {"kind": "llm-judge"},
+        {"kind": "oracle"},
+        {"version": 3},
+        {"threshold": float("nan")},
+        {"band": {"lo": 0.9, "hi": 0.8}},
+    ):
         with pytest.raises(ConfigError):
             plugin_from_json({**_plugin_json(), **change})
     with pytest.raises(ConfigError, match="not a learned"):
@@ -388,16 +420,35 @@ def test_a_cross_encoder_calibrates_saves_and_decides_in_the_cache(tiny_cross_en
     lo, hi = saved.band.lo, min(saved.band.hi, 1.0)
     high, low = lo + 0.9 * (hi - lo), lo + 0.1 * (hi - lo)
     stored = "topic omega needs 4 steps"
-    candidates = [f"topic omega {w} 4 steps" for w in ("takes", "wants", "has", "uses", "gets",
-                  "asks", "runs", "adds", "sees", "holds", "lists", "makes")]  # fmt: skip
+    candidates = [
+        f"topic omega {w} 4 steps"
+        for w in (
+            "takes",
+            "wants",
+            "has",
+            "uses",
+            "gets",
+            "asks",
+            "runs",
+            "adds",
+            "sees",
+            "holds",
+            "lists",
+            "makes",
+        )
+    ]
     scores = {c: reference.score(c, stored, 0.0) for c in candidates}
     refused = [c for c, s in scores.items() if s < saved.threshold]
     served = [c for c, s in scores.items() if s >= saved.threshold]
     assert refused and served, (scores, saved.threshold)
     vectors = {stored: _axis(0, 8), refused[0]: _at(high, 0, 1, 8), served[0]: _at(low, 0, 2, 8)}
     settings = _settings(env)
-    with SemanticCache(settings, embedder=PlacedEmbedder(vectors, 8), store=InMemoryStore(),
-                       upstream=FakeUpstream()) as cache:  # fmt: skip
+    with SemanticCache(
+        settings,
+        embedder=PlacedEmbedder(vectors, 8),
+        store=InMemoryStore(),
+        upstream=FakeUpstream(),
+    ) as cache:
         cache.store(stored, "four", model=MODEL)
         cache.flush()
         assert cache.check(refused[0], model=MODEL) is None
@@ -427,9 +478,21 @@ def test_plugin_band_sets_the_band_and_the_calls_follow_it(judge_server, tmp_pat
     data, embedder = _pairs(tmp_path)
     env = tmp_path / ".env"
     judge_server.reset()
-    argv = ["--target", "0.05", "--scorer", "plugin", "--plugin", f"llm-judge:{JUDGE}",
-            "--judge-api-base", judge_server.api_base, "--plugin-band", "0.9", "inf",
-            "--save", str(env)]  # fmt: skip
+    argv = [
+        "--target",
+        "0.05",
+        "--scorer",
+        "plugin",
+        "--plugin",
+        f"llm-judge:{JUDGE}",
+        "--judge-api-base",
+        judge_server.api_base,
+        "--plugin-band",
+        "0.9",
+        "inf",
+        "--save",
+        str(env),
+    ]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENAI_API_KEY", KEY)  # no --judge-api-key-env: LiteLLM's own variable
         assert _calibrate(data, embedder, *argv) == 0
@@ -437,20 +500,27 @@ def test_plugin_band_sets_the_band_and_the_calls_follow_it(judge_server, tmp_pat
     assert isinstance(saved, SavedPlugin)
     assert (saved.band.lo, saved.band.hi) == (0.9, float("inf"))
     assert saved.plugin.api_key_env is None and saved.plugin.timeout_s == 10.0
-    cosines = [embedder.vectors[json.loads(line)["text_b"]][0]
-               for line in data.read_text(encoding="utf-8").splitlines()]  # fmt: skip
+    cosines = [
+        embedder.vectors[json.loads(line)["text_b"]][0]
+        for line in data.read_text(encoding="utf-8").splitlines()
+    ]
     inside = sum(c >= 0.9 for c in cosines)
     assert judge_server.chat_calls == saved.calibration["plugin_calls"] == inside
 
 
 @pytest.mark.parametrize(
     "argv",
-    [["--scorer", "plugin"], ["--plugin", "oracle:x"], ["--plugin", "cross-encoder:/m",
-     "--judge-api-base", "http://x"], ["--plugin", "llm-judge:m", "--judge-api-key-env",
-     "NO_SUCH_JUDGE_KEY_VARIABLE"], ["--plugin", "llm-judge:m", "--namespace", "faq"],
-     ["--plugin", "llm-judge:m", "--plugin-band", "0.9", "0.8"], ["--plugin-band", "0", "1"],
-     ["--plugin", "llm-judge:m", "--scorer", "cosine"]],
-)  # fmt: skip
+    [
+        ["--scorer", "plugin"],
+        ["--plugin", "oracle:x"],
+        ["--plugin", "cross-encoder:/m", "--judge-api-base", "http://x"],
+        ["--plugin", "llm-judge:m", "--judge-api-key-env", "NO_SUCH_JUDGE_KEY_VARIABLE"],
+        ["--plugin", "llm-judge:m", "--namespace", "faq"],
+        ["--plugin", "llm-judge:m", "--plugin-band", "0.9", "0.8"],
+        ["--plugin-band", "0", "1"],
+        ["--plugin", "llm-judge:m", "--scorer", "cosine"],
+    ],
+)
 def test_bad_plugin_arguments_are_errors_before_any_call(argv, tmp_path, judge_server):
     data, embedder = _pairs(tmp_path, n=40)
     judge_server.reset()
@@ -461,5 +531,7 @@ def test_bad_plugin_arguments_are_errors_before_any_call(argv, tmp_path, judge_s
 def test_plugin_with_labels_is_an_error(tmp_path):
     labels = tmp_path / "labels.jsonl"
     labels.write_text('{"text_a": "a", "text_b": "b", "label": 1, "similarity": 0.9}\n')
-    assert cli.calibrate_main(["--labels", str(labels), "--target", "0.05",
-                               "--plugin", "llm-judge:m"]) == 2  # fmt: skip
+    assert (
+        cli.calibrate_main(["--labels", str(labels), "--target", "0.05", "--plugin", "llm-judge:m"])
+        == 2
+    )

@@ -66,8 +66,12 @@ def test_llm_judge_upstream_failure_is_a_scorer_error():
         server.fail_next.extend([500, 500, 500])
         judge = LLMJudgeScorer(
             "openai/gpt-4o-mini",
-            completion_kwargs={"api_base": server.api_base, "api_key": "k", "num_retries": 0,
-                               "max_retries": 0},
-        )  # fmt: skip
+            completion_kwargs={
+                "api_base": server.api_base,
+                "api_key": "k",
+                "num_retries": 0,
+                "max_retries": 0,
+            },
+        )
         with pytest.raises(ScorerError, match="judge"):
             judge.score("a", "b", 0.9)

@@ -97,9 +97,22 @@ def calibrated(tmp_path_factory) -> Iterator[Path]:
         for key in ("SCORER", "EMBEDDER", "THRESHOLD", "VERIFIER", "NAMESPACE_THRESHOLDS"):
             mp.delenv(f"SEMCACHE_SEMANTIC__{key}", raising=False)
         mp.setattr(resolve, "resolve_embedder", lambda name, batch, runtime="auto", **_: embedder)
-        argv = ["--data", str(data), "--target", "0.02", "--embedder", EMBEDDER,
-                "--scorer", "learned", "--model", "logistic", "--holdout", "0.5",
-                "--save", str(env)]  # fmt: skip
+        argv = [
+            "--data",
+            str(data),
+            "--target",
+            "0.02",
+            "--embedder",
+            EMBEDDER,
+            "--scorer",
+            "learned",
+            "--model",
+            "logistic",
+            "--holdout",
+            "0.5",
+            "--save",
+            str(env),
+        ]
         assert cli.calibrate_main(argv) == 0
     yield env
 
@@ -307,9 +320,12 @@ def test_under_dismisses_only_what_judge_calls_a_plain_miss():
     grid = [round(x, 3) for x in np.linspace(0.5, 1.0, 51)]
     scored = _tier(RecordingScorer(0.9), ScoreBand(0.8, 0.98))
     plain = SemanticTier(
-        embedder=cache_embedder, store=InMemoryStore, verifier=get_verifier("details"),
-        threshold=0.9, namespace_thresholds={"strict": 0.95},
-    )  # fmt: skip
+        embedder=cache_embedder,
+        store=InMemoryStore,
+        verifier=get_verifier("details"),
+        threshold=0.9,
+        namespace_thresholds={"strict": 0.95},
+    )
     assert scored.under(0.99, "default")  # before set-up a scorer's tier serves nothing
 
     async def run() -> None:
@@ -323,8 +339,11 @@ def test_under_dismisses_only_what_judge_calls_a_plain_miss():
                         plain_miss = not verdict.hit and not verdict.rejected
                         expected = plain_miss and verdict.score is None
                         assert tier.under(similarity, namespace) == expected, (
-                            tier, namespace, similarity, verdict,
-                        )  # fmt: skip
+                            tier,
+                            namespace,
+                            similarity,
+                            verdict,
+                        )
         finally:
             await scored.close()
 

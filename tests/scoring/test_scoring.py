@@ -48,8 +48,14 @@ def _cos(a: str, b: str) -> float:
 def _synthetic(n: int = 400, seed: int = 0) -> tuple[list[str], list[str], np.ndarray]:
     """Pairs whose label depends on a number the embedding cannot see well."""
     rng = np.random.default_rng(seed)
-    topics = ["reset my password", "cancel my order", "change the delivery address",
-              "open a savings account", "update the billing card", "track a parcel"]  # fmt: skip
+    topics = [
+        "reset my password",
+        "cancel my order",
+        "change the delivery address",
+        "open a savings account",
+        "update the billing card",
+        "track a parcel",
+    ]
     a, b, labels = [], [], []
     for _ in range(n):
         topic = topics[rng.integers(len(topics))]
@@ -107,9 +113,13 @@ def test_boosted_trees_equal_sklearns_own_probabilities():
     rows = _rows(a, b)
     ours = fit_boosted(rows, labels, seed=0)
     theirs = GradientBoostingClassifier(
-        n_estimators=200, max_depth=3, learning_rate=0.05, subsample=0.8,
-        min_samples_leaf=20, random_state=0,
-    ).fit(rows, labels)  # fmt: skip
+        n_estimators=200,
+        max_depth=3,
+        learning_rate=0.05,
+        subsample=0.8,
+        min_samples_leaf=20,
+        random_state=0,
+    ).fit(rows, labels)
     np.testing.assert_allclose(ours.predict(rows), theirs.predict_proba(rows)[:, 1], atol=1e-9)
 
 
@@ -154,8 +164,9 @@ def _saved(tmp_path: Path, embedders=("hash",), primary="hash") -> SavedScorer:
     cos = np.array([[_cos(x, y)] * len(embedders) for x, y in zip(a, b, strict=True)])
     rows = FeatureExtractor().rows(a, b, cos)
     model = fit_logistic(rows, labels)
-    saved = SavedScorer(model, tuple(embedders), primary, 0.5, ScoreBand(0.3, math.inf),
-                        {"delta": 0.05})  # fmt: skip
+    saved = SavedScorer(
+        model, tuple(embedders), primary, 0.5, ScoreBand(0.3, math.inf), {"delta": 0.05}
+    )
     saved.save(tmp_path / "scorer.json")
     return SavedScorer.load(tmp_path / "scorer.json")
 

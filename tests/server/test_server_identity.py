@@ -28,9 +28,12 @@ def test_no_body_field_or_header_reaches_another_tenants_entries(
     proxy = start_proxy()
     b = proxy.client(CLIENT_KEYS["team-b"])
     b.chat.completions.create(model="fast", messages=QUESTION)
-    assert b.chat.completions.with_raw_response.create(
-        model="fast", messages=QUESTION
-    ).headers["x-semcache-tier"] == "exact"  # fmt: skip
+    assert (
+        b.chat.completions.with_raw_response.create(model="fast", messages=QUESTION).headers[
+            "x-semcache-tier"
+        ]
+        == "exact"
+    )
     a = proxy.client(CLIENT_KEYS["team-a"])
     served = refused = 0
     for claim in CLAIMS:

@@ -160,9 +160,11 @@ def test_admin_purge_stats_and_entries(
     ask(a, QUESTION)
     url = proxy.base_url
 
-    denied = httpx.post(f"{url}/admin/purge", json={"tenant": "team-a"}, headers={
-        "authorization": f"Bearer {CLIENT_KEYS['team-a']}"
-    })  # fmt: skip
+    denied = httpx.post(
+        f"{url}/admin/purge",
+        json={"tenant": "team-a"},
+        headers={"authorization": f"Bearer {CLIENT_KEYS['team-a']}"},
+    )
     assert denied.status_code == 401
     assert denied.json()["error"]["code"] == "invalid_api_key"
     no_filter = httpx.post(f"{url}/admin/purge", json={}, headers=ADMIN)
@@ -197,10 +199,10 @@ def test_admin_purge_stats_and_entries(
 
 def test_admin_disabled_without_admin_key(upstream: FakeOpenAIServer) -> None:
     config = proxy_config(upstream.api_base).model_copy(
-        update={"server": proxy_config(upstream.api_base).server.model_copy(
-            update={"admin_key": None}
-        )}
-    )  # fmt: skip
+        update={
+            "server": proxy_config(upstream.api_base).server.model_copy(update={"admin_key": None})
+        }
+    )
     server = LiveServer(create_app(config, environ=ENVIRON)).start()
     try:
         response = httpx.get(f"{server.base_url}/admin/stats", headers=ADMIN)
@@ -235,8 +237,11 @@ def test_one_log_line_per_request_without_content(
         ask(start_proxy().client("bad"), QUESTION)
     miss, hit, denied = _request_lines(caplog)
     assert (miss["tenant"], miss["tier"], miss["status"], miss["upstream_status"]) == (
-        "team-a", "miss", 200, 200,
-    )  # fmt: skip
+        "team-a",
+        "miss",
+        200,
+        200,
+    )
     assert (hit["tier"], hit["stream"], hit["upstream_status"]) == ("exact", True, None)
     assert denied["status"] == 401
     assert denied["tenant"] is None

@@ -146,15 +146,33 @@ def test_calibrate_apply_reaches_a_running_proxy(
         with labels.open("w") as handle:
             for i in range(900):
                 sim = rng.uniform(0.6, 1.0)
-                row = {"text_a": f"q{i}", "text_b": f"s{i}", "label": int(sim >= 0.75),
-                       "similarity": sim}  # fmt: skip
+                row = {
+                    "text_a": f"q{i}",
+                    "text_b": f"s{i}",
+                    "label": int(sim >= 0.75),
+                    "similarity": sim,
+                }
                 handle.write(json.dumps(row) + "\n")
         monkeypatch.setenv("TEST_PROXY_ADMIN_KEY", ADMIN_KEY)
         status = calibrate_main(
-            ["--labels", str(labels), "--target", "0.05", "--current", "0.99",
-             "--max-change", "0.3", "--apply", "--save", str(env), "--reload-url", server.base_url,
-             "--admin-key-env", "TEST_PROXY_ADMIN_KEY"]
-        )  # fmt: skip
+            [
+                "--labels",
+                str(labels),
+                "--target",
+                "0.05",
+                "--current",
+                "0.99",
+                "--max-change",
+                "0.3",
+                "--apply",
+                "--save",
+                str(env),
+                "--reload-url",
+                server.base_url,
+                "--admin-key-env",
+                "TEST_PROXY_ADMIN_KEY",
+            ]
+        )
         assert status == 0
         saved = CacheSettings(_env_file=env).semantic.threshold
         assert 0.74 < saved < 0.8
@@ -171,12 +189,17 @@ def test_calibrate_reports_without_apply(tmp_path, capsys: pytest.CaptureFixture
     rows = []
     for i in range(900):
         sim = rng.uniform(0.6, 1.0)
-        rows.append({"text_a": f"q{i}", "text_b": f"s{i}", "label": int(sim >= 0.8),
-                     "similarity": sim})  # fmt: skip
+        rows.append(
+            {"text_a": f"q{i}", "text_b": f"s{i}", "label": int(sim >= 0.8), "similarity": sim}
+        )
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     env = tmp_path / "x.env"
-    assert calibrate_main(["--labels", str(labels), "--target", "0.05", "--current", "0.9",
-                           "--save", str(env)]) == 0  # fmt: skip
+    assert (
+        calibrate_main(
+            ["--labels", str(labels), "--target", "0.05", "--current", "0.9", "--save", str(env)]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "threshold 0.9000 ->" in out and "before: served" in out and "after: served" in out
     assert "not applied" in out and not env.exists()
@@ -196,8 +219,9 @@ def test_recalibration_walks_every_labeled_row_unless_a_holdout_is_asked(
     rows = []
     for i in range(600):
         sim = rng.uniform(0.6, 1.0)
-        rows.append({"text_a": f"q{i}", "text_b": f"s{i}", "label": int(sim >= 0.8),
-                     "similarity": sim})  # fmt: skip
+        rows.append(
+            {"text_a": f"q{i}", "text_b": f"s{i}", "label": int(sim >= 0.8), "similarity": sim}
+        )
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     base = ["--labels", str(labels), "--target", "0.05", "--current", "0.9"]
     assert calibrate_main(base) == 0
@@ -215,12 +239,28 @@ def test_calibrate_changes_nothing_when_the_current_threshold_is_not_certified(
     tmp_path, capsys: pytest.CaptureFixture
 ) -> None:
     rng = random.Random(2)
-    rows = [{"text_a": f"q{i}", "text_b": f"s{i}", "label": int(rng.random() < 0.8),
-             "similarity": rng.uniform(0.8, 1.0)} for i in range(400)]  # fmt: skip
+    rows = [
+        {
+            "text_a": f"q{i}",
+            "text_b": f"s{i}",
+            "label": int(rng.random() < 0.8),
+            "similarity": rng.uniform(0.8, 1.0),
+        }
+        for i in range(400)
+    ]
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     env = tmp_path / "x.env"
-    argv = ["--labels", str(labels), "--target", "0.05", "--current", "0.85", "--apply",
-            "--save", str(env)]  # fmt: skip
+    argv = [
+        "--labels",
+        str(labels),
+        "--target",
+        "0.05",
+        "--current",
+        "0.85",
+        "--apply",
+        "--save",
+        str(env),
+    ]
     assert calibrate_main(argv) == 1  # 20% wrong everywhere: nothing certified
     assert "no change" in capsys.readouterr().out and not env.exists()

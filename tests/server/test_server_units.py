@@ -29,9 +29,16 @@ MESSAGES = [{"role": "user", "content": "hi"}]
 
 def _stats(store_entries: int | None) -> CacheStats:
     return CacheStats(
-        requests=0, tiers={}, upstream_calls=0, stored=0, verifier_rejections=0, errors={},
-        saved_cost_usd=0.0, saved_tokens=0, store_entries=store_entries,
-    )  # fmt: skip
+        requests=0,
+        tiers={},
+        upstream_calls=0,
+        stored=0,
+        verifier_rejections=0,
+        errors={},
+        saved_cost_usd=0.0,
+        saved_tokens=0,
+        store_entries=store_entries,
+    )
 
 
 def _samples(metrics: ProxyMetrics, stats: CacheStats | None = None) -> dict[tuple, float]:
@@ -103,21 +110,41 @@ def test_a_completion_prompt_becomes_one_user_message() -> None:
     [
         (parse_embedding_request, [1], "body", InvalidRequestType),
         (parse_embedding_request, {"input": "x"}, "model", InvalidRequestType),
-        (parse_embedding_request, {"model": "m", "input": "x", "stream": True}, "stream",
-         InvalidRequest),
-        (parse_embedding_request, {"model": "m", "input": "x", "stream": "no"}, "stream",
-         InvalidRequestType),
-        (parse_embedding_request, {"model": "m", "input": "x", "messages": []}, "messages",
-         InvalidRequest),
+        (
+            parse_embedding_request,
+            {"model": "m", "input": "x", "stream": True},
+            "stream",
+            InvalidRequest,
+        ),
+        (
+            parse_embedding_request,
+            {"model": "m", "input": "x", "stream": "no"},
+            "stream",
+            InvalidRequestType,
+        ),
+        (
+            parse_embedding_request,
+            {"model": "m", "input": "x", "messages": []},
+            "messages",
+            InvalidRequest,
+        ),
         (parse_embedding_request, {"model": "m"}, "input", InvalidRequest),
-        (parse_completion_request, {"model": "m", "prompt": "x", "tenant": "b"}, "tenant",
-         InvalidRequest),
-        (parse_completion_request, {"model": "m", "prompt": "x", "input": "x"}, "input",
-         InvalidRequest),
+        (
+            parse_completion_request,
+            {"model": "m", "prompt": "x", "tenant": "b"},
+            "tenant",
+            InvalidRequest,
+        ),
+        (
+            parse_completion_request,
+            {"model": "m", "prompt": "x", "input": "x"},
+            "input",
+            InvalidRequest,
+        ),
         (parse_completion_request, {"model": "m", "prompt": 3}, "prompt", InvalidRequestType),
         (parse_completion_request, {"model": "m"}, "prompt", InvalidRequest),
     ],
-)  # fmt: skip
+)
 def test_other_routes_reject_by_field(
     parse: object, body: object, field: str, error: type[Exception]
 ) -> None:
@@ -281,13 +308,25 @@ def test_compression_and_private_data_are_metric_series() -> None:
     info = CacheInfo(Tier.MISS, compression_saved_tokens=40, compression_saved_usd=0.002)
     metrics.record_request(tenant="a", model="m", info=info, latency_s=0.1)
     privacy = PrivacyStats(
-        findings={"card": 3, "email": 1}, questions=9, private_questions=4, not_stored=3,
-        redacted=1, answers_not_stored=2, answers_redacted=0,
-    )  # fmt: skip
+        findings={"card": 3, "email": 1},
+        questions=9,
+        private_questions=4,
+        not_stored=3,
+        redacted=1,
+        answers_not_stored=2,
+        answers_redacted=0,
+    )
     stats = CacheStats(
-        requests=1, tiers={}, upstream_calls=1, stored=0, verifier_rejections=0, errors={},
-        saved_cost_usd=0.0, saved_tokens=0, privacy=privacy,
-    )  # fmt: skip
+        requests=1,
+        tiers={},
+        upstream_calls=1,
+        stored=0,
+        verifier_rejections=0,
+        errors={},
+        saved_cost_usd=0.0,
+        saved_tokens=0,
+        privacy=privacy,
+    )
     samples = _samples(metrics, stats)
     assert samples[("semcache_compression_saved_tokens_total", ())] == 40
     assert samples[("semcache_compression_saved_cost_usd_total", ())] == pytest.approx(0.002)

@@ -47,8 +47,14 @@ def _labels(path: Path, right_above: float, seed: int) -> Path:
     rows = []
     for i in range(900):
         sim = rng.uniform(0.7, 1.0)
-        rows.append({"text_a": f"q{i}", "text_b": f"s{i}", "label": int(sim >= right_above),
-                     "similarity": sim})  # fmt: skip
+        rows.append(
+            {
+                "text_a": f"q{i}",
+                "text_b": f"s{i}",
+                "label": int(sim >= right_above),
+                "similarity": sim,
+            }
+        )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -78,8 +84,20 @@ def readme_proxy(tmp_path, upstream: FakeOpenAIServer, monkeypatch: pytest.Monke
 
 
 def _calibrate(labels: Path, base: str) -> int:
-    return main(["calibrate", "--labels", str(labels), "--target", "0.05", "--apply",
-                 "--reload-url", base, "--admin-key-env", "SEMCACHE_ADMIN_KEY"])  # fmt: skip
+    return main(
+        [
+            "calibrate",
+            "--labels",
+            str(labels),
+            "--target",
+            "0.05",
+            "--apply",
+            "--reload-url",
+            base,
+            "--admin-key-env",
+            "SEMCACHE_ADMIN_KEY",
+        ]
+    )
 
 
 def test_the_readme_loop_loosens_the_served_threshold(readme_proxy, tmp_path, capsys) -> None:
@@ -117,9 +135,14 @@ def test_apply_fails_loudly_when_the_proxy_does_not_serve_the_new_value(
 def test_the_threshold_route_needs_the_admin_key_and_a_cosine(readme_proxy) -> None:
     assert httpx.get(f"{readme_proxy}/admin/threshold", timeout=10).status_code == 401
     admin = {"authorization": f"Bearer {ADMIN}"}
-    bad = httpx.post(f"{readme_proxy}/admin/threshold", json={"threshold": 1.5},
-                     headers=admin, timeout=10)  # fmt: skip
+    bad = httpx.post(
+        f"{readme_proxy}/admin/threshold", json={"threshold": 1.5}, headers=admin, timeout=10
+    )
     assert bad.status_code == 400 and "threshold" in bad.text
-    ns = httpx.post(f"{readme_proxy}/admin/threshold", json={"threshold": 0.9, "namespace": "faq"},
-                    headers=admin, timeout=10).json()  # fmt: skip
+    ns = httpx.post(
+        f"{readme_proxy}/admin/threshold",
+        json={"threshold": 0.9, "namespace": "faq"},
+        headers=admin,
+        timeout=10,
+    ).json()
     assert ns["threshold"] == 0.93 and ns["namespace_thresholds"] == {"faq": 0.9}

@@ -32,11 +32,15 @@ def test_metadata_round_trips_on_both_lookups(store: VectorStore) -> None:
 
 
 def test_nearest_k_is_closest_first_and_bounded(store: VectorStore) -> None:
-    store.upsert([
-        make_entry("far", unit(0.0, 1.0)), make_entry("near", unit(0.9, 0.1)),
-        make_entry("exact", ALONG), make_entry("mid", unit(0.6, 0.8)),
-        make_entry("other-tenant", ALONG, tenant="t2"),
-    ])  # fmt: skip
+    store.upsert(
+        [
+            make_entry("far", unit(0.0, 1.0)),
+            make_entry("near", unit(0.9, 0.1)),
+            make_entry("exact", ALONG),
+            make_entry("mid", unit(0.6, 0.8)),
+            make_entry("other-tenant", ALONG, tenant="t2"),
+        ]
+    )
     matches = store.nearest_k(ALONG, where(), 3)
     assert keys(matches) == ["exact", "near", "mid"]
     assert round(matches[0].similarity, 4) == 1.0
@@ -59,12 +63,14 @@ FILTER_CASES = [
 
 
 def test_filters_narrow_both_lookups(store: VectorStore) -> None:
-    store.upsert([
-        with_meta("a", {"source": "faq", "rank": 1, "public": True}),
-        with_meta("b", {"source": "blog", "rank": 3, "public": False}, unit(0.9, 0.1)),
-        with_meta("c", {"source": "faq", "rank": 2}, unit(0.6, 0.8)),
-        make_entry("none", unit(0.8, 0.2)),
-    ])  # fmt: skip
+    store.upsert(
+        [
+            with_meta("a", {"source": "faq", "rank": 1, "public": True}),
+            with_meta("b", {"source": "blog", "rank": 3, "public": False}, unit(0.9, 0.1)),
+            with_meta("c", {"source": "faq", "rank": 2}, unit(0.6, 0.8)),
+            make_entry("none", unit(0.8, 0.2)),
+        ]
+    )
     for filters, expected in FILTER_CASES:
         w = where(filters=metadata_filters(filters))
         assert keys(store.nearest_k(ALONG, w, 10)) == expected, filters
@@ -85,9 +91,19 @@ def test_a_filter_never_widens_a_partition(store: VectorStore) -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [{"k": 1.5}, {"k": None}, {"k": []}, {"k": {"x": 1}}, {"k": True}, {"k": [True, False]},
-     {"k": ["a", 1]}, {"": "x"}, {"a.b": "x"}, "not a mapping"],
-)  # fmt: skip
+    [
+        {"k": 1.5},
+        {"k": None},
+        {"k": []},
+        {"k": {"x": 1}},
+        {"k": True},
+        {"k": [True, False]},
+        {"k": ["a", 1]},
+        {"": "x"},
+        {"a.b": "x"},
+        "not a mapping",
+    ],
+)
 def test_bad_filters_are_refused_naming_the_key(bad) -> None:
     with pytest.raises(ConfigError, match="filters"):
         metadata_filters(bad)

@@ -109,9 +109,13 @@ def test_a_withdrawal_by_key_is_gone_for_the_other_and_fences_older_copies(
 
 def test_the_model_watermark_removes_older_answers_for_every_store(pair, clock: Clock) -> None:
     a, b = pair
-    b.upsert([make_entry("old", model="m", created_at=NOW - 5),
-              make_entry("new", model="m", created_at=NOW + 5, vector=unit(0.0, 1.0)),
-              make_entry("other", model="x", created_at=NOW - 5, tenant="t2")])  # fmt: skip
+    b.upsert(
+        [
+            make_entry("old", model="m", created_at=NOW - 5),
+            make_entry("new", model="m", created_at=NOW + 5, vector=unit(0.0, 1.0)),
+            make_entry("other", model="x", created_at=NOW - 5, tenant="t2"),
+        ]
+    )
     assert a.mark_model("m", NOW) == 1
     assert b.retrieve("old", where()) is None
     assert b.retrieve("new", where()) is not None

@@ -61,8 +61,12 @@ def _miss(query: str, key: str, sim: float) -> NearMiss:
 
 
 def test_clusters_are_ordered_by_size_and_export_counts_repeats(tmp_path):
-    misses = [_miss("a", "k1", 0.85), _miss("a", "k1", 0.85), _miss("b", "k1", 0.8),
-              _miss("c", "k2", 0.88)]  # fmt: skip
+    misses = [
+        _miss("a", "k1", 0.85),
+        _miss("a", "k1", 0.85),
+        _miss("b", "k1", 0.8),
+        _miss("c", "k2", 0.88),
+    ]
     clusters = cluster_misses(misses)
     assert [(c.key, c.count) for c in clusters] == [("k1", 3), ("k2", 1)]
     assert cluster_misses(misses, min_count=2)[0].examples == (("a", 0.85), ("b", 0.8))

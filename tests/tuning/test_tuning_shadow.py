@@ -141,9 +141,15 @@ async def test_close_waits_for_running_checks_within_its_timeout():
         verdicts.append(wrong)
 
     shadow = ShadowVerifier(
-        upstream, _Agree(), Sampler(SamplingPolicy(1.0), random.Random(0)), on_verdict,
-        FailOpen(stats, timeout_s=5.0), stats, max_concurrency=4, max_pending=4,
-    )  # fmt: skip
+        upstream,
+        _Agree(),
+        Sampler(SamplingPolicy(1.0), random.Random(0)),
+        on_verdict,
+        FailOpen(stats, timeout_s=5.0),
+        stats,
+        max_concurrency=4,
+        max_pending=4,
+    )
     shadow.consider(_served(0), {"model": "m", "messages": []}, lambda: "x", 0.8)
     await shadow.close(5.0)
     assert verdicts == [False]
