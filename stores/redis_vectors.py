@@ -342,7 +342,8 @@ class RedisVectorStore:
             entry = json.loads(found[1])
             raw = json.dumps({name: entry[name] for name in PARTITION_FIELDS})
         client.hsetnx(self._layout.parts, pid, raw)
-        return json.loads(raw)
+        partition: dict[str, str] = json.loads(raw)
+        return partition
 
     # -- writes -------------------------------------------------------------------------
 

@@ -200,7 +200,7 @@ def test_policy_for_namespace_and_request():
 
 def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "phonenumbers", None)
-    with pytest.raises(MissingDependency, match=r"semcache\[privacy\]"):
+    with pytest.raises(MissingDependency, match=r"semcache-llm\[privacy\]"):
         privacy.PhoneDetector().detect("call me at +1 415-555-2671")
 
 

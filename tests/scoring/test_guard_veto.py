@@ -165,6 +165,7 @@ def test_calibrate_offers_the_vetoed_scorer_and_saves_its_veto(tmp_path, monkeyp
         data=str(data),
         fit_fraction=0.2,
         holdout=None,
+        add_collisions=False,
     )
     _save(args, chosen, learned, sims, Console(file=io.StringIO()))
     saved = load_scorer_file(tmp_path / "semcache-scorer.json")

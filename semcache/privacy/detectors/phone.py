@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from types import ModuleType
+from typing import Any
 
 from semcache.errors import ConfigError, ScanLimitExceeded
 from semcache.privacy import _deps
@@ -72,7 +73,9 @@ class _Tries:
     def __init__(self, length: int) -> None:
         self.left = TRIES_FLOOR + length // BYTES_PER_TRY
 
-    def matches(self, phonenumbers: ModuleType, text: str, region: str, leniency: object) -> list:
+    def matches(
+        self, phonenumbers: ModuleType, text: str, region: str, leniency: object
+    ) -> list[Any]:
         check_deadline()
         if self.left <= 0:
             raise ScanLimitExceeded("phone detector: text too dense in number candidates")
