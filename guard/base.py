@@ -24,6 +24,15 @@ class HitVerifier(Protocol):
     def verify(self, query: str, candidate: str) -> bool: ...
 
 
+@runtime_checkable
+class EmbeddingVerifier(Protocol):
+    """A ``HitVerifier`` whose ``verify`` may run an embedder for some pairs: blocking work,
+    so callers on an event loop call it in a worker thread when ``embeds`` says so (a text
+    check, cheap) and inline otherwise."""
+
+    def embeds(self, query: str, candidate: str) -> bool: ...
+
+
 class NoGuard:
     """The null guard, named ``"none"``: every candidate above the threshold is served.
 

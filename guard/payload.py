@@ -27,6 +27,8 @@ from collections.abc import Callable
 from semcache.embedders.base import Embedder
 from semcache.errors import EmbedderError
 from semcache.guard.base import HitVerifier
+from semcache.guard.features import extract
+from semcache.guard.opposites import differing, words
 
 Lane = Callable[[str], "Embedder | None"]
 """The embedder that embeds a given question (the semantic tier's lane for it)."""
@@ -74,14 +76,15 @@ class PayloadGuard:
             return False
         return float(one @ other) >= self.min_similarity
 
+    def embeds(self, query: str, candidate: str) -> bool:
+        """Whether :meth:`verify` may embed for this pair (it is templated)."""
+        return self.payloads(query, candidate) is not None
+
     def payloads(self, query: str, candidate: str) -> tuple[str, str] | None:
         """The two differing parts when the pair is templated (see the module docstring),
         else None."""
         if query == candidate:
             return None
-        from semcache.guard.features import extract
-        from semcache.guard.opposites import differing, words
-
         a, b = extract(query).sequence, extract(candidate).sequence
         part_a, part_b = differing(a, b)
         if not (part_a and part_b):

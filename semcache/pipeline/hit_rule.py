@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
+from semcache.guard.base import EmbeddingVerifier
 from semcache.pipeline.lookup_result import Verdict
 
 if TYPE_CHECKING:
@@ -72,6 +73,20 @@ class OneCandidate:
         """Whether :meth:`judge` runs the scorer's model (blocking work: a worker thread)."""
         decision = self.decision
         return decision is not None and question is not None and decision.needs_score(similarity)
+
+    def blocks(self, prompt: str, question: str | None, similarity: float) -> bool:
+        """Whether :meth:`judge` does blocking work for this candidate (the scorer's model, or
+        a guard that embeds): callers on the event loop run it in a worker thread."""
+        if self.scores(question, similarity):
+            return True
+        verifier = self.verifier
+        return (
+            question is not None
+            and not self.scored
+            and not self.under(similarity)
+            and isinstance(verifier, EmbeddingVerifier)
+            and verifier.embeds(prompt, question)
+        )
 
     def judge(self, prompt: str, question: str | None, similarity: float) -> Verdict:
         """May an answer to ``question`` (found at cosine ``similarity``) serve ``prompt``?"""

@@ -336,10 +336,11 @@ class SemanticTier:
     async def ajudge(
         self, prompt: str, question: str | None, similarity: float, namespace: str
     ) -> Verdict:
-        """:meth:`judge` for callers on the event loop: a candidate the scorer must score is
-        judged in a worker thread; every other case is a comparison, done inline."""
+        """:meth:`judge` for callers on the event loop: a candidate the scorer must score, or
+        that the guard must embed, is judged in a worker thread; every other case is a
+        comparison, done inline."""
         rule = self.rule(namespace)
-        if rule.scores(question, similarity):
+        if rule.blocks(prompt, question, similarity):
             return await asyncio.to_thread(rule.judge, prompt, question, similarity)
         return rule.judge(prompt, question, similarity)
 

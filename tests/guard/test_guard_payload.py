@@ -95,3 +95,29 @@ def test_the_default_cache_serves_no_templated_pair_with_another_request(minilm)
             cache.close()
     assert sum(served["details-only"][: len(DIFFERENT)]) >= 2  # the bug this guards against
     assert served["default"] == [False] * len(DIFFERENT) + [True] * len(SAME)
+
+
+def test_a_pair_the_guard_must_embed_is_judged_off_the_event_loop():
+    """The rule names the candidates whose judging embeds (blocking work: callers on the
+    event loop run those in a worker thread) and only those: short pairs and candidates under
+    the threshold stay inline, with no embedding."""
+    from semcache.pipeline.hit_rule import OneCandidate
+
+    counting = Counting(FakeEmbedderForPayload())
+    guard = PayloadGuard(NoGuard(), lambda _: counting)
+    rule = OneCandidate(threshold=0.9, floor=None, verifier=guard, decision=None, scored=False)
+    a, b = DIFFERENT[0]
+    assert rule.blocks(TEMPLATE + a, TEMPLATE + b, 0.99)
+    assert not rule.blocks(TEMPLATE + a, TEMPLATE + b, 0.5)  # under the threshold: no work
+    assert not rule.blocks("What is the refund policy?", "What's your refund policy?", 0.99)
+    assert not rule.blocks(TEMPLATE + a, None, 0.99)  # no stored question: nothing to check
+    plain = OneCandidate(threshold=0.9, floor=None, verifier=NoGuard(), decision=None, scored=False)
+    assert not plain.blocks(TEMPLATE + a, TEMPLATE + b, 0.99)
+    assert counting.texts == 0  # deciding where to judge embeds nothing
+
+
+class FakeEmbedderForPayload:
+    name, dim = "fake", 2
+
+    def embed(self, texts):
+        raise AssertionError("deciding where to judge must not embed")
