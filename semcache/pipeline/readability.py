@@ -51,9 +51,7 @@ class ReadabilityStage:
         if tier.reads(prompt):
             return await call_next(request)
         self._stats.count(UNREADABLE)
-        decision = replace(request.decision, semantic=False)
-        why = request.miss_reason or MissReason.UNREADABLE
-        found = await call_next(replace(request, decision=decision, miss_reason=why))
+        found = await call_next(exact_only(request, MissReason.UNREADABLE))
         return replace(found, unreadable=True)
 
 
@@ -83,9 +81,7 @@ class WindowStage:
         if not await _beyond(window, prompt):
             return await call_next(request)
         self._stats.count(BEYOND_WINDOW)
-        decision = replace(request.decision, semantic=False)
-        why = request.miss_reason or MissReason.BEYOND_WINDOW
-        return await call_next(replace(request, decision=decision, miss_reason=why))
+        return await call_next(exact_only(request, MissReason.BEYOND_WINDOW))
 
 
 async def _beyond(window: Window, text: str) -> bool:
@@ -94,3 +90,10 @@ async def _beyond(window: Window, text: str) -> bool:
     if tokens is None or len(text) * 4 <= tokens:  # UTF-8: at most 4 bytes a character
         return False
     return bool(await asyncio.to_thread(unseen, window, text))
+
+
+def exact_only(request: Request, reason: MissReason) -> Request:
+    """``request`` with its semantic lookup and store turned off (its answer is kept for exact
+    repeats only), missing for ``reason`` unless an earlier stage gave one."""
+    decision = replace(request.decision, semantic=False)
+    return replace(request, decision=decision, miss_reason=request.miss_reason or reason)
