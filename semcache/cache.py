@@ -88,7 +88,7 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         request = self._parts.prepare(kwargs)
         if request.stream:
             return SyncCacheStream(self._astream(request))
-        found = self._parts.memory_stage.peek(request)
+        found = self._parts.path.lookup.peek(request)
         if found is not None:
             return self._delivery.deliver(found)
         return self._loop.run(self._find(request))
@@ -100,7 +100,7 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         request = self._parts.prepare(kwargs)
         if request.stream:
             return self._astream(request)
-        found = self._parts.memory_stage.peek(request)
+        found = self._parts.path.lookup.peek(request)
         if found is not None:
             return self._delivery.deliver(found)
         return await self._loop.arun(self._find(request))
@@ -232,8 +232,8 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         await self.aclose()
 
     def _astream(self, request: Request) -> AsyncCacheStream:
-        return AsyncCacheStream(self._delivery.stream(self._parts.pipeline, request), self._loop)
+        return AsyncCacheStream(self._delivery.stream(self._parts.path, request), self._loop)
 
     # -- on the loop --------------------------------------------------------------------------
     async def _find(self, request: Request) -> ModelResponse:
-        return self._delivery.deliver(await self._parts.pipeline.run(request))
+        return self._delivery.deliver(await self._parts.path.run(request))

@@ -19,7 +19,7 @@ from litellm import ModelResponse
 
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.pipeline.base import Request
-from semcache.runtime import lookup, query, writes
+from semcache.runtime import query, writes
 from semcache.stats import CacheHit, CacheInfo, ImportReport
 
 if TYPE_CHECKING:
@@ -348,19 +348,19 @@ class DirectAPI:
         return request, answer, meta
 
     async def _check(self, request: Request) -> CacheHit | None:
-        found = await lookup.lookup(self._parts, self._delivery, request)
+        found = await self._delivery.lookup(self._parts.path, request)
         return found if isinstance(found, CacheHit) else None
 
     def lookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
         """``check`` with ``completion``'s keyword arguments, for integrations: a miss
         returns its ``CacheInfo`` (why it missed, how close it came) instead of None."""
         request = self._parts.prepare(kwargs)
-        return self._loop.run(lookup.lookup(self._parts, self._delivery, request))
+        return self._loop.run(self._delivery.lookup(self._parts.path, request))
 
     async def alookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
         """``lookup`` for async callers."""
         request = self._parts.prepare(kwargs)
-        return await self._loop.arun(lookup.lookup(self._parts, self._delivery, request))
+        return await self._loop.arun(self._delivery.lookup(self._parts.path, request))
 
     def _prepare_many(
         self,

@@ -351,10 +351,11 @@ async def test_request_finishing_its_store_lookup_after_the_flight_does_not_call
         store.armed_calls = 0
         first = asyncio.ensure_future(cache.acompletion(**req()))
         await asyncio.sleep(0.03)
-        second = await cache.acompletion(**req())  # misses memory, then waits on the store
+        second = await cache.acompletion(**req())  # misses memory, the first's store read waits
         await first
         assert upstream.chat_calls == 1
-        assert cache_info(second).tier == "exact"
+        # the lookup runs inside the exact key's flight: the second joins it, not a store read
+        assert cache_info(second).tier == "coalesced"
     finally:
         await cache.aclose()
 

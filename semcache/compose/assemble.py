@@ -25,17 +25,15 @@ from semcache.core.memory import MemoryTier
 from semcache.core.model_watch import ModelWatch
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
-from semcache.pipeline.coalesce import CoalesceStage
 from semcache.pipeline.compress import CompressStage
-from semcache.pipeline.exact_store import ExactStoreStage
 from semcache.pipeline.gather import GatherWindow
-from semcache.pipeline.memory import MemoryStage
+from semcache.pipeline.hedge import HedgeStage
+from semcache.pipeline.lookup import Lookup
 from semcache.pipeline.merge import MergeStage
 from semcache.pipeline.model_watch import ModelWatchStage
+from semcache.pipeline.path import RequestPath
 from semcache.pipeline.prepare import Prepare
-from semcache.pipeline.privacy import PrivacyAnswerStage, PrivacyStage, ScanRunner
-from semcache.pipeline.readability import ReadabilityStage
-from semcache.pipeline.semantic import SemanticStage
+from semcache.pipeline.privacy import PrivacyAnswerStage, QuestionGate, ScanRunner
 from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
 from semcache.privacy.gate import PrivacyGate
@@ -44,7 +42,7 @@ from semcache.runtime.admission import Admission, LoopLag, UpstreamLatency
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import HitAudit, Stats
 from semcache.tuning.loop import TuningLoop
-from semcache.tuning.stage import TuningStage
+from semcache.tuning.stage import Serves
 
 if TYPE_CHECKING:
     from litellm.types.utils import ModelResponseStream
@@ -57,10 +55,10 @@ if TYPE_CHECKING:
     from semcache.stores.base import Entry, VectorStore
 
 
-from semcache.compose.semantic import semantic_tier, store_watermark, window_stage
+from semcache.compose.semantic import readability_gate, semantic_tier, store_watermark
 from semcache.compose.shared import (
     local_store_dir,
-    redis_read,
+    redis_lookup,
     redis_write,
     shared_flight,
     shared_merge,
@@ -74,9 +72,8 @@ class Assembly:
     """Everything one ``SemanticCache`` runs, wired together."""
 
     prepare: Prepare
-    pipeline: Pipeline
+    path: RequestPath
     upstream_call: UpstreamCall
-    memory_stage: MemoryStage
     coalescer: Coalescer[Found, ModelResponseStream]
     memory: MemoryTier
     backend: SemanticBackend
@@ -153,7 +150,6 @@ def assemble(
     )
     deadline_ms = s.admission.lookup_deadline_ms
     watch = ModelWatch(stats, invalidate=s.policy.on_model_change == "invalidate")
-    memory_stage = MemoryStage(memory, clock, watch.fresh)
     coalescer: Coalescer[Found, ModelResponseStream] = Coalescer(max_wait=s.coalesce.max_wait_s)
     if upstream is None:
         from semcache.runtime.upstream import LiteLLMUpstream
@@ -188,30 +184,30 @@ def assemble(
         shared=shared_merge(shared, failopen, stats, s.coalesce, watch),
         follow_budget_s=embed_gate.budget_s,
     )
-    stages: list[Stage] = [
-        PrivacyStage(privacy, s.privacy, scans),
-        *([] if tier is None else [ReadabilityStage(tier, stats)]),
-        *([] if tier is None else [window_stage(s, embedder, fallback_embedder, stats)]),
-        memory_stage,
-        *([] if shared is None else [redis_read(shared, memory, failopen, writer, watch)]),
-        ExactStoreStage(backend, memory, failopen, writer.fence, clock, fresh=watch.fresh),
-        CoalesceStage(coalescer, memory_stage.peek, enabled=s.coalesce.enabled),
+    lookup = Lookup(
+        memory=memory,
+        backend=backend,
+        failopen=failopen,
+        fence=writer.fence,
+        stats=stats,
+        clock=clock,
+        fresh=watch.fresh,
+        privacy=QuestionGate(privacy, s.privacy, scans),
+        readability=None
+        if tier is None
+        else readability_gate(s, tier, embedder, fallback_embedder, stats),
+        admission=embed_gate,
+        serves=Serves(backend, tuning.ledger, tuning.shadow, clock),
+        near_misses=tuning.near_misses,
+        shared=redis_lookup(shared),
+        deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
+        hedge=s.admission.hedge,
+    )
+    answer: list[Stage] = [
         *shared_flight(shared, failopen, stats, s.coalesce, watch),
         *([] if shared is None else [redis_write(shared, failopen, stats, watch)]),
-        TuningStage(backend, tuning.ledger, tuning.shadow, clock),
-        SemanticStage(
-            backend,
-            failopen,
-            stats,
-            clock,
-            admission=embed_gate,
-            deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,
-            fresh=watch.fresh,
-            hedge=s.admission.hedge,
-            adopter=merge,
-        ),
+        HedgeStage(lookup, embed_gate, failopen, stats, adopter=merge),
         merge,
-        tuning.miss_stage,
         WriteBehindStage(writer),
         ModelWatchStage(watch, store_watermark(backend, failopen)),
         PrivacyAnswerStage(privacy, scans),
@@ -228,9 +224,8 @@ def assemble(
     )
     return Assembly(
         prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
-        pipeline=Pipeline(stages, terminal),
+        path=RequestPath(lookup, Pipeline(answer, terminal), coalescer, enabled=s.coalesce.enabled),
         upstream_call=terminal,
-        memory_stage=memory_stage,
         coalescer=coalescer,
         memory=memory,
         backend=backend,

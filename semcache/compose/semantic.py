@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from semcache.guard import HitVerifier
     from semcache.pipeline.backend import SemanticBackend
     from semcache.pipeline.model_watch import OnChange
-    from semcache.pipeline.readability import WindowStage
+    from semcache.pipeline.readability import ReadabilityGate
     from semcache.runtime.failopen import FailOpen
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
@@ -91,17 +91,19 @@ def readability(s: SemanticSettings, embedder: Embedder | None) -> Readability:
     return readability_of(embedder) if embedder is not None else readability_for(s.embedder)
 
 
-def window_stage(
+def readability_gate(
     s: CacheSettings,
+    tier: SemanticTier,
     embedder: Embedder | None,
     fallback_embedder: Embedder | None,
     stats: Stats,
-) -> WindowStage:
-    """The window gate for the primary embedder (injected, else the one ``semantic.embedder``
-    names, built without loading it) and, when there is one, the fallback lane's."""
+) -> ReadabilityGate:
+    """The readability gate with the window of the primary embedder (injected, else the one
+    ``semantic.embedder`` names, built without loading it) and, when there is one, the
+    fallback lane's."""
     from semcache.embedders import load_embedder
     from semcache.embedders.window import window_of
-    from semcache.pipeline.readability import WindowStage
+    from semcache.pipeline.readability import ReadabilityGate
 
     def window(injected: Embedder | None, name: str) -> Window:
         built = injected if injected is not None else load_embedder(name, runtime="torch")
@@ -109,9 +111,10 @@ def window_stage(
 
     fallback = s.semantic.fallback_embedder
     lane = fallback_embedder is not None or fallback is not None
-    return WindowStage(
-        window(embedder, s.semantic.embedder),
+    return ReadabilityGate(
+        tier,
         stats,
+        window(embedder, s.semantic.embedder),
         window(fallback_embedder, fallback or "") if lane else None,
     )
 

@@ -15,6 +15,7 @@ from semcache.core.model_watch import ModelWatch
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Stage
 from semcache.pipeline.fence import PurgeFilter
+from semcache.pipeline.lookup import Shared
 from semcache.pipeline.write_behind import WriteBehind
 from semcache.replicas.settings import RedisSettings
 from semcache.runtime.failopen import FailOpen
@@ -121,16 +122,9 @@ def shared_tier(
     return SharedTier(client, exact, log, flights, questions)
 
 
-def redis_read(
-    shared: SharedTier,
-    memory: MemoryTier,
-    failopen: FailOpen,
-    writer: WriteBehind,
-    watch: ModelWatch,
-) -> Stage:
-    from semcache.pipeline.redis_exact import RedisReadStage
-
-    return RedisReadStage(shared.exact, shared.log, memory, failopen, writer.fence, watch)
+def redis_lookup(shared: SharedTier | None) -> Shared | None:
+    """The Redis exact tier as the lookup reads it (None without ``redis.url``)."""
+    return None if shared is None else Shared(shared.exact, shared.log)
 
 
 def redis_write(shared: SharedTier, failopen: FailOpen, stats: Stats, watch: ModelWatch) -> Stage:

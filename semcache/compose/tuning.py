@@ -19,7 +19,7 @@ from semcache.tuning.estimate import FalseHitMonitor
 from semcache.tuning.labels import LabelLog
 from semcache.tuning.ledger import ServeLedger
 from semcache.tuning.loop import TuningLoop
-from semcache.tuning.misses import MissLog, MissStage
+from semcache.tuning.misses import MissLog, NearMisses
 from semcache.tuning.settings import VerifySettings
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def tuning_loop(
         labels=LabelLog(capacity=t.max_labels, path=t.labels_path),
         monitor=FalseHitMonitor(delta=t.delta, window=t.window),
         misses=misses,
-        miss_stage=MissStage(backend, misses, clock, margin=t.miss_margin),
+        near_misses=NearMisses(backend, misses, clock, margin=t.miss_margin),
         shadow=shadow_factory(s.verify, backend, failopen, stats, upstream),
         shared=shared,
     )

@@ -48,7 +48,9 @@ class Request:
     (not served: miss analysis records it without searching again). ``privacy`` is the
     private-data gate's verdict on the question (None when the gate did not look).
     ``miss_reason``: why no tier answered so far (set by the stage that gave up).
-    ``routed_to``: the fallback embedder the readability gate routed the question to.
+    ``routed_to``: the fallback embedder the readability gate routed the question to;
+    ``unreadable``: no embedder reads it (exact-only). ``hedge``: the semantic lookup was
+    refused for the queue and may still race the upstream call.
     """
 
     params: dict[str, Any]
@@ -65,6 +67,8 @@ class Request:
     privacy: Verdict | None = None
     miss_reason: MissReason | None = None
     routed_to: str | None = None
+    unreadable: bool = False
+    hedge: bool = False
 
     @property
     def entry_scope(self) -> str:

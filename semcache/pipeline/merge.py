@@ -106,8 +106,8 @@ class MergeStage:
     ) -> Found:
         """Take part once the vector is known, for a call that started without one.
 
-        A hedged lookup's request (see ``SemanticStage``) went upstream before its question
-        was embedded, so it could neither follow nor be followed. When its lookup misses
+        A hedged lookup's request (:mod:`semcache.pipeline.hedge`) went upstream before its
+        question was embedded, so it could neither follow nor be followed. When its lookup misses
         while the call still runs, the question is judged against the paraphrases in flight
         as any miss is, and it follows one or becomes followable itself, ``running``
         standing for its call (no gathering hold: the call is already under way). ``start``:

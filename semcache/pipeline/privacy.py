@@ -1,6 +1,6 @@
-"""The private-data gate as two stages: one before any lookup, one on the fresh answer.
+"""The private-data gate, twice: on the question before any lookup, on the fresh answer.
 
-Before lookups, ``PrivacyStage`` scans the request under its namespace's policy and turns the
+Before lookups, ``QuestionGate`` scans the request under its namespace's policy and turns the
 semantic tier off for a question with private data (no-store: also storing; redact: stored
 masked, exact tier only). Right before the upstream call, ``PrivacyAnswerStage`` scans the
 answer: one holding private data is not stored, or stored masked under ``redact``. Only kinds
@@ -68,7 +68,7 @@ class ScanRunner:
             stop.set()
 
 
-class PrivacyStage:
+class QuestionGate:
     """Scan the question; narrow what the tiers may do with a private one."""
 
     def __init__(self, gate: PrivacyGate, settings: PrivacySettings, scans: ScanRunner) -> None:
@@ -76,7 +76,8 @@ class PrivacyStage:
         self._settings = settings
         self._scans = scans
 
-    async def __call__(self, request: Request, call_next: Next) -> Found:
+    async def __call__(self, request: Request) -> Request:
+        """``request`` with the gate's verdict, its decision narrowed when it is private."""
         policy = self._settings.policy_for(request.control.namespace, request.control.privacy)
         if policy is PrivacyPolicy.OFF:
             verdict = self._gate.inspect(request.params, policy)
@@ -93,11 +94,7 @@ class PrivacyStage:
                 store=decision.store and verdict.store,
             )
         reason = MissReason.PRIVATE if verdict.private and not decision.semantic else None
-        request = replace(request, decision=decision, privacy=verdict, miss_reason=reason)
-        found = await call_next(request)
-        if not verdict.private:
-            return found
-        return replace(found, private_data=verdict.labels)
+        return replace(request, decision=decision, privacy=verdict, miss_reason=reason)
 
 
 class PrivacyAnswerStage:

@@ -1,7 +1,7 @@
 """The readability gate: a question the embedder cannot read is exact-only, or routed.
 
 An embedder maps text in scripts it was not trained on to nearly one vector, so any two such
-questions look like paraphrases. Before any lookup, ``ReadabilityStage`` asks the semantic
+questions look like paraphrases. Before any lookup, ``ReadabilityGate`` asks the semantic
 tier whether its embedder reads the question (:meth:`SemanticTier.reads`, a script check
 that needs no model). With ``semantic.fallback_embedder`` set and that embedder reading it,
 the question is *routed* (:mod:`semcache.pipeline.routed_tier`): counted as
@@ -14,7 +14,7 @@ A question longer than the embedder's window (:mod:`semcache.embedders.window`: 
 where it has one, a lower bound otherwise) is exact-only too: a model embeds only its window
 and drops the rest, so two questions that differ only past it embed to one vector (a long
 document followed by two different questions, at cosine 1.0) and no threshold or guard can
-see the difference. ``WindowStage`` turns its semantic lookup off, counted and reported as
+see the difference. ``ReadabilityGate`` turns its semantic lookup off, counted and reported as
 ``beyond_window``; a routed question is measured against the fallback's window.
 """
 
@@ -24,7 +24,7 @@ import asyncio
 from dataclasses import replace
 
 from semcache.embedders.window import Window, unseen
-from semcache.pipeline.base import Found, Next, Request
+from semcache.pipeline.base import Request
 from semcache.pipeline.routed_tier import ROUTED, RoutedTier
 from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.stats import MissReason, Stats
@@ -32,56 +32,44 @@ from semcache.stats import MissReason, Stats
 UNREADABLE = MissReason.UNREADABLE.value
 """The miss reason and the ``stats().counts`` name of a question the embedder cannot read."""
 
-
-class ReadabilityStage:
-    def __init__(self, tier: SemanticTier, stats: Stats) -> None:
-        self._tier = tier
-        self._stats = stats
-
-    async def __call__(self, request: Request, call_next: Next) -> Found:
-        prompt = request.keys.prompt
-        if not request.decision.semantic or prompt is None:
-            return await call_next(request)
-        tier = self._tier
-        if isinstance(tier, RoutedTier) and tier.routes(prompt):
-            self._stats.count(ROUTED)
-            name = tier.routed_name()
-            found = await call_next(replace(request, routed_to=name))
-            return replace(found, routed_to=name)
-        if tier.reads(prompt):
-            return await call_next(request)
-        self._stats.count(UNREADABLE)
-        found = await call_next(exact_only(request, MissReason.UNREADABLE))
-        return replace(found, unreadable=True)
-
-
 BEYOND_WINDOW = MissReason.BEYOND_WINDOW.value
 """The miss reason and the ``stats().counts`` name of a question longer than the window."""
 
 
-class WindowStage:
-    """Turns the semantic tier off for a question the embedder cannot read to its end.
+class ReadabilityGate:
+    """Routes, or turns exact-only, a question the embedder cannot read (to its end).
 
     ``window``: the primary embedder's; ``fallback``: the routed lane's (None: no lane). A
     text short enough to fit whatever the tokenizer does is decided inline; a longer one is
     tokenized in a worker thread (the first such text also reads the tokenizer file).
     """
 
-    def __init__(self, window: Window, stats: Stats, fallback: Window | None = None) -> None:
+    def __init__(
+        self, tier: SemanticTier, stats: Stats, window: Window, fallback: Window | None = None
+    ) -> None:
+        self._tier = tier
+        self._stats = stats
         self._window = window
         self._fallback = fallback
-        self._stats = stats
 
-    async def __call__(self, request: Request, call_next: Next) -> Found:
+    async def __call__(self, request: Request) -> Request:
         prompt = request.keys.prompt
         if not request.decision.semantic or prompt is None:
-            return await call_next(request)
+            return request
+        tier = self._tier
+        if isinstance(tier, RoutedTier) and tier.routes(prompt):
+            self._stats.count(ROUTED)
+            request = replace(request, routed_to=tier.routed_name())
+        elif not tier.reads(prompt):
+            self._stats.count(UNREADABLE)
+            unreadable = exact_only(request, MissReason.UNREADABLE)
+            return replace(unreadable, unreadable=True)
         routed = request.routed_to is not None and self._fallback is not None
         window = self._fallback if routed and self._fallback is not None else self._window
         if not await _beyond(window, prompt):
-            return await call_next(request)
+            return request
         self._stats.count(BEYOND_WINDOW)
-        return await call_next(exact_only(request, MissReason.BEYOND_WINDOW))
+        return exact_only(request, MissReason.BEYOND_WINDOW)
 
 
 async def _beyond(window: Window, text: str) -> bool:

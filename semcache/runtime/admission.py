@@ -130,7 +130,8 @@ class Admission:
 
     def hedge(self) -> Ticket | None:
         """A ticket for a lookup ``enter()`` refused, to run beside the upstream call rather
-        than before it (the request does not wait for it: see ``SemanticStage``), or None.
+        than before it (the request does not wait for it: :mod:`semcache.pipeline.hedge`), or
+        None.
 
         Admitted while the lookup's expected wait is under the upstream p50 (a lookup that
         would end after the upstream answer is CPU spent for nothing), or while no upstream

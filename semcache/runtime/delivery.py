@@ -15,10 +15,12 @@ from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
 from semcache.core.answer import as_stream
-from semcache.pipeline.base import Found, Pipeline, Request
+from semcache.pipeline.base import Found, Request
+from semcache.pipeline.lookup import Miss
 from semcache.pipeline.merge_mark import merged_similarity
+from semcache.pipeline.path import RequestPath
 from semcache.pipeline.shared_flight import from_other_replica
-from semcache.stats import CacheInfo, HitAudit, Stats, Tier
+from semcache.stats import CacheHit, CacheInfo, HitAudit, MissReason, Stats, Tier
 
 
 class Delivery:
@@ -57,6 +59,32 @@ class Delivery:
             routed_to=found.routed_to,
         )
 
+    async def lookup(self, path: RequestPath, request: Request) -> CacheHit | CacheInfo:
+        """The lookup phase alone (``check``, ``lookup``, LiteLLM's cache slot): the stored
+        answer (recorded as served), or the miss's ``CacheInfo`` (recorded as a miss; a
+        request the policy keeps out of every tier is not recorded). Never joins or starts
+        a flight: a flight that ended in "miss" must never be handed to a ``completion``."""
+        if not request.decision.lookup:
+            return CacheInfo(Tier.BYPASS, key=request.keys.exact, miss_reason=MissReason.BYPASS)
+        looked = await path.lookup(request, may_hedge=False)
+        if isinstance(looked, Miss):
+            ended = looked.request
+            verdict = ended.privacy
+            info = CacheInfo(
+                Tier.MISS,
+                key=request.keys.exact,
+                nearest_similarity=ended.nearest,
+                miss_reason=ended.miss_reason or MissReason.NO_CANDIDATE,
+                private_data=verdict.labels if verdict is not None and verdict.private else (),
+                unreadable=ended.unreadable,
+                routed_to=ended.routed_to,
+            )
+            self.record(info)
+            return info
+        info = self.info(looked)
+        self.record(info)
+        return CacheHit(looked.answer.response(), info, metadata=looked.answer.entry.metadata)
+
     def record(self, info: CacheInfo) -> None:
         self._stats.served(info)
         if info.tier.stored and info.key is not None:
@@ -70,7 +98,7 @@ class Delivery:
         return tag(response, info)
 
     async def stream(
-        self, pipeline: Pipeline, request: Request
+        self, path: RequestPath, request: Request
     ) -> AsyncGenerator[ModelResponseStream | CacheInfo, None]:
         """Chunks for a streaming caller; its ``CacheInfo`` is yielded before the first chunk.
 
@@ -80,7 +108,7 @@ class Delivery:
         """
         queue: asyncio.Queue[tuple[ModelResponseStream, bool] | None] = asyncio.Queue()
         live = replace(request, sink=lambda chunk, shared: queue.put_nowait((chunk, shared)))
-        task = asyncio.get_running_loop().create_task(pipeline.run(live))
+        task = asyncio.get_running_loop().create_task(path.run(live))
         task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             info = None

@@ -1,12 +1,12 @@
 """Requested writes: the loop-side core of ``store`` / ``store_many`` (``semcache.direct``).
 
 A write the caller asked for lands in the store or raises; it is never dropped in silence,
-because the caller was told it was stored and will count on it. It runs the
-cache's stages (privacy masking, the policy, the fence) with the caller's answer as the chain's
-end, then hands the answer to :meth:`WriteBehind.store`, which waits for room among pending
-writes (backpressure, bounded by ``admission.store_wait_s``) instead of dropping it.
-``store_many`` sends many such writes at once, so their embeddings share micro-batches and
-their upserts share group commits, and reports every item's outcome.
+because the caller was told it was stored and will count on it. It runs the lookup's gates
+and the answer phase's stages (privacy masking, the policy, the fence) with the caller's
+answer as the chain's end, then hands the answer to :meth:`WriteBehind.store`, which waits
+for room among pending writes (backpressure, bounded by ``admission.store_wait_s``) instead
+of dropping it. ``store_many`` sends many such writes at once, so their embeddings share
+micro-batches and their upserts share group commits, and reports every item's outcome.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from semcache.errors import StoreError
 from semcache.pipeline.base import Found, Pipeline, Request
+from semcache.pipeline.lookup import Miss
 from semcache.pipeline.write_behind import WriteBehindStage, storable
 from semcache.stats import ImportFailure, ImportReport
 
@@ -57,8 +58,11 @@ async def store(
     async def given(r: Request) -> Found:
         return terminal.found(r, response)
 
-    stages = [s for s in parts.pipeline.stages if not isinstance(s, WriteBehindStage)]
+    stages = [s for s in parts.path.answer.stages if not isinstance(s, WriteBehindStage)]
     token = parts.writer.fence.begin()  # before the stages: a purge meanwhile wins
+    gated = await parts.path.lookup(request)  # the gates only: lookup is off
+    assert isinstance(gated, Miss)
+    request = gated.request
     found = await Pipeline(stages, given).run(request)
     plan = storable(request, found)
     if plan is None:

@@ -29,7 +29,7 @@ from semcache.stats import Stats
 from semcache.tuning.estimate import FalseHitMonitor
 from semcache.tuning.labels import LabelLog
 from semcache.tuning.ledger import ServeLedger
-from semcache.tuning.misses import MissLog, MissStage
+from semcache.tuning.misses import MissLog, NearMisses
 from semcache.tuning.records import LabeledPair, Served, Source
 from semcache.tuning.results import FeedbackResult, TuningStats
 from semcache.tuning.shadow import ShadowFactory, ShadowVerifier
@@ -69,7 +69,7 @@ class TuningLoop:
         labels: LabelLog,
         monitor: FalseHitMonitor,
         misses: MissLog,
-        miss_stage: MissStage,
+        near_misses: NearMisses,
         shadow: ShadowFactory | None = None,
         shared: SharedTier | None = None,
     ) -> None:
@@ -83,7 +83,7 @@ class TuningLoop:
         self.labels = labels
         self.monitor = monitor
         self.misses = misses
-        self.miss_stage = miss_stage
+        self.near_misses = near_misses
         self._shadow = None if shadow is None else shadow(self.on_verdict)
 
     @property

@@ -2,7 +2,7 @@
 
 A miss whose nearest stored question was within ``margin`` under the threshold (or over
 it but vetoed by the answer guard) is the kind of miss a recalibration could turn into a
-hit. :class:`MissStage` records them; :func:`cluster_misses` groups them by the stored
+hit. :class:`NearMisses` records them; :func:`cluster_misses` groups them by the stored
 question they came close to (a group that keeps growing is a frequent near miss), and
 :func:`export_rows` writes pairs in the format ``semcache calibrate`` reads, with ``label``
 left null for a person (or an oracle) to fill in with 0 or 1.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from semcache.pipeline.backend import SemanticBackend
-from semcache.pipeline.base import Found, Next, Request
+from semcache.pipeline.base import Request
 from semcache.tuning.records import NearMiss
 
 
@@ -43,9 +43,9 @@ class MissLog:
         return len(self._misses)
 
 
-class MissStage:
-    """Records near misses; sits right after the semantic stage (which sets ``nearest`` and
-    ``candidate``)."""
+class NearMisses:
+    """Records near misses; the lookup calls it with each semantic miss (whose ``candidate``
+    is the nearest live entry it judged)."""
 
     def __init__(
         self,
@@ -60,7 +60,7 @@ class MissStage:
         self._clock = clock
         self._margin = margin
 
-    async def __call__(self, request: Request, call_next: Next) -> Found:
+    def record(self, request: Request) -> None:
         tier = self._backend.started
         candidate, prompt = request.candidate, request.keys.prompt
         if tier is not None and self._margin > 0 and candidate is not None and prompt is not None:
@@ -81,7 +81,6 @@ class MissStage:
                         routed_to=request.routed_to,
                     )
                 )
-        return await call_next(request)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
-"""The tuning stage: give every semantic hit a serve id, remember it, maybe shadow-verify it.
+"""Serves: give every semantic hit a serve id, remember it, maybe shadow-verify it.
 
-It sits right before the semantic stage, so it sees that stage's hits (not exact hits,
-which feedback finds by key) and the request they answered. The serve id travels on
-``Found.serve_id`` to ``CacheInfo.serve_id`` (and the proxy's ``x-semcache-serve-id``).
+The lookup calls it on each semantic hit (not exact hits, which feedback finds by key) with
+the request it answered. The serve id travels on ``Found.serve_id`` to
+``CacheInfo.serve_id`` (and the proxy's ``x-semcache-serve-id``).
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from semcache.pipeline.backend import SemanticBackend
-from semcache.pipeline.base import Found, Next, Request
-from semcache.stats import Tier
+from semcache.pipeline.base import Found, Request
 from semcache.tuning.ledger import ServeLedger
 from semcache.tuning.records import Served
 from semcache.tuning.shadow import ShadowVerifier
 
 
-class TuningStage:
+class Serves:
     def __init__(
         self,
         backend: SemanticBackend,
@@ -34,10 +33,8 @@ class TuningStage:
         self._clock = clock
         self._new_id = new_id
 
-    async def __call__(self, request: Request, call_next: Next) -> Found:
-        found = await call_next(request)
-        if found.tier is not Tier.SEMANTIC:
-            return found
+    def __call__(self, request: Request, found: Found) -> Found:
+        """The semantic hit ``found`` for ``request``, with its serve id (remembered)."""
         entry = found.answer.entry
         served = Served(
             serve_id=self._new_id(),

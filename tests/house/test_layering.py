@@ -25,7 +25,7 @@ LONGER_MODULES = {
     "semcache.stores.qdrant": "one store backend: the Qdrant server",
     "semcache.stores.edge": "one store backend: the embedded engine",
     "semcache.stores.redis_vectors": "one store backend: Redis vector sets and their scripts",
-    "semcache.pipeline.semantic": "the semantic lookup stage",
+    "semcache.pipeline.lookup": "the lookup phase, top to bottom: gates, exact tiers, semantic",
     "semcache.pipeline.semantic_tier": "embedding, search and the partition of the semantic tier",
     "semcache.pipeline.merge": "the in-flight merge: follow, lead, switch",
     "semcache.pipeline.write_behind": "write-behind: batching, fences, flush reports",
