@@ -19,6 +19,7 @@ from litellm import ModelResponse
 
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.pipeline.base import Request
+from semcache.pipeline.lookup import Query
 from semcache.runtime import query, writes
 from semcache.stats import CacheHit, CacheInfo, ImportReport
 
@@ -123,7 +124,7 @@ class DirectAPI:
         never widen them. ``num_results``: return a list of up to that many hits, the exact
         entry first, then by similarity. ``threshold``: this call's cosine threshold; it may
         only be stricter than the served one unless ``allow_looser=True``. With any of the
-        three the answer comes from ``semcache.runtime.query``; without, from the stages.
+        three the lookup is :meth:`~semcache.pipeline.lookup.Lookup.many`, through the same gates.
         """
         return self._loop.run(
             self._checking(
@@ -224,15 +225,8 @@ class DirectAPI:
         cut = query.parse_threshold(threshold)
 
         async def run() -> Any:
-            hits = await query.query(
-                self._parts,
-                self._delivery,
-                request,
-                filters=parsed,
-                k=limit,
-                threshold=cut,
-                allow_looser=allow_looser,
-            )
+            options = Query(parsed, limit, cut, allow_looser)
+            hits = await self._delivery.query(self._parts.path, request, options)
             if num_results is not None:
                 return hits
             return hits[0] if hits else None

@@ -141,3 +141,27 @@ def test_update_replaces_answer_and_metadata(cache):
     cache.flush()
     assert (cache.check(Q).text, cache.check(Q).metadata) == ("new", {"v": 2})
     assert cache.check(PARA).metadata == {"v": 2}
+
+
+def test_check_with_options_passes_the_private_data_gate_as_every_lookup():
+    """``check`` with ``num_results``, ``filters`` or ``threshold`` looks up through the same
+    gates as ``completion``: a question the gate makes private is never answered from the
+    semantic tier."""
+    mail = "How do I reset my password for jane.doe@example.com?"
+    para = "how do i reset my password for jane.doe@example.com"
+    settings = CacheSettings(
+        semantic={"threshold": 0.9, "verifier": "details"}, privacy={"policy": "off"}
+    )
+    with SemanticCache(
+        settings, embedder=FakeEmbedder(), store=InMemoryStore(), upstream=FakeUpstream()
+    ) as cache:
+        assert cache.ready()
+        cache.store(mail, "A")
+        cache.flush()
+        assert cache.check(para).info.tier is Tier.SEMANTIC  # the gate is off: a hit
+        assert [h.info.tier for h in cache.check(para, num_results=3)] == [Tier.SEMANTIC]
+        private = {"privacy": "no-store"}
+        assert cache.check(para, cache=private) is None
+        assert cache.check(para, cache=private, num_results=3) == []
+        assert cache.check(para, cache=private, filters={}) is None
+        assert cache.check(para, cache=private, threshold=0.95) is None

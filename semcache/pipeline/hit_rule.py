@@ -204,3 +204,59 @@ async def choose(
         if not verdict.rejected:
             break  # a plain miss: so is every candidate after it
     return Choice(None, tuple(verdicts))
+
+
+class GuardedRule(Rule, Protocol):
+    """A lane's rule with its answer guard (a :class:`SemanticTier`)."""
+
+    @property
+    def verifier(self) -> HitVerifier: ...
+
+
+class PerCallRule:
+    """The hit rule with this call's ``threshold`` (a hit when cosine >= it) on top of
+    ``lane``'s: a candidate must pass both; ``looser``: the call's threshold replaces the
+    lane's rule by the plain cosine rule with the lane's answer guard (never a calibrated
+    scorer: its guarantee is for the served rule). Which candidates are judged is
+    :func:`choose`'s."""
+
+    def __init__(self, lane: GuardedRule, threshold: float | None, *, looser: bool) -> None:
+        self._lane = lane
+        self._threshold = threshold
+        self._loose: OneCandidate | None = None
+        if looser and threshold is not None:
+            self._loose = OneCandidate(
+                threshold=threshold, floor=None, verifier=lane.verifier, decision=None, scored=False
+            )
+
+    @property
+    def extra_candidates(self) -> int:
+        return self._lane.extra_candidates
+
+    def lane(self, text: str | None) -> PerCallRule:
+        return self
+
+    def under(self, similarity: float, namespace: str) -> bool:
+        if self._loose is not None:
+            return self._loose.under(similarity)
+        return self._stricter(similarity) or self._lane.under(similarity, namespace)
+
+    def judge(
+        self, prompt: str, question: str | None, similarity: float, namespace: str
+    ) -> Verdict:
+        if self._loose is not None:
+            return self._loose.judge(prompt, question, similarity)
+        if self._stricter(similarity):
+            return Verdict(hit=False)
+        return self._lane.judge(prompt, question, similarity, namespace)
+
+    async def ajudge(
+        self, prompt: str, question: str | None, similarity: float, namespace: str
+    ) -> Verdict:
+        if self._loose is not None or self._stricter(similarity):
+            return self.judge(prompt, question, similarity, namespace)
+        return await self._lane.ajudge(prompt, question, similarity, namespace)
+
+    def _stricter(self, similarity: float) -> bool:
+        """Under this call's threshold."""
+        return self._threshold is not None and similarity < self._threshold

@@ -9,8 +9,9 @@ nearest similarity, the candidate, the miss reason), which the answer phase take
 
 Every entry point looks up through this one object: ``completion`` (sync, async, streams,
 batches; inside the exact key's flight, see :mod:`semcache.pipeline.path`), ``check`` and
-``lookup`` of the direct API, LiteLLM's cache slot and the proxy. So a ``check`` can never
-serve what ``completion`` would not.
+``lookup`` of the direct API (``check`` with filters, several results or a threshold of its
+own: :meth:`Lookup.many`, through the same gates), LiteLLM's cache slot and the proxy. So
+a ``check`` can never serve what ``completion`` would not.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from typing import TYPE_CHECKING
 from semcache.core.answer import Answer
 from semcache.core.coalesce import Coalescer
 from semcache.core.memory import MemoryTier
+from semcache.errors import InvalidRequest
+from semcache.pipeline import hit_rule
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Request
 from semcache.pipeline.fence import Fence
+from semcache.pipeline.hit_rule import Candidate, PerCallRule
 from semcache.pipeline.lookup_result import Lookup as Judged
 from semcache.pipeline.lookup_result import Search, Verdict
 from semcache.pipeline.privacy import QuestionGate
@@ -35,7 +39,8 @@ from semcache.pipeline.semantic_tier import SemanticTier
 from semcache.runtime.admission import Admission
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import MissReason, Stats, Tier
-from semcache.stores.base import Entry
+from semcache.stores.base import Entry, Match
+from semcache.stores.where import Where, metadata_matches
 
 if TYPE_CHECKING:
     from semcache.replicas.exact import RedisExact
@@ -52,6 +57,21 @@ class Miss:
     upstream call)."""
 
     request: Request
+
+
+Filters = tuple[tuple[str, tuple[str | int, ...]], ...]
+"""Metadata filters as the store takes them (:func:`semcache.stores.where.metadata_filters`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """``check``'s options (:meth:`Lookup.many`): metadata ``filters``, up to ``k`` hits,
+    this call's cosine ``threshold`` and whether it may be looser than the served one."""
+
+    filters: Filters = ()
+    k: int = 1
+    threshold: float | None = None
+    allow_looser: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +231,94 @@ class Lookup:
         if self._fence.admits(entry, token):
             self.memory.put(answer)
         return Found(answer, Tier.EXACT)
+
+    # -- check's lookup: filters, k hits, a threshold of its own ------------------------
+    async def many(self, request: Request, query: Query) -> list[Found] | Miss:
+        """Up to ``query.k`` hits, the exact entry first, then by similarity, each the hit
+        rule's choice among the candidates after the previous one (the first is the one a
+        lookup would serve): ``check(filters=, num_results=, threshold=)``. Through the same
+        gates as every lookup; unlike one it waits for the semantic tier to be set up.
+
+        ``filters`` narrow the partition (part of the store's search filter, re-checked on
+        every result, the exact entry's too). ``threshold`` may only be stricter than the
+        served one (a candidate must pass both); a looser one raises InvalidRequest unless
+        ``allow_looser``, and then replaces the served rule by the plain cosine rule with the
+        answer guard (a calibrated scorer is not consulted)."""
+        request = await self.gate(request)
+        if not request.decision.lookup:
+            return Miss(_missing(request, MissReason.BYPASS))
+        tier = await self._backend.ready()
+        namespace = request.control.namespace
+        served = tier.threshold_for(namespace) if tier is not None else None
+        cut = query.threshold
+        looser = cut is not None and served is not None and cut < served
+        if looser and not query.allow_looser:
+            raise InvalidRequest(
+                "threshold",
+                f"{cut} is looser than the served {served}; pass allow_looser=True to loosen",
+            )
+        if not self._backend.gate.open:  # the store's hits are held back (purge replay)
+            tier = None
+        now = self._clock()
+        exact = await self._exact_entry(request, tier, query.filters, now)
+        hits = [] if exact is None else [Found(Answer.of(exact), Tier.EXACT, nearest=1.0)]
+        prompt, scope = request.keys.prompt, request.keys.scope
+        if tier is None or not request.decision.semantic or prompt is None or scope is None:
+            return hits or Miss(_missing(request, MissReason.NO_CANDIDATE))
+        if len(hits) >= query.k:
+            return hits
+        vector = await tier.embed(prompt)  # sets up a routed question's lane
+        lane = tier.lane(prompt)  # a routed question: the fallback's embedder
+        assert lane.embedder is not None  # ready() returned the tier: it is set up
+        where = Where(request.tenant, namespace, scope, lane.embedder.name, now, query.filters)
+        rule = PerCallRule(lane, cut, looser=looser)
+        # the exact entry, then k hits, the first behind as many vetoed ones as a lookup's
+        fetch = 1 + query.k + rule.extra_candidates
+        nothing: list[Match] = []
+        matches = await self._failopen.call(
+            "semantic_lookup", lambda: tier.nearest_k(vector, where, fetch), nothing
+        )
+        candidates = [
+            Candidate(m, m.entry.question, m.similarity)
+            for m in matches
+            if (exact is None or m.entry.key != exact.key) and self._servable(request, m.entry)
+        ]
+        while candidates and len(hits) < query.k:
+            choice = await hit_rule.choose(rule, prompt, namespace, candidates)
+            if choice.chosen is None:
+                break
+            match = choice.chosen.item
+            found = Found(Answer.of(match.entry), Tier.SEMANTIC, match.similarity, match.similarity)
+            hits.append(found)
+            candidates = candidates[len(choice.verdicts) :]
+        return hits or Miss(_missing(request, MissReason.NO_CANDIDATE))
+
+    async def _exact_entry(
+        self, request: Request, tier: SemanticTier | None, filters: Filters, now: float
+    ) -> Entry | None:
+        """The entry stored under the request's own key, if live, fresh and matching."""
+        key = request.keys.exact
+        answer = self.memory.get(key)
+        entry: Entry | None = answer.entry if answer is not None else None
+        if entry is None and tier is not None:
+            entry = await self._failopen.call(
+                "store_retrieve",
+                lambda: tier.retrieve(
+                    key,
+                    tenant=request.tenant,
+                    namespace=request.control.namespace,
+                    scope=request.entry_scope,
+                    now=now,
+                    filters=filters,
+                    prompt=request.keys.prompt,
+                ),
+                None,
+            )
+        if entry is None or entry.tenant != request.tenant:
+            return None
+        if filters and not metadata_matches(entry.metadata, filters):
+            return None
+        return entry if self._servable(request, entry) else None
 
     # -- semantic tier --------------------------------------------------------------------
     async def _semantic(self, request: Request, may_hedge: bool) -> Found | Miss:

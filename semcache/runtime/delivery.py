@@ -16,7 +16,7 @@ from litellm.types.utils import ModelResponseStream
 
 from semcache.core.answer import as_stream
 from semcache.pipeline.base import Found, Request
-from semcache.pipeline.lookup import Miss
+from semcache.pipeline.lookup import Miss, Query
 from semcache.pipeline.merge_mark import merged_similarity
 from semcache.pipeline.path import RequestPath
 from semcache.pipeline.shared_flight import from_other_replica
@@ -68,22 +68,28 @@ class Delivery:
             return CacheInfo(Tier.BYPASS, key=request.keys.exact, miss_reason=MissReason.BYPASS)
         looked = await path.lookup(request, may_hedge=False)
         if isinstance(looked, Miss):
-            ended = looked.request
-            verdict = ended.privacy
-            info = CacheInfo(
-                Tier.MISS,
-                key=request.keys.exact,
-                nearest_similarity=ended.nearest,
-                miss_reason=ended.miss_reason or MissReason.NO_CANDIDATE,
-                private_data=verdict.labels if verdict is not None and verdict.private else (),
-                unreadable=ended.unreadable,
-                routed_to=ended.routed_to,
-            )
+            info = missed(looked.request)
             self.record(info)
             return info
-        info = self.info(looked)
-        self.record(info)
-        return CacheHit(looked.answer.response(), info, metadata=looked.answer.entry.metadata)
+        return self.hits([looked])[0]
+
+    async def query(self, path: RequestPath, request: Request, query: Query) -> list[CacheHit]:
+        """``check`` with filters, several results or its own threshold
+        (:meth:`Lookup.many`); the first hit is recorded, or the miss."""
+        looked = await path.lookup.many(request, query)
+        if isinstance(looked, Miss):
+            self.record(missed(looked.request))
+            return []
+        return self.hits(looked)
+
+    def hits(self, found: list[Found]) -> list[CacheHit]:
+        """Stored answers as the direct API hands them out; the first recorded as served."""
+        hits = [
+            CacheHit(f.answer.response(), self.info(f), metadata=f.answer.entry.metadata)
+            for f in found
+        ]
+        self.record(hits[0].info)
+        return hits
 
     def record(self, info: CacheInfo) -> None:
         self._stats.served(info)
@@ -129,6 +135,21 @@ class Delivery:
             if not task.done():
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+
+
+def missed(request: Request) -> CacheInfo:
+    """The ``CacheInfo`` of a lookup that found nothing for ``request`` (as the lookup
+    dressed it: miss reason, nearest similarity, the gates' findings)."""
+    verdict = request.privacy
+    return CacheInfo(
+        Tier.MISS,
+        key=request.keys.exact,
+        nearest_similarity=request.nearest,
+        miss_reason=request.miss_reason or MissReason.NO_CANDIDATE,
+        private_data=verdict.labels if verdict is not None and verdict.private else (),
+        unreadable=request.unreadable,
+        routed_to=request.routed_to,
+    )
 
 
 def _live_info(request: Request, chunk: ModelResponseStream, shared: bool) -> CacheInfo:
