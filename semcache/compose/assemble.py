@@ -183,6 +183,7 @@ def assemble(
         clock=clock,
         shared=shared_merge(shared, failopen, stats, s.coalesce, watch),
         follow_budget_s=embed_gate.budget_s,
+        landing=writer.landing,
     )
     lookup = Lookup(
         memory=memory,

@@ -21,8 +21,6 @@ from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE
 from semcache.stats import MissReason, Tier
 
 if TYPE_CHECKING:
-    import asyncio
-
     import numpy as np
     from litellm import ModelResponse
     from litellm.types.utils import ModelResponseStream
@@ -93,9 +91,7 @@ class Found:
     tuning stage gave a semantic hit (feedback names it). ``unreadable``: the question is in
     a script the embedder cannot read, so it was exact-only (miss reason ``unreadable``).
     ``routed_to``: the fallback embedder that looked the question up instead (the primary
-    cannot read it; ``semantic.fallback_embedder``); None otherwise. ``landing``: the store
-    write of a fresh answer while it is pending (a paraphrase asked meanwhile cannot find it
-    in the store yet; the merge stage serves it until the write lands).
+    cannot read it; ``semantic.fallback_embedder``); None otherwise.
     """
 
     answer: Answer
@@ -114,7 +110,6 @@ class Found:
     miss_reason: MissReason | None = None
     unreadable: bool = False
     routed_to: str | None = None
-    landing: asyncio.Task[str] | None = None
 
 
 Next = Callable[[Request], Awaitable[Found]]

@@ -75,6 +75,7 @@ class MergeStage:
         clock: Callable[[], float] = time.time,
         shared: SharedMerge | None = None,
         follow_budget_s: Callable[[], float] = lambda: 0.0,
+        landing: Callable[[str], asyncio.Task[str] | None] = lambda _: None,
     ) -> None:
         self._backend = backend
         self._coalescer = coalescer
@@ -91,6 +92,7 @@ class MergeStage:
         #: Leaders whose call may still switch to a paraphrase's earlier one (see _switch).
         self._offers: dict[object, asyncio.Future[InFlightQuestion]] = {}
         self._follow_budget_s = follow_budget_s  # how much later a leader's call may begin
+        self._landing = landing  # the pending store write of a key (WriteBehind.landing)
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if not request.decision.coalesce:  # no-cache or a sampling request: never shares
@@ -260,7 +262,7 @@ class MergeStage:
         paraphrase finds the answer neither in the store nor in flight, and would pay for an
         upstream call a moment later would have saved. Replicas sharing Redis already closed
         it (their follower finds the leader's stored answer)."""
-        landing = found.landing
+        landing = self._landing((found.stored or found.answer).entry.key)
         if landing is None or landing.done() or not self._servable(found, question.token):
             return
         self.in_flight.add(partition, replace(question, landed=found))

@@ -84,6 +84,7 @@ class WriteBehind:
         self.fence = Fence()
         self._lock = asyncio.Lock()
         self._pending: set[asyncio.Task[str]] = set()
+        self._landing: dict[str, asyncio.Task[str]] = {}  # the pending write of each key
         self._commits: list[tuple[Entry, int, asyncio.Future[str]]] = []
         self._committer: asyncio.Task[None] | None = None
         self._janitor: asyncio.Task[None] | None = None
@@ -158,8 +159,20 @@ class WriteBehind:
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
+        key = answer.entry.key
+        self._landing[key] = task
+        task.add_done_callback(lambda done: self._landed(key, done))
         self._start_janitor()
         return task
+
+    def landing(self, key: str) -> asyncio.Task[str] | None:
+        """The store write of ``key`` while it is pending (a paraphrase asked meanwhile cannot
+        find that answer in the store yet), else None."""
+        return self._landing.get(key)
+
+    def _landed(self, key: str, task: asyncio.Task[str]) -> None:
+        if self._landing.get(key) is task:
+            del self._landing[key]
 
     def _note(self, outcome: str, reason: str | None = None) -> None:
         self._tally[outcome] += 1
@@ -365,8 +378,8 @@ class WriteBehindStage:
         if plan is None:
             return found
         answer, prompt, vector = plan
-        landing = self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
-        return found if landing is None else replace(found, landing=landing)
+        self._writer.submit(answer, prompt=prompt, vector=vector, token=token)
+        return found
 
 
 def storable(request: Request, found: Found) -> tuple[Answer, str | None, np.ndarray | None] | None:
