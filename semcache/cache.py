@@ -22,14 +22,14 @@ from semcache.config.settings import CacheSettings
 from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder
 from semcache.errors import ConfigError
+from semcache.facade import operations as ops
+from semcache.facade.delivery import Delivery
+from semcache.facade.embedding_cache import EmbeddingAPI
+from semcache.facade.health import Health, assess, probe
+from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
 from semcache.guard import HitVerifier
 from semcache.pipeline.base import Request
-from semcache.runtime import operations as ops
-from semcache.runtime.delivery import Delivery
-from semcache.runtime.embedding_cache import EmbeddingAPI
-from semcache.runtime.health import Health, assess, probe
 from semcache.runtime.loop import shared_loop
-from semcache.runtime.streams import AsyncCacheStream, SyncCacheStream
 from semcache.runtime.upstream import Upstream
 from semcache.stats import CacheStats, FlushReport, StoredEntry
 from semcache.stores.base import VectorStore
@@ -41,7 +41,7 @@ READY_TIMEOUT_S = 120.0
 
 class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
     """Drop-in cache for LiteLLM completion calls (``check``/``store`` and ``embedding`` are
-    in ``semcache.direct`` and ``semcache.runtime.embedding_cache``; ``feedback`` and miss analysis
+    in ``semcache.direct`` and ``semcache.facade.embedding_cache``; ``feedback`` and miss analysis
     in ``semcache.tuning.api``).
 
     Extra keyword arguments understood on every call: ``tenant=`` (a partition no tier ever
@@ -184,7 +184,7 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
 
     def health(self, *, wait: bool = True) -> Health:
         """Which parts are degraded or down, and whether the cache is ready (see
-        :mod:`semcache.runtime.health` for the policy); probes the store and embedder.
+        :mod:`semcache.facade.health` for the policy); probes the store and embedder.
         ``wait=False`` answers at once (not ready while the model is still loading)."""
         return self._loop.run(assess(self._parts, READY_TIMEOUT_S, wait=wait))
 

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 from litellm import ModelResponse
 
 from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.facade import query, writes
 from semcache.pipeline.base import Request
 from semcache.pipeline.lookup import Query
-from semcache.runtime import query, writes
 from semcache.stats import CacheHit, CacheInfo, ImportReport
 
 if TYPE_CHECKING:
     from semcache.compose import Assembly
     from semcache.core.policy import CacheControl
-    from semcache.runtime.delivery import Delivery
+    from semcache.facade.delivery import Delivery
     from semcache.runtime.loop import LoopThread
 
 

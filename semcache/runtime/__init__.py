@@ -1,2 +1,2 @@
-"""Plumbing that runs the request path: semcache's event loop, admission control, fail-open
-degradation, delivery to the caller, streams, the upstream call, health and operator actions."""
+"""Services below the request path: semcache's event loop, admission control, fail-open
+degradation and the upstream call. They import nothing of the path above them."""

@@ -10,7 +10,7 @@ ones at most once per ``warn_interval_s`` with the number suppressed meanwhile. 
 only once per process hid a store that stayed broken for hours; logging every failure
 floods the log when a store is down under load.)
 
-For :func:`semcache.runtime.health` the last failure and the last success of each kind are kept:
+For :func:`semcache.facade.health` the last failure and the last success of each kind are kept:
 a kind whose last call failed is *down*; one that failed or shed within the health window
 is *degraded*. A timeout is kept apart (``last_timeout``): it is counted as an error like any
 failure, but it says the cache was slow, not broken, so it grades like a shed (degraded for

@@ -4,7 +4,7 @@
 parts are listed: a Redis or store server that does not answer is degraded, never down),
 503 while the model is still warming up (it loads in the background from startup; logged
 when readiness changes) or when a local part is down (the policy is in
-:mod:`semcache.runtime.health`). ``/metrics`` needs the metrics key when ``server.metrics_key``
+:mod:`semcache.facade.health`). ``/metrics`` needs the metrics key when ``server.metrics_key``
 is set, and carries tenant labels only while ``server.metrics_tenant_labels`` is on.
 """
 

@@ -56,15 +56,22 @@ def _top_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the semcache modules it imports at module level."""
+def import_graph(*, local: bool = False) -> dict[str, set[str]]:
+    """Module -> the semcache modules it imports at module level (``local``: inside
+    functions too)."""
     files = module_files()
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
         is_package = path.name == "__init__.py"
         package = name if is_package else name.rpartition(".")[0]
         edges: set[str] = set()
-        for node in _top_level_imports(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        nodes = (
+            [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+            if local
+            else _top_level_imports(tree)
+        )
+        for node in nodes:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:

@@ -83,3 +83,28 @@ def test_stores_and_embedders_import_only_errors_from_the_core() -> None:
         if name.startswith(("semcache.stores", "semcache.embedders")):
             outside = {e for e in edges if not e.startswith(allowed)}
             assert not outside, (name, outside)
+
+
+#: Folders of the request path, bottom to top: none imports a folder above it.
+LAYERS = ("semcache.runtime", "semcache.pipeline", "semcache.compose", "semcache.facade")
+
+
+def _layer(module: str) -> int | None:
+    for i, folder in enumerate(LAYERS):
+        if module == folder or module.startswith(folder + "."):
+            return i
+    return None
+
+
+def test_no_folder_imports_a_folder_above_it() -> None:
+    graph = import_graph(local=True)  # a function-local import is an edge too
+    upward = set()
+    for name, edges in graph.items():
+        below = _layer(name)
+        for edge in edges:
+            above = _layer(edge)
+            if below is not None and above is not None and above > below:
+                upward.add((name, edge))
+    assert not upward, sorted(upward)
+    assert _layer("semcache.pipeline.lookup") == 1 and _layer("semcache.pipelines") is None
+    assert any(_layer(e) == 0 for e in graph["semcache.pipeline.lookup"])  # the check sees edges

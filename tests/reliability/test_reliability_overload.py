@@ -13,8 +13,8 @@ import logging
 import time
 
 from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.facade.health import Status
 from semcache.runtime.failopen import FailOpen
-from semcache.runtime.health import Status
 from semcache.server.metrics import ProxyMetrics
 from semcache.stats import Stats, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.facade.health import Status
 from semcache.runtime.admission import Admission, UpstreamLatency
-from semcache.runtime.health import Status
 from semcache.stats import MissReason, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
 

@@ -16,8 +16,8 @@ import pytest
 from semcache import CacheSettings, SemanticCache, cache_info
 from semcache.embedders import MicroBatcher
 from semcache.embedders.batch_cost import BatchCost
+from semcache.facade.health import Status
 from semcache.runtime.admission import Admission, UpstreamLatency
-from semcache.runtime.health import Status
 from semcache.stats import MissReason, Tier
 from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from semcache import CacheSettings, SemanticCache, cache_info
-from semcache.runtime.health import Status
+from semcache.facade.health import Status
 from semcache.stats import Tier
 from semcache.stores.edge import QdrantEdgeStore
 from semcache.stores.where import Where

@@ -13,9 +13,9 @@ from semcache.compose import Assembly
 from semcache.core.fingerprint import resolve_model
 from semcache.core.policy import validate_text
 from semcache.errors import InvalidRequestType
+from semcache.facade.health import with_integrity
 from semcache.pipeline.fence import PurgeFilter
 from semcache.pipeline.semantic_tier import SemanticTier
-from semcache.runtime.health import with_integrity
 from semcache.stats import CacheStats, StoredEntry
 from semcache.stores.base import StoreAdmin
 

@@ -27,7 +27,7 @@ from semcache.stores.base import NEVER_EXPIRES, Entry
 
 if TYPE_CHECKING:
     from semcache.compose import Assembly
-    from semcache.runtime.delivery import Delivery
+    from semcache.facade.delivery import Delivery
     from semcache.runtime.loop import LoopThread
 
 
