@@ -1,20 +1,11 @@
 """A threshold on one scorer's scores, certified with a valid guarantee, checked on held-out.
 
-:func:`calibrate` is the single-scorer form of :mod:`semcache.eval.frontier` (used by
-``semcache eval --calibrate`` per group): seeded stratified halves; the calibration half cut
-into a fitting part, which plans the test sequence, and a testing part, on which
-Learn-then-Test fixed-sequence testing certifies the loosest threshold whose false-hit rate
-(false hits / hits) is at most δ with probability at least ``confidence``, simultaneously
-over the thresholds tested (:mod:`semcache.eval.ltt` states the guarantee and its argument);
-then the untouched held-out half reports what that threshold does.
-
-This replaced a per-threshold Clopper–Pearson pick (the lowest grid point whose own bound was
-<= δ), which was not a simultaneous guarantee: it picked the threshold most likely to pass
-by luck, and one held-out half came out above δ (LCQMC, 5.4% at δ = 5%).
-
-Small data: with no false hit at all, the test rejects only from ln(1 - confidence) /
-ln(1 - δ) hits in the testing part (:func:`hits_needed`: 299 for δ = 1%, 149 for 2%, 59 for
-5% at 95%). With too few pairs the result is ``threshold=None`` with a reason, never a guess.
+:func:`calibrate` is the single-scorer form of :mod:`semcache.eval.frontier` (``semcache eval
+--calibrate``): on seeded stratified halves, Learn-then-Test (:mod:`semcache.eval.ltt`)
+certifies the loosest threshold whose false-hit rate is at most δ with probability at least
+``confidence``, simultaneously over the thresholds tested; the held-out half reports what it
+does. With too few pairs (:func:`hits_needed`) the result is ``threshold=None`` with a
+reason, never a guess.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """Hit counting against labels, and confidence intervals on the rates that matter.
 
-Conventions shared by all of :mod:`semcache.eval`:
-
-- A *score* is cosine similarity. A pair is a hit at threshold ``t`` when ``score >= t``
-  (the cache's own rule). Pairs that a verifier rejected carry the score ``-inf``, so they are
-  never a hit at any threshold.
-- ``false_hit_rate = false_hits / hits``: the share of served answers that are wrong. It is
-  NaN at a threshold with no hits (no answer served, nothing to be wrong about).
-- ``recall = true_hits / positives`` and ``fpr = false_hits / negatives``.
-- Intervals are two-sided Wilson score intervals (95% unless told otherwise). Wilson rather
-  than the normal approximation because the rates of interest sit near 0 and 1, where the
-  normal interval collapses to a width of zero.
-
-Everything here is pure numpy over whole arrays; no loop over pairs or thresholds.
+A *score* is a cosine; a pair is a hit at ``t`` when ``score >= t`` (the cache's rule), and a
+verifier's rejection is ``-inf``. ``false_hit_rate = false_hits / hits`` (NaN with no hits),
+``recall = true_hits / positives``, ``fpr = false_hits / negatives``. Intervals are two-sided
+Wilson score intervals, since the rates sit near 0 and 1 where the normal one collapses.
+Pure numpy over whole arrays.
 """
 
 from __future__ import annotations

@@ -1,28 +1,12 @@
 """``semcache calibrate --labels``: recalibrate from what the running cache recorded.
 
-Input: labeled pairs the cache recorded (``tuning.labels_path`` or ``GET /admin/labels``:
-feedback and shadow verdicts) and exported near misses once labeled (``semcache misses``),
-each row carrying the cache's own cosine ``similarity``, plus any ``--data`` file of pairs
-(embedded with the cache's embedder). The new threshold is certified with Learn-then-Test
-fixed-sequence testing (:mod:`semcache.eval.ltt`) at ``--target`` with ``--confidence``, on
-a sequence fixed in advance around the current threshold, strict to loose
-(:func:`walk_thresholds`): it tightens when only a stricter threshold is certified and
-loosens when a looser one is. Fixing the sequence from the current threshold alone, rather
-than planning a start on a fitting part as ``semcache calibrate --data`` does, uses every
-calibration pair for the test. The current threshold is the one the proxy serves
-(``--reload-url``; :mod:`semcache.eval.proxy_admin`), ``--current``, or this shell's settings.
-
-Recorded rows are first thinned (:func:`thin`) to an equal-probability sample of the
-traffic they came from: semantic hits and the misses within ``tuning.miss_margin`` (unless
-``--no-thin``). It reports the change before saving anything: the threshold, and the share served
-(pairs at or over the threshold) and the wrong-answer rate among them at the current and the
-new threshold. Every row goes into the walk by default (the guarantee is the binomial test,
-which needs no second sample), so these rates are on the pairs the walk saw; ``--holdout F``
-keeps a share aside and reports on it instead, at the cost of test power. For that traffic,
-not for requests far from any stored question (which neither threshold serves) nor exact
-repeats; the live estimate (``stats().tuning``) reports what is served.
-``--apply`` serves the threshold on the proxy at ``--reload-url`` and reads it back (an error
-unless it serves the new value), and writes it into ``--save`` (a ``.env`` file) if given.
+Input: labeled pairs the cache recorded (feedback, shadow verdicts), labeled near misses
+(``semcache misses``), each with the cache's own cosine, plus any ``--data`` pairs. Recorded
+rows are thinned (:func:`thin`) to an equal-probability sample of the traffic. The threshold
+is certified with Learn-then-Test (:mod:`semcache.eval.ltt`) on a sequence fixed around the
+current threshold (:func:`walk_thresholds`), which uses every pair for the test instead of
+spending some on planning. It reports the change before saving; ``--apply`` serves it on the
+proxy at ``--reload-url`` and reads it back, ``--save`` writes it to a ``.env`` file.
 """
 
 from __future__ import annotations

@@ -132,7 +132,6 @@ GATE_DATE = EN_DATE_WORDS | frozenset(lex.en_periods)
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 ZH_UNIT = index(lex.zh_units)
 ZH_BARE = [u for u in ZH_UNIT if len(u) >= 2]  # single characters are too ambiguous bare
-ZH_CLASSIFIER = frozenset(lex.zh_classifiers)
 ZH_QUANTITY = re.compile(
     rf"百分之(?P<pct>\d+(?:\.\d+)?|[{ZH_NUMERALS}]+)"
     rf"|(?P<ord>第)?(?P<num>\d+(?:\.\d+)?[万亿千百]?|[{ZH_NUMERALS}]+)"

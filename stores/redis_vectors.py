@@ -1,24 +1,12 @@
 """The shared store on Redis >= 8 vector sets: one vector set per partition, every rule in Redis.
 
-Use it when several processes or hosts share one semantic cache: what one process stores,
-every other finds; what a purge, a withdrawal or a model-snapshot watermark removes is gone
-for all of them when the call returns, because the removal and the fence against older
-writes both live in Redis, not in a process. Needs Redis Open Source 8.0 or later (vector
-sets are built in); Valkey's vector search is a separate module and is not supported.
-
-Key layout and scripts: :mod:`semcache.stores._redis_layout`. A partition is a
-:class:`~semcache.stores.Where`'s (tenant, namespace, scope, embedder); all its keys share one
-hash tag, so it lives on one Redis Cluster slot and every script touches one slot.
-
-Exactness: vectors are stored ``NOQUANT`` (float32), so a similarity is the same cosine the
-embedded store computes (to float32 rounding); VSIM's score is ``(1 + cos) / 2`` and is
-converted back. Expiry: each entry's payload field has Redis's own TTL, lookups re-check
-``expires_at > now`` in the script and again in :class:`Where`, and
-:meth:`RedisVectorStore.purge_expired` removes the vector-set elements. Fences: a purge
-records its time in Redis, globally and in each partition it covers, and a write of an
-entry created before a fence that covers it is refused in the same script that would store
-it (``created_at`` is compared with the purging process's clock: hosts' clocks must agree
-to well under the write-behind delay).
+For processes or hosts sharing one semantic cache: what a purge, a withdrawal or a
+model-snapshot watermark removes is gone for all of them when the call returns, because the
+removal and the fence against older writes live in Redis (:mod:`semcache.stores._redis_layout`).
+Vectors are ``NOQUANT`` (float32), so a similarity is the embedded store's cosine (VSIM's
+``(1 + cos) / 2`` converted back). Expiry is Redis's own TTL, re-checked in the script and
+in :class:`Where`. A write of an entry created before a fence covering it is refused in the
+script that would store it (hosts' clocks must agree to well under the write-behind delay).
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """All configuration in one declared class.
 
-Read from the environment (prefix ``SEMCACHE_``, nested fields with ``__``, e.g.
-``SEMCACHE_SEMANTIC__THRESHOLD=0.93``), from a ``.env`` file, or passed explicitly.
-Only the facade, the CLI and the server read settings; library classes take arguments.
-
-Nothing is silently ignored, because a cache that quietly keeps its default threshold or
-store path after a typo is a correctness problem:
-
-- an unknown argument or nested key is a :class:`~semcache.errors.SettingsError` naming it
-  and the nearest valid name (``CacheSettings(store_path=...)``: did you mean
-  ``store.path``?);
-- an unknown ``SEMCACHE_*`` environment variable or ``.env`` key is a
-  :class:`~semcache.errors.UnknownSettingWarning` (other tools may share the prefix), or a
-  :class:`~semcache.errors.SettingsError` when ``strict`` is set (``SEMCACHE_STRICT=1``);
-- an invalid value names the argument, variable or ``.env`` key it came from, the value and
-  what was expected.
-
-The names come from the declared fields (``semcache/config/names.py``), so a new field is
-known everywhere at once; ``semcache/config/check.py`` turns problems into lines.
+Read from the environment (``SEMCACHE_``, nested fields with ``__``), a ``.env`` file, or
+passed explicitly; only the composition root reads settings. Nothing is silently ignored,
+since a cache that quietly keeps its default threshold after a typo is a correctness problem:
+an unknown argument or nested key is a :class:`~semcache.errors.SettingsError` naming the
+nearest valid name; an unknown ``SEMCACHE_*`` variable or ``.env`` key is an
+:class:`~semcache.errors.UnknownSettingWarning` (an error when ``strict``); an invalid value
+names where it came from, the value and what was expected.
 """
 
 from __future__ import annotations

@@ -224,32 +224,20 @@ class Subscription(Generic[T, C]):
 
 
 class Coalescer(Generic[T, C]):
-    """Single-flight: concurrent calls with one key share one execution.
+    """Single-flight: concurrent calls with one key share one execution (as Go's singleflight).
 
-    Contract (as Go's singleflight, with async-lru's shielded shared task):
+    - At most one execution per key is in flight; every waiter sees the same value or the same
+      exception object. The entry is dropped when it completes: nothing is cached here.
+    - The execution runs as its own task, in the caller's ``contextvars`` context; waiters await
+      it shielded, so a cancelled waiter only leaves, and the last one leaving cancels it.
+    - ``max_wait`` (seconds, None = unlimited) bounds how long a follower waits on a flight that
+      shows no progress before it runs its own ``fn`` alone (``Role.ALONE``); the leader never
+      gives up.
+    - Streaming fan-out: ``fn`` receives ``emit``; chunks go to one append-only buffer per flight
+      that subscribers read through their own cursors. ``emit`` never waits, so a slow
+      subscriber never blocks the producer or the others.
 
-    - At most one execution per key is in flight; every waiter on it sees the same value or the
-      same exception object.
-    - The entry is dropped when the execution completes (success, failure or cancellation).
-      Nothing is cached here: a call for a key after completion starts a new execution.
-    - The execution runs as its own task; waiters await it shielded. A cancelled waiter (the
-      leader included) only leaves; the execution keeps running while any waiter remains. When
-      the last waiter leaves, the execution is cancelled and the entry dropped.
-    - ``max_wait`` (seconds, None = unlimited, 0 allowed) bounds how long a follower waits for
-      a flight that shows no progress (no chunk emitted, not finished) before it gives up and
-      runs its own ``fn`` outside coalescing (``Role.ALONE``). The leader never gives up. For a
-      non-streaming execution this is simply "waits longer than max_wait".
-    - Streaming fan-out: ``fn`` receives ``emit``; chunks go to one append-only buffer per
-      flight, which subscribers read through their own cursors, woken by a future that
-      resolves at each emit. ``emit`` never waits, so a slow subscriber never blocks the
-      producer or other subscribers. The buffer is kept anyway to assemble the final answer,
-      which is why there is no per-follower queue or copy (a bounded per-follower queue, as in
-      DoChan, would have to block the producer or drop chunks when one follower lags).
-    - The execution runs in the context (``contextvars``) of the caller that started it. If
-      ``fn`` itself raises ``CancelledError`` (rather than being cancelled by the last waiter
-      leaving), every waiter sees a ``CancelledError``.
-
-    Time is the event loop's clock (``loop.time()``), since asyncio's own timeouts use it.
+    Time is the event loop's clock, as asyncio's own timeouts use it.
     """
 
     def __init__(self, *, max_wait: float | None = None) -> None:

@@ -1,28 +1,16 @@
 """semcache as LiteLLM's own cache: ``litellm.cache = LiteLLMCache(SemanticCache())``.
 
-Plain ``litellm.completion`` / ``acompletion`` (streamed or not) then look up semcache's tiers
-(memory, exact store, semantic with the answer guard) before calling the provider, and store
-complete answers after it. LiteLLM's per-request controls keep their meaning: ``no-cache``,
-``no-store``, ``ttl``, ``s-maxage`` (``s-max-age``), ``namespace``, and ``use-cache`` when the
-cache is built with ``mode="default_off"``.
+Plain ``litellm.completion`` / ``acompletion`` (streamed or not) look up semcache's tiers
+before calling the provider and store complete answers after it; LiteLLM's per-request
+controls (``no-cache``, ``no-store``, ``ttl``, ``s-maxage``, ``namespace``, ``use-cache``)
+keep their meaning. A ``Cache`` subclass, not a ``BaseCache`` backend, because a backend sees
+only LiteLLM's hashed key and cannot compute semcache's key nor partition by tenant. Not
+coalesced: LiteLLM looks up and stores in two calls with no failure signal in between.
 
-Why a ``Cache`` subclass and not a ``BaseCache`` backend (``Cache(_backend=...)``): a backend
-only sees LiteLLM's hashed key and, on the sync path, the messages alone, so it cannot
-compute semcache's key (model, parameters, scope) nor partition by tenant. ``Cache``'s
-``get_cache`` / ``add_cache`` methods receive the whole call. Not coalesced: LiteLLM looks up
-and stores in two separate calls with no failure signal in between, so a waiter on another
-caller's flight could wait for an answer that never comes.
-
-Identity first: behind LiteLLM's proxy, the authenticated caller (key hash, team id, org id:
-the scope LiteLLM's own semantic caches use) always decides the tenant; a caller's
-``metadata={"tenant": ...}`` only narrows inside it (``<identity>/<claimed>``), so no request
-body can reach another key's, team's or org's entries. Without the proxy (plain SDK calls,
-where the application is the caller) ``metadata["tenant"]`` is the tenant, else the default.
-
-Trust loop: every response the slot looked up carries its ``CacheInfo``
-(``semcache.cache_info(response)``: tier, similarity, miss reason), and
-``litellm.cache.feedback(response_or_litellm_key, correct=False)`` withdraws a wrong answer
-for the tenant it was served to (see :mod:`semcache.integrations.litellm_served`).
+Behind LiteLLM's proxy the authenticated caller (key hash, team, org) decides the tenant and
+``metadata["tenant"]`` only narrows inside it; without the proxy ``metadata["tenant"]`` is
+the tenant. ``litellm.cache.feedback(response, correct=False)`` withdraws a wrong answer for
+the tenant it was served to (:mod:`semcache.integrations.litellm_served`).
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """The private-data gate: what a request (and later its answer) may do with the cache.
 
-Policies (per namespace, see :class:`~semcache.privacy.PrivacySettings`):
-
-- ``off``: nothing is scanned; the cache behaves as if this module did not exist.
-- ``no-store`` (default): a request with private data is answered upstream and its answer is
-  never stored, and it is never served from the semantic tier. The exact tier may still be
-  read: its key is the whole request in the caller's own tenant, so only an identical request
-  could have put anything there.
-- ``redact``: a request with private data may be stored, but only in the exact tier under the
-  original request's key, with the private spans of the stored question and answer masked; it
-  is neither looked up in nor indexed into the semantic tier (two questions that differ only
-  in their private values become the same text once masked: serving one's answer for the
-  other would be a false hit and a leak).
-
-The answer is checked too (:meth:`PrivacyGate.inspect_answer`): under ``no-store`` an answer
-containing private data is not stored; under ``redact`` it is stored masked when the question
-was itself redacted (the answer echoes the user's own data), and not stored when the question
-was clean (a masked answer to a clean question would be a wrong answer for everyone).
-
-A text the gate cannot afford to scan (more than ``max_scan_bytes``, a detector out of its
-work budget, or a scan past its deadline) is treated as private whatever the policy: nothing
-is stored or shared, since what was not read may hold anything. :class:`Unscanned` says which.
-
-The decision functions are pure; :class:`PrivacyGate` adds detection and the counters, which
-hold kinds and decisions only, never matched text.
+Policies (per namespace, :class:`~semcache.privacy.PrivacySettings`): ``off`` scans nothing;
+``no-store`` (default) answers a request with private data upstream, never stores the answer
+and never serves it from the semantic tier (the exact tier, keyed by the whole request in the
+caller's tenant, may still be read); ``redact`` stores it masked in the exact tier only (two
+questions differing only in private values mask to one text: a semantic hit would leak).
+:meth:`PrivacyGate.inspect_answer` applies the same to the answer. A text the gate cannot
+afford to scan is private whatever the policy (:class:`Unscanned`). Counters hold kinds and
+decisions, never matched text.
 """
 
 from __future__ import annotations

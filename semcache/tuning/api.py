@@ -113,10 +113,6 @@ class TuningAPI:
         """Wait for background shadow checks and miss lookups started so far."""
         self._loop.run(self._parts.tuning.drain())
 
-    async def adrain_tuning(self) -> None:
-        """``drain_tuning`` for async callers."""
-        await self._loop.arun(self._parts.tuning.drain())
-
     def threshold(self, namespace: str = "default") -> float | None:
         """The cosine a semantic hit needs in ``namespace`` now (None: no semantic tier)."""
         tier = self._parts.backend.tier
