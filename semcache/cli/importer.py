@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from semcache.cli import OneLineParser, UsageError, standalone
+from semcache.cli import OneLineParser, UsageError
 
 PROG = "semcache import"
 #: Failure reasons printed in the summary (the rest are counted).
@@ -55,11 +55,6 @@ def read_items(path: Path) -> list[dict[str, Any]]:
                 raise ValueError(f"{path}:{number}: expected a JSON object")
             items.append(item)
     return items
-
-
-def main(argv: list[str]) -> int:
-    """``semcache import`` on its own parser."""
-    return standalone(_parser(), run, argv)
 
 
 def run(args: argparse.Namespace) -> int:

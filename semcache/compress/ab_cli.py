@@ -126,15 +126,6 @@ def plot(results: Sequence[PromptResult], path: Path) -> Path:
     return path
 
 
-def compress_eval_main(argv: Sequence[str]) -> int:
-    parser = _parser()
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    return run(args)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the A/B test; the exit status."""
     console = Console()
