@@ -124,12 +124,8 @@ def calibrate(
     fit_fraction: float = 1 / 3,
     holdout: float = 0.5,
 ) -> CalibrationResult:
-    """Certify a threshold for ``scores`` (a hit when score >= threshold; ``-inf``: never).
-
-    ``scores`` are fixed (cosine similarities, guard vetoes as ``-inf``); a learned scorer
-    goes through :func:`semcache.eval.frontier.frontier`. ``eval --calibrate`` is a report,
-    so by default half the pairs are held out to check the threshold; ``semcache
-    calibrate`` spends them on the test instead (docs/calibration.md).
+    """Certify a threshold for fixed ``scores`` (a hit when score >= threshold; ``-inf``: never).
+    By default half the pairs are held out to check it, since ``eval --calibrate`` is a report.
     """
     if not 0.0 < target < 1.0:
         raise ConfigError(f"target false-hit rate must be in (0, 1), got {target}")

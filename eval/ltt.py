@@ -72,13 +72,10 @@ def rejection_limit(hits: np.ndarray, delta: float, alpha: float) -> np.ndarray:
 def pass_probability(
     fit_hits: np.ndarray, fit_wrong: np.ndarray, test_hits: np.ndarray, delta: float, alpha: float
 ) -> np.ndarray:
-    """Predicted chance the test at each threshold rejects, from the fitting part's counts.
-
-    The false-hit rate there gets a Jeffreys posterior Beta(k + 1/2, h - k + 1/2) from the
-    fitting part's h hits and k false hits; the testing part's false hits among its expected
-    hits are then beta-binomial, and the test rejects when they are at most
-    :func:`rejection_limit`. A threshold with a few clean fitting hits is thus not mistaken
-    for a sure pass (its posterior is wide), which a plug-in rate would do.
+    """Predicted chance the test at each threshold rejects, from the fitting part's counts: a
+    Jeffreys posterior on the false-hit rate, a beta-binomial count of the testing part's false
+    hits, rejection at :func:`rejection_limit`. A few clean fitting hits give a wide posterior,
+    not a sure pass.
     """
     from scipy.stats import betabinom  # scipy.stats costs ~1 s to import: only when used
 
@@ -101,14 +98,9 @@ def simulated_true_hits(
     draws: int = 100,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each grid index as the start, the mean true hits a walk from there would certify
-    on a testing part of ``test_size`` pairs, simulated by resampling the fitting part.
-
-    Each draw reweights the fitting pairs (Dirichlet weights, a Bayesian bootstrap), draws
-    ``test_size`` pairs from them, tests every grid
-    threshold, and follows the walk from each start to its first failure. This prices in
-    what a plug-in estimate misses: a strict start has few hits and a walk from there can
-    die at the first local bunch of false hits, while a loose start may fail at once.
+    """For each grid index as the start, the mean true hits a walk from there would certify on a
+    testing part of ``test_size`` pairs, simulated by Bayesian-bootstrap resamples of the
+    fitting part: a strict start can die at the first bunch of false hits, a loose one at once.
     """
     fit_scores = np.asarray(fit_scores, np.float64)
     fit_labels = np.asarray(fit_labels)
@@ -161,14 +153,10 @@ def plan_sequence(
     points: int = 400,
     draws: int = 100,
 ) -> TestSequence:
-    """The testing sequence from the fitting part alone: it starts at the grid threshold
-    whose walk certifies the most true hits on average (:func:`simulated_true_hits`) among
-    those whose first test passes in :data:`SAFE_START` of the simulations, and walks to the
-    loosest.
-
-    Neither the most *certain* threshold (usually a strict one: a walk from there dies at
-    the first local bunch of false hits, where a looser threshold further on would pass)
-    nor the most likely recall (a loose start that fails at once certifies nothing)."""
+    """The testing sequence from the fitting part alone: it starts at the grid threshold whose walk
+    certifies the most true hits on average (:func:`simulated_true_hits`) among those whose
+    first test passes in :data:`SAFE_START` of the simulations, and walks to the loosest.
+    """
     fit_scores = np.asarray(fit_scores, dtype=np.float64)
     grid = threshold_grid(fit_scores, points)
     if not len(grid):

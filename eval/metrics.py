@@ -55,12 +55,10 @@ def upper_bound(
     confidence: float = 0.95,
     method: BoundMethod = "clopper-pearson",
 ) -> np.ndarray:
-    """One-sided upper confidence bound on the rate ``successes / trials``.
+    """One-sided upper confidence bound on the rate ``successes / trials`` (1 with no trials).
 
-    ``clopper-pearson`` (the default) is the exact binomial bound: its coverage is at least
-    ``confidence`` for every true rate, which is what a "never serve more than δ wrong answers"
-    promise needs; near zero false hits Wilson can under-cover. ``wilson`` is the one-sided
-    Wilson score bound. With no trials the bound is 1.
+    ``clopper-pearson`` (default) is exact: coverage at least ``confidence`` for every true
+    rate, which "never serve more than δ wrong answers" needs; ``wilson`` is the score bound.
     """
     _check_confidence(confidence)
     k = np.asarray(successes, dtype=np.float64)
@@ -226,12 +224,9 @@ def best_f1(curve: PRCurve) -> OperatingPoint | None:
 
 
 def recall_at_false_hit_rate(curve: PRCurve, delta: float) -> OperatingPoint | None:
-    """The lowest distinct-score threshold whose false-hit rate is at most ``delta``.
-
-    Recall only falls as the threshold rises, so this is the highest recall reachable while
-    at most a ``delta`` share of hits is wrong. It is an in-sample point estimate over all
-    distinct scores (optimistic: see :mod:`semcache.eval.calibrate` for a threshold with a
-    confidence bound checked on held-out pairs). None when every threshold exceeds ``delta``.
+    """The lowest distinct-score threshold whose false-hit rate is at most ``delta`` (the highest
+    recall reachable there), or None. An in-sample point estimate: optimistic, unlike
+    :mod:`semcache.eval.calibrate`.
     """
     meets = np.flatnonzero(curve.false_hit_rate <= delta)
     if len(meets) == 0:

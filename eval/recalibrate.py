@@ -50,14 +50,10 @@ class Recorded:
 def thin(rows: list[Recorded], rng: np.random.Generator) -> list[Recorded]:
     """A sample of ``rows`` in which every request was kept with one probability.
 
-    Shadow verdicts were sampled with probability π (higher near the threshold) and near
-    misses were all recorded, so the rows over-represent near misses, where the wrong
-    answers are; certifying on them is valid but needlessly strict. Keeping each shadow row
-    with probability π_min/π and each of a miss row's ``count`` requests with probability
-    π_min (π_min: the smallest π seen) leaves an equal-probability sample of the traffic the
-    rows came from (hits, and misses within the margin), so the certificate speaks about
-    that traffic. Feedback rows are kept whole (they only make the certificate stricter).
-    Without shadow rows nothing is thinned.
+    Shadow rows were sampled with probability π and near misses all recorded, so keeping each
+    shadow row with probability π_min/π and each miss request with π_min leaves an
+    equal-probability sample of the traffic, which the certificate then speaks about. Feedback
+    rows are kept whole; without shadow rows nothing is thinned.
     """
     sampled = [r.probability for r in rows if r.probability is not None]
     if not sampled:
@@ -222,15 +218,12 @@ def walk_thresholds(
     max_change: float,
     holdout: float = 0.0,
 ) -> tuple[WalkResult, Parts]:
-    """Learn-then-Test over a sequence fixed from the current threshold alone, strict to
-    loose: ``current + max_change`` down to ``current - max_change`` in steps of
-    :data:`STEP` (within [0, 1]), less the leading thresholds with fewer pairs at or over
-    them than any test needs. It depends on no label, so no fitting part is needed; the walk
-    runs on the calibration half and stops at the first threshold whose false-hit rate could
-    exceed ``target`` (p > ``alpha``): the result is stricter than ``current`` when the
-    current one is not certified but a stricter one is (tightening), looser when a looser
-    one is certified. Every pair walks unless ``holdout`` > 0 sets that share aside for the
-    report (``parts.held_out``)."""
+    """Learn-then-Test over a sequence fixed from the current threshold alone: ``current +
+    max_change`` down to ``current - max_change`` in steps of :data:`STEP`, less leading
+    thresholds with too few pairs for any test. It depends on no label, so no fitting part is
+    needed: the walk tightens when only a stricter threshold is certified and loosens when a
+    looser one is. ``holdout`` > 0 sets a share aside for the report.
+    """
     parts = split_parts(data.labels, seed, 1 / 3, holdout=holdout)  # no fitting part needed
     calibration = np.concatenate([parts.fit, parts.test])
     steps = round(max_change / STEP)
