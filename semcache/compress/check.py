@@ -75,11 +75,8 @@ def _negations(text: str) -> set[tuple[str, str]]:
 
 
 def holds_detail(span: str) -> bool:
-    """Does ``span`` (text a rule is about to remove) state a detail on its own?
-
-    Rules consult this for every match and leave a match alone when it does: "As mentioned
-    before," holds a comparison word, "作为一个AI助手，" a name, "重要的事情说三遍" a number.
-    Protected-span placeholders count as details.
+    """Does ``span`` (text a rule is about to remove) state a detail on its own ("As mentioned
+    before," holds a comparison word)? Protected-span placeholders count as details.
     """
     if "\ue000" in span or _CUE.search(_ZH_NOT_NEGATION.sub(" ", span)):
         return True

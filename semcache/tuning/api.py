@@ -73,11 +73,9 @@ class TuningAPI:
     ) -> FeedbackResult:
         """Say whether a cached answer was right for the query it served.
 
-        ``response_or_key``: a response semcache returned, its ``cache_info.serve_id``, or an
-        entry key. "Wrong" (``correct=False``) withdraws the entry at once (see
-        :mod:`semcache.tuning.loop`); both verdicts are counted and, for a semantic hit,
-        recorded as a labeled pair. Raises :class:`semcache.errors.UnknownServe` when no such
-        answer was served to ``tenant`` recently.
+        ``response_or_key``: a response semcache returned, its ``serve_id``, or an entry key. "Wrong"
+        withdraws the entry at once (:mod:`semcache.tuning.loop`); a semantic hit's verdict is also a
+        labeled pair. :class:`semcache.errors.UnknownServe` when none was served to ``tenant`` recently.
         """
         return self._loop.run(self._feedback(response_or_key, correct, tenant))
 

@@ -24,12 +24,8 @@ Z95 = 1.959963984540054
 class Estimate:
     """The false-hit rate of one namespace's semantic hits (wrong / served), 95% interval.
 
-    ``verdicts``: shadow verdicts used; ``wrong``: how many said wrong; ``effective_n``: Kish's
-    effective sample size. ``alert`` is True only on evidence that ``delta`` is exceeded: when
-    the *lower* end of the 95% interval is above ``delta`` (a one-sided test at 2.5% of
-    "the rate is at most δ"). It never fires with no wrong verdict (``low`` is then 0), nor
-    with no verdicts; "not yet shown to be at most δ" is ``high > delta``, a different
-    question, which ``semcache_false_hit_rate_high`` answers.
+    ``alert`` is True only on evidence that ``delta`` is exceeded (the interval's lower end above
+    it), so never with no wrong verdict; "not yet shown at most δ" is ``high > delta``.
     """
 
     rate: float
