@@ -73,9 +73,10 @@ class TuningAPI:
     ) -> FeedbackResult:
         """Say whether a cached answer was right for the query it served.
 
-        ``response_or_key``: a response semcache returned, its ``serve_id``, or an entry key. "Wrong"
-        withdraws the entry at once (:mod:`semcache.tuning.loop`); a semantic hit's verdict is also a
-        labeled pair. :class:`semcache.errors.UnknownServe` when none was served to ``tenant`` recently.
+        ``response_or_key``: a response semcache returned, its ``serve_id``, or an entry key.
+        "Wrong" withdraws the entry at once (:mod:`semcache.tuning.loop`); a semantic hit's verdict
+        is also a labeled pair. :class:`semcache.errors.UnknownServe` when none was served to
+        ``tenant`` recently.
         """
         return self._loop.run(self._feedback(response_or_key, correct, tenant))
 
