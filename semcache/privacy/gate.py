@@ -52,15 +52,10 @@ _EMPTY: Mapping[Kind, int] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """What the cache may do with one request.
-
-    ``counts``: findings per kind (empty when clean or not scanned). ``lookup_semantic``: may
-    the semantic tier be searched for it. ``store``: may its answer be stored at all (exact
-    tier, under the original request's key). ``store_semantic``: may the entry be indexed for
-    semantic serving. ``redacted_request``: under ``redact`` with findings, a masked copy of the
-    request params to store as the question (None otherwise; then the original is stored).
-    ``unscanned``: set when the request was not (fully) scanned; it is then private.
-    The exact tier may always be looked up.
+    """What the cache may do with one request: search the semantic tier (``lookup_semantic``),
+    store the answer (``store``, exact tier under the original key), index it semantically
+    (``store_semantic``); ``redacted_request`` is the masked question to store under ``redact``;
+    ``unscanned`` makes it private. The exact tier may always be looked up.
     """
 
     policy: PrivacyPolicy
@@ -89,12 +84,9 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class AnswerVerdict:
-    """Whether an upstream answer may be stored, and in which form.
-
-    ``store``: store it (only ever True when the question's verdict allowed storing).
-    ``redacted_response``: a masked copy to store instead of the original (None: store as is).
-    ``counts``: findings per kind in the answer. ``unscanned``: set when it was not (fully)
-    scanned; it is then never stored.
+    """Whether an upstream answer may be stored (only if the question's verdict allowed it), and
+    in which form: ``redacted_response`` to store instead (None: as is); an ``unscanned`` answer
+    is never stored.
     """
 
     store: bool
@@ -173,13 +165,9 @@ def decide_answer(
 class PrivacyStats:
     """A snapshot of the gate's counters: kinds and decisions only, never matched text.
 
-    ``findings``: spans found per kind, questions and answers together. ``questions``: requests
-    inspected under a policy other than off; ``private_questions``: of those, with findings;
-    ``not_stored``: private questions refused storage (no-store); ``redacted``: private
-    questions stored masked; ``answers_not_stored``: answers refused storage because they held
-    private data; ``answers_redacted``: answers stored masked. ``oversized`` and
-    ``scan_timeouts``: questions and answers treated as private unscanned (see
-    :class:`Unscanned`), also counted in the decisions above.
+    ``findings``: spans per kind; ``questions``: requests inspected under a policy; the decision
+    counters name themselves; ``oversized`` and ``scan_timeouts`` (treated as private unscanned,
+    :class:`Unscanned`) are also counted in the decisions.
     """
 
     findings: Mapping[str, int]
@@ -196,10 +184,9 @@ class PrivacyStats:
 class PrivacyGate:
     """Scans requests and answers with one detector and decides, counting every decision.
 
-    ``max_scan_bytes``: the most UTF-8 bytes of text scanned per request or answer (None: no
-    cap); beyond it the text is :attr:`Unscanned.OVERSIZED`. Thread-safe: detectors are
-    stateless and the counters take a lock, so :meth:`assess` may run in a worker thread while
-    :meth:`record` counts on the caller's.
+    ``max_scan_bytes``: the most UTF-8 bytes scanned per request or answer (None: no cap;
+    beyond: :attr:`Unscanned.OVERSIZED`). Thread-safe: :meth:`assess` may run in a worker thread
+    while :meth:`record` counts on the caller's.
     """
 
     def __init__(

@@ -167,11 +167,8 @@ class PhoneDetector:
     def _valid(
         self, phonenumbers: ModuleType, tries: _Tries, text: str, start: int, end: int
     ) -> bool:
-        """Whether ``text[start:end]`` alone is a valid number grouped as its country groups it.
-
-        Stricter than the main scan (``STRICT_GROUPING``): a window cut out of a longer digit
-        run has no surrounding text to vouch for it, so "3414 225263" (an Amex-style group)
-        must not pass as the US number 341-422-5263.
+        """Whether ``text[start:end]`` alone is a valid number grouped as its country groups it
+        (``STRICT_GROUPING``: a window cut from a longer digit run has no context to vouch for it).
         """
         raw = text[start:end]
         for region in self._regions:
@@ -202,11 +199,8 @@ class PhoneDetector:
 
 
 def _pieces(text: str) -> list[tuple[int, int]]:
-    """The parts of ``text`` worth handing to libphonenumber, with some context around them.
-
-    A number is digits separated by at most four non-alphanumeric characters (``x`` and ``_``
-    included), so a run of that shape holding fewer than seven digits cannot contain one; the
-    context lets libphonenumber see the letter before a number and its extension after it.
+    """The parts of ``text`` worth handing to libphonenumber (runs that can hold seven digits),
+    with context around them.
     """
     pieces: list[tuple[int, int]] = []
     for run in _NUMBER_RUN.finditer(text):

@@ -159,12 +159,9 @@ class SecretDetector:
 
 
 def random_looking(token: str, *, context: bool, min_length: int = 24) -> bool:
-    """Whether ``token`` looks like a random key rather than a word, identifier, hash or UUID.
-
-    With ``context`` (a credential keyword just before it) the bar is lower: 16+ characters
-    from at least two of upper/lower/digit with high entropy. Without, it also needs two or
-    more of each class, few vowels among its letters (words have ~40%, random letters ~19%) and
-    frequent switches between classes (CamelCase identifiers switch rarely).
+    """Whether ``token`` looks like a random key rather than a word, identifier, hash or UUID: high
+    entropy and mixed classes; without a credential keyword before it (``context``) also few
+    vowels and frequent switches between classes.
     """
     length = len(token)
     if length < 16 or _UUID.search(token):
