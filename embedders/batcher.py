@@ -110,12 +110,9 @@ class MicroBatcher:
         return self._foreground_queued() + self._running, self.cost.per_text_s()
 
     def expected_wait_s(self, unqueued: int = 0) -> float | None:
-        """Seconds a foreground text submitted now would wait for its vector beyond what it
-        takes on an idle batcher (its own one-text batch): queued work, 0 when idle. None
-        before the first batch: nothing is known yet.
-
-        ``unqueued``: foreground texts about to be submitted, counted as queued before this
-        one. Background texts do not count: they go after every foreground text.
+        """Seconds a foreground text submitted now would wait for its vector beyond its own one-text
+        batch on an idle batcher (None before the first batch). ``unqueued``: foreground texts about
+        to be submitted, counted as queued before it; background texts never count.
         """
         self._lookup_about()
         cost = self.cost

@@ -204,13 +204,9 @@ class QdrantEdgeStore(OptimizationCycle):
         return self._integrity
 
     def _verify_directory(self) -> None:
-        """Before a write (the caller holds ``_write_lock``): reopen a lost directory.
-
-        The engine keeps its files open, so after the directory is deleted or replaced
-        reads still answer and writes still succeed, into files nobody will ever read
-        again, and the answers are gone after a restart. Comparing the directory's
-        and the live shard's inode with those seen at open catches both, for one ``stat``
-        each per write.
+        """Before a write (under ``_write_lock``): reopen a lost directory. The engine keeps
+        its files open, so writes into a deleted or replaced directory would vanish on restart;
+        one ``stat`` of the directory and the live shard per write catches both.
         """
         root = self._root
         if root is None or self._shard is None:

@@ -101,12 +101,9 @@ def _covers(selection: Selection, partition: dict[str, str] | None) -> bool:
 class RedisVectorStore:
     """:class:`~semcache.stores.base.VectorStore` and ``StoreAdmin`` on Redis vector sets.
 
-    ``client``: a ``redis.Redis`` or ``redis.cluster.RedisCluster`` (sync) client, or a
-    ``redis://`` URL (a client is built at ``setup`` and closed by ``close``). ``prefix``:
-    of every key. ``clock``: wall-clock epoch seconds (what "expired" and a purge's time
-    mean). ``candidates``: nearest elements a lookup checks for one that is live (expired
-    ones stay until ``purge_expired``). ``ef``: HNSW search breadth (higher: closer to
-    exact, slower). Safe to call from several threads (redis-py's pool).
+    ``client``: a sync ``redis.Redis`` / ``RedisCluster`` or a ``redis://`` URL (then built at
+    ``setup``, closed by ``close``). ``clock``: wall-clock epoch seconds. ``candidates``: nearest
+    elements a lookup checks for a live one; ``ef``: HNSW search breadth. Thread-safe.
     """
 
     def __init__(
@@ -298,13 +295,10 @@ class RedisVectorStore:
         return {pid.decode(): json.loads(value) for pid, value in rows.items()}
 
     def _every_partition(self) -> dict[str, dict[str, str] | None]:
-        """Every partition holding keys, registered or not: what a purge must reach.
-
-        The registry is one key: deleted, evicted or on a cluster master back empty, it
-        would hide partitions from a purge, which would then report success while their
-        answers stay. So the partitions' own keys are scanned too (every master), each
-        named by its ``part`` field or, failing that, by one of its entries; one found
-        that way is registered again. None: a partition that holds no entry to serve."""
+        """Every partition holding keys, registered or not: what a purge must reach. The registry is
+        one key that may be lost, so the partitions' own keys are scanned too (every master) and
+        re-registered; a purge never reports success while answers stay.
+        """
         client = self._open()
         known: dict[str, dict[str, str] | None] = dict(self._partitions())
         lost: set[str] = set()
@@ -409,12 +403,10 @@ class RedisVectorStore:
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
-        """Remove every entry matching all given fields, for every process; fence older writes.
-
-        Order matters for writes running meanwhile: the global fence first, then each
-        registered partition (fenced and emptied in one script). A write registers its
-        partition before reading the global fence, so it either sees the fence or is
-        fenced in its partition."""
+        """Remove every entry matching all given fields, for every process; fence older writes. The
+        global fence goes first, then each partition is fenced and emptied in one script; a write
+        registers its partition before reading the global fence, so one of the two fences it.
+        """
         selection = Selection(tenant=tenant, namespace=namespace, model=model)
         return self._fence_and_remove(selection, self._clock(), remove_all=True)
 

@@ -109,17 +109,11 @@ class _Flight(Generic[T, C]):
 class Subscription(Generic[T, C]):
     """One caller's place in a flight: its own read cursor into the shared chunk buffer.
 
-    Iterate it for the chunks (every chunk already emitted, in order, then live ones; the
-    iteration ends when the execution finishes or raises its exception), await ``result()`` for
-    the final value, or both. Close it (``aclose`` or ``async with``) to leave the flight; a
-    subscription must be closed, since the last open one keeps the execution alive.
-
-    A follower (``role`` FOLLOWER) gives up on the flight when, ``max_wait`` seconds after
-    joining, the flight has neither emitted a chunk nor finished: it leaves, starts its own
-    ``fn`` as a private flight that nobody else can join, and reads from that from the start
-    (it had read nothing yet, so the caller sees one seamless stream); ``role`` becomes ALONE.
-    Once a flight has shown progress the follower stays, because chunks already handed out
-    cannot be taken back and the flight is evidently alive.
+    Iterate it for the chunks (emitted ones in order, then live ones), await ``result()`` for the
+    final value, or both; close it to leave (the last open one keeps the execution alive). A
+    follower that sees neither a chunk nor the end within ``max_wait`` runs its own ``fn`` as a
+    private flight (``role`` ALONE); after any progress it stays, since chunks handed out cannot
+    be taken back.
     """
 
     def __init__(
@@ -255,12 +249,9 @@ class Coalescer(Generic[T, C]):
         return Subscription(flight, Role.LEADER, fn, self._max_wait)
 
     def join(self, key: Hashable, fn: Work[C, T]) -> Subscription[T, C] | None:
-        """Follow the flight for ``key`` if one is in flight, else None (never starts one).
-
-        For a caller that chose a flight by something other than its own key (an in-flight
-        paraphrase): when that flight has ended, the caller must decide afresh rather than
-        start an execution under another caller's key. ``fn`` is only run if the follower
-        gives up after ``max_wait`` (``Role.ALONE``), as with :meth:`subscribe`.
+        """Follow the flight for ``key`` if one is in flight, else None (never starts one): for a
+        caller that chose a flight by another key (an in-flight paraphrase). ``fn`` runs only if the
+        follower gives up after ``max_wait``.
         """
         flight = self._flights.get(key)
         if flight is None:

@@ -261,14 +261,9 @@ class Leader:
         self._queue.put_nowait((CHUNK, data))
 
     async def finish(self, outcome: dict[str, Any] | None, *, keep: bool = True) -> None:
-        """End the flight: ``done`` with ``outcome``, or ``failed`` when it is None.
-
-        ``done`` is appended before the lease is released (the answer is already stored, so
-        a request arriving after the release finds it); ``failed`` after it, so a follower
-        that reads ``failed`` and claims again never finds this flight's lease still there.
-        ``keep`` False deletes the stream once the lease is released (an answer that may not
-        be stored must not wait in Redis for the stream to expire): followers blocked on it
-        already got the outcome; a later reader finds neither stream nor lease and claims.
+        """End the flight: ``done`` with ``outcome`` (appended before the lease is released: the
+        answer is stored), or ``failed`` when None (after the release, so a follower claiming again
+        never finds this lease). ``keep`` False deletes the stream after the release.
         """
         # A flag as well as cancel(): asyncio.wait_for (inside FailOpen) can swallow a
         # cancellation that arrives as the renewal completes (CPython gh-86296), and the
