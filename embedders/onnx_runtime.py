@@ -127,11 +127,9 @@ def _ort_errors(ort: Any) -> tuple[type[BaseException], ...]:
 class OnnxEmbedder:
     """The :class:`~semcache.embedders.SentenceTransformerEmbedder` model, run by ONNX Runtime.
 
-    With ``precision="float32"`` it has the same ``name`` as the PyTorch embedder of the
-    same model: the vectors are the same to float32 rounding, so both may share a
-    collection. ``"int8"`` names itself ``<model>#onnx-int8``. ``threads`` sets ONNX
-    Runtime's intra-op threads (default: its own choice, one per core). The constructor
-    does no I/O; the first ``dim`` or ``embed`` exports (once per cache) and loads.
+    ``precision="float32"`` keeps the PyTorch embedder's ``name`` (same vectors to float32
+    rounding, so they may share a collection); ``"int8"`` is ``<model>#onnx-int8``. ``threads``:
+    intra-op threads. No I/O in the constructor; the first use exports (once) and loads.
     """
 
     def __init__(

@@ -43,11 +43,8 @@ Compare = Callable[[str, str, tuple[str, ...]], Iterator[Difference]]
 
 @cache
 def _compare() -> Compare:
-    """``semcache.guard.rules.differences``, imported on the guard's first comparison.
-
-    Importing it compiles the extractor's regular expressions and reads ``lexicon.toml``
-    (tens of milliseconds); deferring that keeps ``import semcache`` and ``DetailGuard()``
-    cheap, for processes that never compare two questions (``tests/guard`` pins this).
+    """``semcache.guard.rules.differences``, imported on the guard's first comparison so that
+    ``import semcache`` and ``DetailGuard()`` stay cheap.
     """
     from semcache.guard.rules import differences
 
@@ -57,11 +54,9 @@ def _compare() -> Compare:
 class DetailGuard:
     """A ``HitVerifier`` that rejects candidates differing in an answer-determining detail.
 
-    Pure and symmetric: ``verify(a, b) == verify(b, a)`` and ``verify(a, a)`` is True.
-    ``rules`` selects a subset of ``RULES`` (all by default). Extraction is cached per text
-    (stored candidates recur), so a typical call costs a dictionary lookup or two. The
-    constructor does no work beyond checking ``rules``; the first comparison builds the
-    extractor, once per process.
+    Pure and symmetric: ``verify(a, b) == verify(b, a)`` and ``verify(a, a)`` is True. ``rules``
+    selects a subset of ``RULES``. Extraction is cached per text; the first comparison builds
+    the extractor, once per process.
     """
 
     def __init__(self, rules: Iterable[str] | None = None) -> None:
