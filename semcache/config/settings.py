@@ -106,11 +106,8 @@ class CacheSettings(BaseSettings):
 
     def __init__(self, *, _other_variables: Collection[str] = (), **values: Any) -> None:
         """Read arguments, then ``SEMCACHE_*`` variables, then ``.env`` (first wins).
-
-        ``_other_variables`` names ``SEMCACHE_*`` variables the caller reads for another
-        purpose (the proxy passes the ones its config file references), so they are not
-        reported as unknown. Other ``_``-prefixed arguments are pydantic-settings' own
-        (``_env_file=...``).
+        ``_other_variables``: ``SEMCACHE_*`` variables the caller reads for another purpose, not
+        reported as unknown.
         """
         model = type(self)
         environ = dict(os.environ)
@@ -149,12 +146,9 @@ class CacheSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """The usual sources, each seeing only ``SEMCACHE_*`` names of real settings.
-
-        Unknown names are reported by ``__init__`` (a warning unless strict); without this
-        filter a nested typo (``SEMCACHE_SEMANTIC__THRESHOLDD``) would fail validation
-        against a section that forbids extras, and another tool's key in ``.env`` would be
-        refused outright.
+        """The usual sources, each seeing only ``SEMCACHE_*`` names of real settings: unknown
+        names are reported by ``__init__``, instead of failing a section that forbids extras or
+        refusing another tool's ``.env`` key.
         """
         for source in (env_settings, dotenv_settings):
             if isinstance(source, EnvSettingsSource):

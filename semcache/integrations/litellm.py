@@ -81,14 +81,10 @@ def tenant_of(kwargs: Mapping[str, Any]) -> str | None:
 def authenticated_identity(sources: list[Mapping[str, Any]]) -> str | None:
     """``litellm:user_api_key=..;user_api_key_team_id=..;user_api_key_org_id=..`` or None.
 
-    LiteLLM's proxy strips every ``user_api_key_*`` field from the caller's metadata, then
-    writes the authenticated ones and its ``UserAPIKeyAuth`` object into the request's
-    metadata (``add_user_api_key_auth_to_request_metadata``). A body is JSON and cannot hold
-    that object, so the dict that holds it is the proxy's, and only it is read: identity
-    fields are never mixed across dicts (a forged ``litellm_metadata`` team id is ignored).
-    Without the object (no proxy: the application is the caller) the first dict holding
-    any identity field is used, read whole. Values are percent-escaped, so an identity
-    never contains ``/`` and ``<identity>/<claimed>`` cannot equal another identity's.
+    Only the metadata dict holding LiteLLM proxy's ``UserAPIKeyAuth`` object is read (a JSON
+    body cannot hold that object), so a forged ``litellm_metadata`` team id is ignored; without
+    it (no proxy) the first dict holding any identity field is read whole. Values are
+    percent-escaped, so ``<identity>/<claimed>`` cannot equal another identity.
     """
     proxied = next(
         (s for s in sources if isinstance(s.get("user_api_key_auth"), UserAPIKeyAuth)), None
@@ -196,13 +192,11 @@ class LiteLLMCache(Cache):
     def feedback(
         self, response_or_key: Any, correct: bool, *, tenant: str | None = None
     ) -> FeedbackResult:
-        """``SemanticCache.feedback`` for answers this slot served: ``response_or_key`` is
-        the response ``litellm.completion`` returned, LiteLLM's cache key
-        (``response._hidden_params["cache_key"]``, the proxy's ``x-litellm-cache-key``), or
-        a semcache serve id / entry key. A response is withdrawn for the tenant it was
-        served to. A LiteLLM key names the same request from every tenant: when it served
-        more than one recently, ``tenant`` (semcache's, e.g. ``cache_info``'s partition as
-        ``tenant_of`` computes it) must say which; given, it must match."""
+        """``SemanticCache.feedback`` for answers this slot served: ``response_or_key`` is the
+        response, LiteLLM's cache key (``x-litellm-cache-key``), or a semcache serve id / entry key.
+        A LiteLLM key names the same request in every tenant, so when it served several recently
+        ``tenant`` must say which; given, it must match.
+        """
         target, who = self._feedback_target(response_or_key, tenant)
         return self.semcache.feedback(target, correct, tenant=who)
 
@@ -252,12 +246,10 @@ class LiteLLMCache(Cache):
 
 
 def _note_bypass(kwargs: Mapping[str, Any], call: Mapping[str, Any]) -> None:
-    """A ``no-cache`` call's ``cache_info`` (a bypass), recorded when it is stored.
-
-    LiteLLM tests ``no-cache`` itself and never calls ``get_cache`` then, so the store is
-    the slot's only sight of the call: on the sync path it runs before the caller gets the
-    response; on the async path in a background task LiteLLM starts after (so the info may
-    come later), and with ``no-store`` not at all (docs/trust.md)."""
+    """A ``no-cache`` call's ``cache_info`` (a bypass), recorded when it is stored: LiteLLM never
+    calls ``get_cache`` then, so the store is the slot's only sight of the call (async: later;
+    with ``no-store``: never).
+    """
     control = kwargs.get("cache")
     call_id = kwargs.get("litellm_call_id")
     if not isinstance(control, Mapping) or control.get("no-cache") is not True:
