@@ -173,7 +173,6 @@ def _reason(scores, labels, parts, result, target: float, alpha: float) -> str: 
         scores[calibration],
         labels[calibration],
         len(labels),
-        len(parts.fit) / len(labels),
         len(parts.test) / len(labels),
         target,
         alpha,

@@ -273,7 +273,6 @@ def frontier(
                 np.concatenate([first.fit, first.test]),
                 np.concatenate([labels[parts.fit], labels[parts.test]]),
                 total,
-                len(parts.fit) / total,
                 len(parts.test) / total,
                 delta,
                 rows[(order[0], delta)].alpha,

@@ -66,13 +66,11 @@ def simulate_needed(
     scores: np.ndarray,
     labels: np.ndarray,
     given: int,
-    fit_share: float,
     test_share: float,
     delta: float,
     alpha: float,
 ) -> PairsNeeded:
-    """The estimate described in the module docstring, for one scorer's calibration scores
-    (``fit_share`` is kept in the signature so a caller states the split it simulates)."""
+    """The estimate described in the module docstring, for one scorer's calibration scores."""
     scores, labels = np.asarray(scores, np.float64), np.asarray(labels)
     floor = floor_rate(scores, labels)
     if floor >= delta or given < 1:

@@ -264,10 +264,11 @@ class StoreSettings(SettingsSection):
 
 
 class AdmissionSettings(SettingsSection):
-    """Admission control: a lookup is skipped only when the cache's own queue would delay it past
-    a budget relative to the upstream call it could save (``wait_fraction`` of the observed
-    upstream p50, at least ``wait_ms``). A skipped lookup is a ``shed`` miss that goes upstream
-    at once, so under overload a miss costs at most the budget.
+    """Admission control: a lookup is skipped only when the cache's own queue would delay it
+    past a budget relative to the upstream call it could save.
+
+    The budget is ``wait_fraction`` of the observed upstream p50, at least ``wait_ms``; a
+    skipped lookup is a ``shed`` miss that goes upstream at once.
     """
 
     wait_ms: float = Field(
