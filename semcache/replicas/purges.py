@@ -107,12 +107,9 @@ _RESYNC = object()
 class PurgeLog:
     """Publish purges to the log and follow it (one per cache; ``start`` on its loop).
 
-    ``on_purge`` applies one entry locally (memory, fence, store; a ``key``: a withdrawal),
-    ``on_reset`` empties memory and the local store (returns how many entries went),
-    ``store_ready`` waits for the local store to be opened and returns how many entries it
-    held then (0 without a local store; None: unknown),
-    ``gate`` holds the local store's hits back until the log is replayed, ``position``
-    saves where the local store stands (None: a store that does not outlive the process).
+    Callbacks: ``on_purge`` applies one entry locally, ``on_reset`` empties memory and the local
+    store, ``store_ready`` waits for the local store and returns its size, ``gate`` holds its hits
+    back until the log is replayed, ``position`` saves where it stands (None: not persistent).
     """
 
     def __init__(
