@@ -12,8 +12,8 @@ proxy at ``--reload-url`` and reads it back, ``--save`` writes it to a ``.env`` 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from semcache.errors import ConfigError
 
 from . import persist
 from .calibrate import hits_needed, split_stats
-from .data import Columns, PairDataError, _label, _text, load_pairs
+from .data import Columns, PairDataError, _jsonl_rows, _label, _text, load_pairs
 from .frontier import Parts, split_parts
 from .ltt import WalkResult, fixed_sequence
 from .proxy_admin import serve_threshold, served_threshold
@@ -91,49 +91,40 @@ def read_recorded(path: str | Path) -> list[Recorded]:
         raise PairDataError(str(path), None, None, "no such file")
     rows: list[Recorded] = []
     where = str(path)
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise PairDataError(where, number, None, f"invalid JSON: {exc.msg}") from exc
-            if not isinstance(row, dict):
-                raise PairDataError(where, number, None, "expected a JSON object")
-            _text(where, number, row, "text_a")
-            _text(where, number, row, "text_b")
-            if row.get("label") is None:
-                raise PairDataError(where, number, "label", "is missing (label the row 0 or 1)")
-            similarity = row.get("similarity")
-            if isinstance(similarity, bool) or not isinstance(similarity, int | float):
-                raise PairDataError(where, number, "similarity", "must be the cache's cosine")
-            probability = row.get("sample_probability")
-            if probability is not None and (
-                isinstance(probability, bool)
-                or not isinstance(probability, int | float)
-                or not 0 < probability <= 1
-            ):
-                raise PairDataError(where, number, "sample_probability", "must be in (0, 1]")
-            count = row.get("count", 1)
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise PairDataError(where, number, "count", "must be a positive integer")
-            rows.append(
-                Recorded(
-                    similarity=float(similarity),
-                    label=_label(where, number, row, "label"),
-                    probability=None if probability is None else float(probability),
-                    count=count,
-                    feedback=row.get("source") == "feedback",
-                    routed_to=_routed_to(where, number, row),
-                )
+    for number, row in _jsonl_rows(path):
+        _text(where, number, row, "text_a")
+        _text(where, number, row, "text_b")
+        if row.get("label") is None:
+            raise PairDataError(where, number, "label", "is missing (label the row 0 or 1)")
+        similarity = row.get("similarity")
+        if isinstance(similarity, bool) or not isinstance(similarity, int | float):
+            raise PairDataError(where, number, "similarity", "must be the cache's cosine")
+        probability = row.get("sample_probability")
+        if probability is not None and (
+            isinstance(probability, bool)
+            or not isinstance(probability, int | float)
+            or not 0 < probability <= 1
+        ):
+            raise PairDataError(where, number, "sample_probability", "must be in (0, 1]")
+        count = row.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise PairDataError(where, number, "count", "must be a positive integer")
+        rows.append(
+            Recorded(
+                similarity=float(similarity),
+                label=_label(where, number, row, "label"),
+                probability=None if probability is None else float(probability),
+                count=count,
+                feedback=row.get("source") == "feedback",
+                routed_to=_routed_to(where, number, row),
             )
+        )
     if not rows:
         raise PairDataError(where, None, None, "contains no pairs")
     return rows
 
 
-def _routed_to(where: str, number: int, row: dict[str, Any]) -> str | None:
+def _routed_to(where: str, number: int, row: Mapping[str, Any]) -> str | None:
     value = row.get("routed_to")
     if value is not None and not (isinstance(value, str) and value):
         raise PairDataError(where, number, "routed_to", "must be an embedder name or null")
