@@ -84,6 +84,7 @@ class WriteBehind:
         self.fence = Fence()
         self._lock = asyncio.Lock()
         self._pending: set[asyncio.Task[str]] = set()
+        self._partitions: dict[tuple[str, str, str], set[asyncio.Task[str]]] = {}
         self._commits: list[tuple[Entry, int, asyncio.Future[str]]] = []
         self._committer: asyncio.Task[None] | None = None
         self._janitor: asyncio.Task[None] | None = None
@@ -158,8 +159,27 @@ class WriteBehind:
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
+        entry = answer.entry
+        partition = (entry.tenant, entry.namespace, entry.scope)
+        self._partitions.setdefault(partition, set()).add(task)
+        task.add_done_callback(partial(self._landed, partition))
         self._start_janitor()
         return task
+
+    def _landed(self, partition: tuple[str, str, str], task: asyncio.Task[str]) -> None:
+        tasks = self._partitions.get(partition)
+        if tasks is not None:
+            tasks.discard(task)
+            if not tasks:
+                del self._partitions[partition]
+
+    async def settle(self, tenant: str, namespace: str, scope: str, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) for this process's pending writes into one partition,
+        so a lookup right after a ``store()`` reads that write (read-your-writes): a paraphrase
+        is found only in the store, which the write reaches behind the caller's back."""
+        tasks = self._partitions.get((tenant, namespace, scope))
+        if tasks:
+            await asyncio.wait(tuple(tasks), timeout=timeout_s)
 
     def _note(self, outcome: str, reason: str | None = None) -> None:
         self._tally[outcome] += 1
