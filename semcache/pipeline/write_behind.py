@@ -35,7 +35,7 @@ from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence, PurgeFilter
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE, SemanticTier
-from semcache.runtime.failopen import FailOpen
+from semcache.runtime.failopen import FailOpen, failure_reason
 from semcache.stats import FlushReport, Stats, Tier
 from semcache.stores.base import Entry, StoreAdmin
 
@@ -193,14 +193,21 @@ class WriteBehind:
         too), then write under the store's timeout; returns and tallies the outcome."""
         if self._backend.started is None:
             await self._backend.ready()
-        outcome = await self._failopen.call(
-            "store_upsert",
-            lambda: self._write(answer, prompt, vector, token),
-            None,
-            timeout_s=self._timeout_s,
-        )
-        if outcome is None:  # FailOpen counted it; the reason is the one it just recorded
-            reason = self._failopen.last_reason("store_upsert") or "unknown"
+        failure: list[BaseException] = []
+
+        async def attempt() -> str:
+            try:
+                return await self._write(answer, prompt, vector, token)
+            except Exception as exc:
+                failure.append(exc)
+                raise
+
+        timeout_s = self._failopen.timeout_s if self._timeout_s is None else self._timeout_s
+        outcome = await self._failopen.call("store_upsert", attempt, None, timeout_s=timeout_s)
+        if outcome is None:  # FailOpen counted it; this write's own reason, not the last one's
+            reason = failure_reason(
+                failure[0] if failure else TimeoutError(), None if failure else timeout_s
+            )
             self._note("failed", reason)
             return f"failed: {reason}"
         self._note(outcome)
