@@ -238,10 +238,12 @@ def _post(body: dict[str, Any], **extra: Any) -> dict[str, Any]:
     }
 
 
-def _read(*params: dict[str, Any], secured: bool = True) -> dict[str, Any]:
+def _read(*params: dict[str, Any], secured: bool = True, optional: bool = False) -> dict[str, Any]:
+    """A GET/HEAD operation; ``optional``: a key is asked for only when one is configured
+    (``server.metrics_key``), so a request without one may succeed (``{}``: no security)."""
     operation: dict[str, Any] = {"responses": {**_OK, **_ERRORS}, "parameters": list(params)}
     if secured:
-        operation["security"] = _CLIENT
+        operation["security"] = [*_CLIENT, {}] if optional else _CLIENT
     return {"get": operation, "head": operation}
 
 
@@ -279,7 +281,7 @@ def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
         "/admin/reload": {"post": {"security": _CLIENT, "responses": {**_OK, **_ERRORS}}},
         "/healthz": _read(secured=False),
         "/readyz": _read(secured=False),
-        "/metrics": _read(),
+        "/metrics": _read(optional=True),
         "/openapi.json": _read(secured=False),
     }
     return {
