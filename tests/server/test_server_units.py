@@ -99,6 +99,13 @@ def test_every_route_reads_cache_controls_the_same_way() -> None:
     assert chat.cache == embed.cache == done.cache == {"ttl": 5, "namespace": "docs"}
 
 
+def test_an_empty_namespace_header_is_refused_even_when_the_body_names_one() -> None:
+    body = {"model": "m", "messages": MESSAGES, "cache": {"namespace": "docs"}}
+    with pytest.raises(InvalidRequest) as caught:
+        parse_chat_request(body, {"x-semcache-namespace": ""})
+    assert caught.value.field == "x-semcache-namespace"
+
+
 def test_a_completion_prompt_becomes_one_user_message() -> None:
     request = parse_completion_request({"model": "m", "prompt": ["hi"], "max_tokens": 3}, {})
     assert request.params == {"max_tokens": 3, "messages": MESSAGES}
