@@ -83,6 +83,7 @@ def test_parse_forwards_openai_fields_and_separates_model_stream_cache() -> None
             InvalidRequest,
         ),
         ({"model": "m", "messages": MESSAGES, "cache": "no"}, "cache", InvalidRequestType),
+        ({"model": "m", "messages": MESSAGES, "seed": 2**63}, "seed", InvalidRequest),
     ],
 )
 def test_parse_rejects_by_field(body: object, field: str, error: type[Exception]) -> None:
