@@ -237,15 +237,23 @@ def learn_and_withdraw(urls: list[str], upstream: Versioned) -> tuple[set[str], 
     wait_stored(first, "team-p", len(PURGE))
     withdrawn = {f"v1 answer to: {q}" for q, _ in WRONG + PURGE}
     for question, _ in WRONG:
-        tier, _, entry = ask(urls[1 % len(urls)], KEEP, question)
-        assert tier == "exact"
-        r = httpx.post(
-            f"{first}/v1/feedback",
-            json={"id": entry, "correct": False},
-            headers={"authorization": f"Bearer {KEEP}"},
-            timeout=60,
-        )
-        r.raise_for_status()
+        # one connection for the hit and its verdict: the process (worker) that served an
+        # answer is the one that knows its id (feedback elsewhere is 404)
+        with httpx.Client(timeout=60) as http:
+            r = http.post(
+                f"{urls[1 % len(urls)]}/v1/chat/completions",
+                json={"model": "fast", "messages": [{"role": "user", "content": question}]},
+                headers={"authorization": f"Bearer {KEEP}"},
+            )
+            r.raise_for_status()
+            assert r.headers["x-semcache-tier"] == "exact"
+            entry = r.headers["x-semcache-key"]
+            r = http.post(
+                f"{urls[1 % len(urls)]}/v1/feedback",
+                json={"id": entry, "correct": False},
+                headers={"authorization": f"Bearer {KEEP}"},
+            )
+            r.raise_for_status()
         keys.discard(entry)
     r = httpx.post(
         f"{first}/admin/purge",
