@@ -1,7 +1,7 @@
 """Withdrawn answers across real ``semcache serve`` processes: how many later asks served one.
 
     python benchmarks/bench_withdrawn.py [--pairs 48] [--rounds 2]
-        [--deployments redis cluster own own-cluster]
+        [--deployments redis cluster own own-cluster redis-lru] [--fill 12000]
 
 Three ``semcache serve`` processes A, B, C on one shared Redis, per deployment:
 
@@ -9,6 +9,17 @@ Three ``semcache serve`` processes A, B, C on one shared Redis, per deployment:
 - ``cluster``: the same store on a 3-master Redis Cluster (``redis.cluster = true``);
 - ``own``: each process its own embedded edge store (+ the purge log), one Redis 8;
 - ``own-cluster``: each its own edge store on the 3-master cluster.
+- ``redis-lru``: the Redis 8 store on one Redis 8 that evicts any key
+  (``maxmemory-policy allkeys-lru``, ``--maxmemory`` 24 MB), filled first with ``--fill``
+  answers of about 1 KB (12,000: well past the limit) by a cache in this process
+  (``store_many``, tenant ``team-fill``).
+
+On ``redis-lru`` two more counts: ``drop``: 200 of the filler answers are dropped (``drop()``,
+after the fill, while eviction churns), then each is asked exactly and as a paraphrase on the
+dropping cache and on a fresh one (800 asks): a dropped text served is counted. ``no wipe``:
+how many of 1,000 filler questions a fresh cache serves from Redis right after the fill and
+again after every case (eviction lowers it; a wipe would make it 0), with Redis's
+``evicted_keys``.
 
 Three cases per deployment, each on its own tenant and its own ``--pairs`` English label-1
 pairs of ``semcache/data/pairs.jsonl`` (first question, paraphrase):
@@ -229,13 +240,94 @@ def run_case(
 
 
 @contextlib.contextmanager
-def redis_for(kind: str) -> Iterator[str]:
+def redis_for(kind: str, maxmemory: str) -> Iterator[str]:
     if kind == "cluster":
         with RedisCluster(masters=3) as cluster:
             yield cluster.url
+    elif kind == "lru":
+        with RedisServer(maxmemory=maxmemory, maxmemory_policy="allkeys-lru") as server:
+            yield server.url
     else:
         with RedisServer() as server:
             yield server.url
+
+
+FILL_MODEL = "bench-fill"
+
+
+def fill_question(i: int) -> str:
+    return f"How do I configure widget {i} for the warehouse in region {i % 97}?"
+
+
+def fill_paraphrase(i: int) -> str:
+    return f"How can I configure widget {i} for the warehouse in region {i % 97}?"
+
+
+def fill_answer(i: int) -> str:
+    return f"fill answer {i}: " + f"step {i} of the widget guide. " * 30  # about 1 KB
+
+
+def fill_cache(url: str) -> Any:
+    """A cache in this process on the shared Redis store (another writer of the same store)."""
+    from semcache import CacheSettings, SemanticCache
+
+    settings = CacheSettings(store={"backend": "redis"}, redis={"url": url})
+    cache = SemanticCache(settings)
+    cache.ready()
+    return cache
+
+
+def fill(url: str, n: int) -> tuple[Any, Any]:
+    """Store ``n`` filler answers from this process; the cache (kept open) and
+    ``store_many``'s report."""
+    cache = fill_cache(url)
+    items = [{"prompt": fill_question(i), "response": fill_answer(i)} for i in range(n)]
+    return cache, cache.store_many(items, model=FILL_MODEL, tenant="team-fill")
+
+
+def fill_served(url: str, n: int, sample: int = 1000) -> int:
+    """How many of ``sample`` filler questions (spread over all ``n``) a fresh cache serves
+    with their own answer: what eviction (or a wipe) left."""
+    cache = fill_cache(url)
+    try:
+        picks = range(0, n, max(1, n // sample))
+        return sum(
+            (hit := cache.check(fill_question(i), model=FILL_MODEL, tenant="team-fill")) is not None
+            and hit.text == fill_answer(i)
+            for i in picks
+        )
+    finally:
+        cache.close()
+
+
+def drop_case(url: str, cache: Any, n: int, count: int = 200) -> tuple[int, int, int]:
+    """Drop ``count`` filler answers through ``cache``, then ask each exactly and as a
+    paraphrase on ``cache`` and on a fresh cache: (dropped texts served, asks, copies the
+    drops reported removed)."""
+    picks = range(0, n, max(1, n // count))
+    removed = sum(cache.drop(fill_question(i), model=FILL_MODEL, tenant="team-fill") for i in picks)
+    fresh = fill_cache(url)
+    served = asks = 0
+    try:
+        for asker in (cache, fresh):
+            for i in picks:
+                for text in (fill_question(i), fill_paraphrase(i)):
+                    asks += 1
+                    hit = asker.check(text, model=FILL_MODEL, tenant="team-fill")
+                    served += hit is not None and hit.text == fill_answer(i)
+    finally:
+        fresh.close()
+    return served, asks, removed
+
+
+def evicted_keys(url: str) -> int:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        return int(client.info("stats")["evicted_keys"])
+    finally:
+        client.close()
 
 
 def deployment(
@@ -243,9 +335,11 @@ def deployment(
 ) -> list[Outcome]:
     cluster = name.endswith("cluster")
     own = name.startswith("own")
+    lru = name.endswith("lru")
     clients = "".join(f'[[clients]]\nkey = "key-{t}"\ntenant = "{t}"\n' for t in TENANTS.values())
+    kind = "cluster" if cluster else "lru" if lru else "one"
     with (
-        redis_for("cluster" if cluster else "one") as url,
+        redis_for(kind, args.maxmemory) as url,
         FakeOpenAIServer(delay_s=args.upstream_s) as server,
         tempfile.TemporaryDirectory() as d,
     ):
@@ -265,7 +359,19 @@ def deployment(
                 )
             )
             processes[p] = Process(config)
+        filler = None
         try:
+            if lru and args.fill:
+                started = time.monotonic()
+                filler, report = fill(url, args.fill)
+                left = fill_served(url, args.fill)
+                reasons = Counter(f.reason for f in report.failed)
+                print(
+                    f"  filled {report.written} of {args.fill} in "
+                    f"{time.monotonic() - started:.0f} s (failed: {dict(reasons) or 0}); "
+                    f"a fresh cache serves {left} of 1000 filler questions; "
+                    f"evicted_keys {evicted_keys(url)}"
+                )
             for p in processes.values():
                 p.start()
             wait_ready([p.port for p in processes.values()], [p.proc for p in processes.values()])  # type: ignore[misc]
@@ -273,7 +379,21 @@ def deployment(
             for i, case in enumerate(TENANTS):
                 chunk = all_pairs[i * args.pairs : (i + 1) * args.pairs]
                 outcomes.append(run_case(case, processes, chunk, upstream, args.rounds))
+                if filler is not None:
+                    left = fill_served(url, args.fill)
+                    print(
+                        f"  after {case}: a fresh cache serves {left} of 1000 filler questions; "
+                        f"evicted_keys {evicted_keys(url)}"
+                    )
+            if filler is not None:
+                served, asks, removed = drop_case(url, filler, args.fill)
+                print(
+                    f"  drop: {served} of {asks} asks served a dropped answer "
+                    f"({removed} copies reported removed by 200 drops)"
+                )
         finally:
+            if filler is not None:
+                filler.close()
             for p in processes.values():
                 p.stop()
     return outcomes
@@ -288,6 +408,8 @@ def main() -> None:
     parser.add_argument("--deployments", nargs="+", default=["redis", "cluster", "own"])
     parser.add_argument("--threshold", type=float, default=0.9)
     parser.add_argument("--upstream-s", type=float, default=0.2)
+    parser.add_argument("--fill", type=int, default=12_000, help="filler answers (redis-lru)")
+    parser.add_argument("--maxmemory", default="24mb", help="Redis maxmemory (redis-lru)")
     args = parser.parse_args()
     all_pairs = pairs()
     if len(all_pairs) < 3 * args.pairs:
@@ -297,6 +419,7 @@ def main() -> None:
         "cluster": "Redis 8 store, 3-master Redis Cluster",
         "own": "each process its own edge store + purge log, one Redis 8",
         "own-cluster": "each process its own edge store + purge log, 3-master Redis Cluster",
+        "redis-lru": f"Redis 8 store, one Redis 8, allkeys-lru, maxmemory {args.maxmemory}",
     }
     print(
         f"3 semcache serve processes A, B, C; {args.pairs} pairs per case; later asks = every "
@@ -304,8 +427,9 @@ def main() -> None:
     )
     for name in args.deployments:
         started = time.monotonic()
+        print(f"\n{labels[name]}:")
         outcomes = deployment(name, args, all_pairs)
-        print(f"\n{labels[name]} ({time.monotonic() - started:.0f} s):")
+        print(f"  ({time.monotonic() - started:.0f} s)")
         for o in outcomes:
             verdicts = f", {o.reported} verdicts reported withdrawn" if o.reported >= 0 else ""
             print(

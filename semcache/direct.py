@@ -225,6 +225,7 @@ class DirectAPI:
         cut = query.parse_threshold(threshold)
 
         async def run() -> Any:
+            await self._settle(request)
             options = Query(parsed, limit, cut, allow_looser)
             hits = await self._delivery.query(self._parts.path, request, options)
             if num_results is not None:
@@ -341,7 +342,19 @@ class DirectAPI:
         request = self._parts.prepare(call_kwargs(prompt, messages, model, tenant, cache, params))
         return request, answer, meta
 
+    async def _settle(self, request: Request) -> None:
+        """Read-your-writes: this process's ``store()`` writes still pending into the
+        request's partition land (or fail) before a ``check`` looks."""
+        if request.decision.lookup:
+            await self._parts.writer.settle(
+                request.tenant,
+                request.control.namespace,
+                request.entry_scope,
+                self._parts.store_wait_s,
+            )
+
     async def _check(self, request: Request) -> CacheHit | None:
+        await self._settle(request)
         found = await self._delivery.lookup(self._parts.path, request)
         return found if isinstance(found, CacheHit) else None
 

@@ -181,3 +181,34 @@ def test_a_check_miss_never_answers_a_concurrent_completion(cache, upstream):
     miss, response = asyncio.run(go())
     assert response.choices[0].message.content.endswith(Q)
     assert upstream.call_count == 1 and miss is None
+
+
+class SlowStore(InMemoryStore):
+    """Each write takes a while to land, as on a remote store under load."""
+
+    def upsert(self, entries):
+        import time
+
+        time.sleep(0.5)
+        super().upsert(entries)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"filters": {"source": "faq"}}, {"num_results": 2}, {"threshold": 0.95}],
+    ids=["plain", "filters", "num_results", "threshold"],
+)
+def test_check_reads_its_own_store_at_once(clock, upstream, options):
+    """Read-your-writes: a paraphrase right after ``store()`` finds the answer, although the
+    store write is still landing (what docs/direct-api.md's first snippet does)."""
+    settings = CacheSettings(semantic={"threshold": 0.9, "verifier": "details"})
+    with SemanticCache(
+        settings, embedder=FakeEmbedder(), store=SlowStore(), upstream=upstream, clock=clock
+    ) as cache:
+        assert cache.ready()
+        cache.store(Q, "Paris", model="gpt-4o-mini", metadata={"source": "faq"})
+        found = cache.check(PARA, model="gpt-4o-mini", **options)
+        hit = found[0] if isinstance(found, list) else found
+        assert hit is not None and hit.text == "Paris" and hit.info.tier is Tier.SEMANTIC
+        other = cache.check(PARA, model="gpt-4o-mini", tenant="someone-else", **options)
+        assert not other  # settling waits on this partition's writes; it widens nothing

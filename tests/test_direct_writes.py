@@ -124,6 +124,31 @@ def test_flush_reports_failures_with_the_reason_then_starts_afresh():
     assert (again.written, again.failed, again.reasons) == (1, 0, {})
 
 
+def test_a_write_that_times_out_is_reported_as_timed_out_not_unknown():
+    """Under load a write may outlast its bound (its turn at the embedder included): the
+    report names that, with the bound, for that write alone; a failure of another write at the
+    same time keeps its own reason."""
+    store = FailingStore()
+    embedder = SlowEmbedder()
+    settings = CacheSettings(
+        semantic={"verifier": "none", "max_batch_wait_ms": 0},
+        store={"backend": "none", "timeout_s": 0.2},
+        admission={"store_wait_s": 0.2},
+    )
+    with SemanticCache(settings, embedder=embedder, store=store, upstream=FakeUpstream()) as cache:
+        assert cache.ready()
+        embedder.release.clear()  # the embedder stalls past the bound
+        for i in range(5):
+            cache.store(f"slow question {i}?", "an answer", model="m")
+        report = cache.flush()
+        embedder.release.set()
+        store.fail = True
+        many = cache.store_many([{"prompt": "failing question?", "response": "x"}], model="m")
+    assert (report.written, report.failed) == (0, 5)
+    assert report.reasons == {"timed out after 0.2 s": 5}, report.reasons
+    assert [f.reason for f in many.failed] == ["failed: StoreError: disk full"], many.failed
+
+
 def test_store_many_writes_everything_and_reports_per_item():
     store = FailingStore()
     progress = []

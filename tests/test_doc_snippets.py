@@ -104,3 +104,12 @@ def test_relative_links_point_at_files_and_headings(page):
         assert linked.exists(), f"{page.name} links to missing {target}"
         if anchor:
             assert anchor in heading_anchors(linked), f"{page.name}: no heading for {target}"
+
+
+def test_the_direct_api_snippet_prints_the_stored_answer(tmp_path, monkeypatch, capsys):
+    """``check`` right after ``store`` reads that write (read-your-writes): the page's first
+    snippet prints the answer as written, not nothing."""
+    name, body = next((n, b) for n, b in SNIPPETS if n == "docs/direct-api.md#1")
+    run(name, body, tmp_path, monkeypatch)
+    printed = capsys.readouterr().out
+    assert printed.startswith("Settings > Security > Reset. {'source': 'faq'"), printed

@@ -62,6 +62,11 @@ def test_control_parsing_accepts_litellm_names_and_the_typed_form():
         ({"ttl": -1}, "cache.ttl", InvalidRequest),
         ({"unknown": 1}, "cache.unknown", InvalidRequest),
         ({"namespace": ""}, "cache.namespace", InvalidRequest),
+        ({"ttl": False}, "cache.ttl", InvalidRequest),  # not 0 seconds
+        ({"ttl": "5"}, "cache.ttl", InvalidRequest),
+        ({"s-maxage": True}, "cache.s-maxage", InvalidRequest),
+        ({"no-cache": "no"}, "cache.no-cache", InvalidRequest),  # not false
+        ({"no-store": 1}, "cache.no-store", InvalidRequest),
         ("x", "cache", InvalidRequestType),
     ],
 )

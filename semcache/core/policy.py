@@ -26,14 +26,25 @@ class CacheControl(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
 
-    no_cache: bool = Field(False, alias="no-cache", description="Skip every lookup (fresh answer).")
-    no_store: bool = Field(False, alias="no-store", description="Do not store the answer.")
+    # strict: true or false, and seconds as numbers (lax parsing would read "no" as false
+    # and false as 0 seconds)
+    no_cache: bool = Field(
+        False, alias="no-cache", strict=True, description="Skip every lookup (fresh answer)."
+    )
+    no_store: bool = Field(
+        False, alias="no-store", strict=True, description="Do not store the answer."
+    )
     ttl: float | None = Field(
-        None, ge=0, allow_inf_nan=False, description="Lifetime of the stored answer, seconds."
+        None,
+        ge=0,
+        allow_inf_nan=False,
+        strict=True,
+        description="Lifetime of the stored answer, seconds.",
     )
     max_age: float | None = Field(
         None,
         ge=0,
+        strict=True,
         alias="s-maxage",
         description="Oldest stored answer this caller accepts, seconds since it was stored "
         "(LiteLLM's s-maxage); an older entry is a miss and the fresh answer replaces it.",
@@ -44,6 +55,7 @@ class CacheControl(BaseModel):
     share_sampled: bool = Field(
         False,
         alias="share-sampled",
+        strict=True,
         description="Share a sampling request (temperature above the limit, or n > 1) anyway.",
     )
     compress: Literal["off", "rules", "model", "chain"] | None = Field(

@@ -35,7 +35,7 @@ from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
 from semcache.pipeline.fence import Fence, PurgeFilter
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE, SemanticTier
-from semcache.runtime.failopen import FailOpen
+from semcache.runtime.failopen import FailOpen, failure_reason
 from semcache.stats import FlushReport, Stats, Tier
 from semcache.stores.base import Entry, StoreAdmin
 
@@ -85,6 +85,7 @@ class WriteBehind:
         self._lock = asyncio.Lock()
         self._pending: set[asyncio.Task[str]] = set()
         self._landing: dict[str, asyncio.Task[str]] = {}  # the pending write of each key
+        self._partitions: dict[tuple[str, str, str], set[asyncio.Task[str]]] = {}
         self._commits: list[tuple[Entry, int, asyncio.Future[str]]] = []
         self._committer: asyncio.Task[None] | None = None
         self._janitor: asyncio.Task[None] | None = None
@@ -159,9 +160,11 @@ class WriteBehind:
         )
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
-        key = answer.entry.key
-        self._landing[key] = task
-        task.add_done_callback(lambda done: self._landed(key, done))
+        entry = answer.entry
+        partition = (entry.tenant, entry.namespace, entry.scope)
+        self._landing[entry.key] = task
+        self._partitions.setdefault(partition, set()).add(task)
+        task.add_done_callback(partial(self._landed, entry.key, partition))
         self._start_janitor()
         return task
 
@@ -170,9 +173,22 @@ class WriteBehind:
         find that answer in the store yet), else None."""
         return self._landing.get(key)
 
-    def _landed(self, key: str, task: asyncio.Task[str]) -> None:
+    def _landed(self, key: str, partition: tuple[str, str, str], task: asyncio.Task[str]) -> None:
         if self._landing.get(key) is task:
             del self._landing[key]
+        tasks = self._partitions.get(partition)
+        if tasks is not None:
+            tasks.discard(task)
+            if not tasks:
+                del self._partitions[partition]
+
+    async def settle(self, tenant: str, namespace: str, scope: str, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) for this process's pending writes into one partition,
+        so a lookup right after a ``store()`` reads that write (read-your-writes): a paraphrase
+        is found only in the store, which the write reaches behind the caller's back."""
+        tasks = self._partitions.get((tenant, namespace, scope))
+        if tasks:
+            await asyncio.wait(tuple(tasks), timeout=timeout_s)
 
     def _note(self, outcome: str, reason: str | None = None) -> None:
         self._tally[outcome] += 1
@@ -186,14 +202,21 @@ class WriteBehind:
         too), then write under the store's timeout; returns and tallies the outcome."""
         if self._backend.started is None:
             await self._backend.ready()
-        outcome = await self._failopen.call(
-            "store_upsert",
-            lambda: self._write(answer, prompt, vector, token),
-            None,
-            timeout_s=self._timeout_s,
-        )
-        if outcome is None:  # FailOpen counted it; the reason is the one it just recorded
-            reason = self._failopen.last_reason("store_upsert") or "unknown"
+        failure: list[BaseException] = []
+
+        async def attempt() -> str:
+            try:
+                return await self._write(answer, prompt, vector, token)
+            except Exception as exc:
+                failure.append(exc)
+                raise
+
+        timeout_s = self._failopen.timeout_s if self._timeout_s is None else self._timeout_s
+        outcome = await self._failopen.call("store_upsert", attempt, None, timeout_s=timeout_s)
+        if outcome is None:  # FailOpen counted it; this write's own reason, not the last one's
+            reason = failure_reason(
+                failure[0] if failure else TimeoutError(), None if failure else timeout_s
+            )
             self._note("failed", reason)
             return f"failed: {reason}"
         self._note(outcome)

@@ -64,6 +64,14 @@ class KindState:
         )
 
 
+def failure_reason(exc: BaseException, timeout_s: float | None = None) -> str:
+    """How a failure is named in logs and reports: ``"timed out"`` (with the bound, when
+    known) for a call that ran past its timeout, else the exception's type and message."""
+    if isinstance(exc, TimeoutError):
+        return "timed out" if timeout_s is None else f"timed out after {timeout_s:g} s"
+    return f"{type(exc).__name__}: {exc}"
+
+
 class FailOpen:
     def __init__(
         self,
@@ -107,7 +115,7 @@ class FailOpen:
         """Count a failure of ``kind`` served as a miss, and warn (rate-limited)."""
         self._stats.error(kind)
         timed_out = isinstance(exc, TimeoutError)
-        reason = "timed out" if timed_out else f"{type(exc).__name__}: {exc}"
+        reason = failure_reason(exc)
         if timed_out:
             self._timeout[kind] = self._monotonic()
         else:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+#: Message parts and messages may carry more fields than these (a provider's ``cache_control``,
+#: what an SDK echoes back from a reply): they are passed on, and are part of the cache key.
 _TEXT_PART = {
     "type": "object",
     "required": ["type", "text"],
     "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
-    "additionalProperties": False,
+    "additionalProperties": True,
 }
 _IMAGE_PART = {
     "type": "object",
@@ -30,12 +32,12 @@ _IMAGE_PART = {
             "required": ["url"],
             "properties": {
                 "url": {"type": "string"},
-                "detail": {"enum": ["auto", "low", "high"]},
+                "detail": {"enum": ["auto", "low", "high", None]},
             },
-            "additionalProperties": False,
+            "additionalProperties": True,
         },
     },
-    "additionalProperties": False,
+    "additionalProperties": True,
 }
 
 
@@ -47,10 +49,10 @@ def _message(role: str, content: dict[str, Any], **extra: Any) -> dict[str, Any]
         "properties": {
             "role": {"const": role},
             "content": content,
-            "name": {"type": "string"},
+            "name": {"type": ["string", "null"]},
             **extra,
         },
-        "additionalProperties": False,
+        "additionalProperties": True,
     }
 
 
@@ -103,12 +105,13 @@ CHAT_REQUEST: dict[str, Any] = {
         },
         "stream": {"type": "boolean"},
         "user": _STRING,
-        "cache": {
-            "type": "object",
+        "cache": {  # null: no controls of the request's own
+            "type": ["object", "null"],
             "properties": {
                 "no-cache": {"type": "boolean"},
                 "no-store": {"type": "boolean"},
-                "ttl": {"type": "number", "minimum": 0},
+                # null: no TTL of the request's own (the configured one applies)
+                "ttl": {"type": ["number", "null"], "minimum": 0},
                 "namespace": {"type": "string", "minLength": 1},
             },
             "additionalProperties": False,
@@ -178,6 +181,23 @@ COMPLETION_REQUEST: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
+def _unset_is_null(schema: dict[str, Any]) -> None:
+    """Every optional field of an OpenAI request body may be ``null``: OpenAI's "unset",
+    which the proxy reads so too (``validate.py``)."""
+    for name, prop in schema["properties"].items():
+        allows_null = (
+            prop.get("type") == "null"
+            or "null" in (prop.get("type") or [])
+            or any(option.get("type") == "null" for option in prop.get("anyOf", []))
+        )
+        if name not in schema["required"] and not allows_null:
+            schema["properties"][name] = {"anyOf": [prop, {"type": "null"}]}
+
+
+for _body in (CHAT_REQUEST, EMBEDDING_REQUEST, COMPLETION_REQUEST):
+    _unset_is_null(_body)
+
 _NAME = {"type": "string", "minLength": 1}
 _FILTER = {"tenant": _NAME, "namespace": _NAME, "model": _NAME}
 
@@ -238,10 +258,12 @@ def _post(body: dict[str, Any], **extra: Any) -> dict[str, Any]:
     }
 
 
-def _read(*params: dict[str, Any], secured: bool = True) -> dict[str, Any]:
+def _read(*params: dict[str, Any], secured: bool = True, optional: bool = False) -> dict[str, Any]:
+    """A GET/HEAD operation; ``optional``: a key is asked for only when one is configured
+    (``server.metrics_key``), so a request without one may succeed (``{}``: no security)."""
     operation: dict[str, Any] = {"responses": {**_OK, **_ERRORS}, "parameters": list(params)}
     if secured:
-        operation["security"] = _CLIENT
+        operation["security"] = [*_CLIENT, {}] if optional else _CLIENT
     return {"get": operation, "head": operation}
 
 
@@ -279,7 +301,7 @@ def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
         "/admin/reload": {"post": {"security": _CLIENT, "responses": {**_OK, **_ERRORS}}},
         "/healthz": _read(secured=False),
         "/readyz": _read(secured=False),
-        "/metrics": _read(),
+        "/metrics": _read(optional=True),
         "/openapi.json": _read(secured=False),
     }
     return {

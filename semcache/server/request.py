@@ -131,6 +131,8 @@ def _header_value(header: str, name: str, raw: str) -> Any:
         if not (math.isfinite(seconds) and seconds >= 0):
             raise InvalidRequest(header, f"expected finite, non-negative seconds, got {raw!r}")
         return seconds
+    if not raw:  # refused even when the body's cache.namespace overrides it: invalid input
+        raise InvalidRequest(header, "expected a namespace name, got an empty value")
     return raw
 
 

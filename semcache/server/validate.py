@@ -81,7 +81,7 @@ def validate_chat_params(params: Mapping[str, Any]) -> None:
             raise InvalidRequestType(name, f"expected true or false, got {value!r}")
     seed = params.get("seed")
     if seed is not None:
-        _integer("seed", seed, None, None)
+        _integer("seed", seed, -(2**63), 2**63 - 1)  # OpenAI's int64
     _stop(params.get("stop"))
     _logit_bias(params.get("logit_bias"))
     _messages(params.get("messages"))

@@ -40,6 +40,7 @@ LONGER_MODULES = {
     "semcache.privacy.gate": "the private-data gate's verdicts and policies",
     "semcache.stats": "the counters and the records a request leaves",
     "semcache.direct": "the direct API: check, store, drop, update",
+    "semcache.server.openapi": "the OpenAPI document of every route, one document",
 }
 
 

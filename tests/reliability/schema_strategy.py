@@ -3,8 +3,8 @@
 hypothesis-jsonschema 0.23.1 (the latest) fails on the Hypothesis in this environment
 (6.170: ``'many' object has no attribute 'more'``), and schemathesis would bring a large
 stack for one schema, so this converts the keywords the document uses: ``type`` (object,
-array, string, number, integer, boolean, null), ``const``, ``enum``, ``anyOf``,
-``properties``/``required``/``additionalProperties: false``, ``minItems``/``maxItems``,
+array, string, number, integer, boolean, null, or a list of them), ``const``, ``enum``, ``anyOf``,
+``properties``/``required``/``additionalProperties`` (true or false), ``minItems``/``maxItems``,
 ``minimum``/``maximum`` and ``minLength``. An unknown keyword raises, so the document
 cannot grow a constraint this silently ignores.
 """
@@ -43,6 +43,8 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if "anyOf" in schema:
         return st.one_of([from_schema(option) for option in schema["anyOf"]])
     kind = schema.get("type")
+    if isinstance(kind, list):  # ["string", "null"]: any of those types
+        return st.one_of([from_schema({**schema, "type": one}) for one in kind])
     if kind == "object":
         return _object(schema)
     if kind == "array":
@@ -65,8 +67,9 @@ def from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
 
 
 def _object(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    if schema.get("additionalProperties", True) is not False:
-        raise ValueError("only closed objects (additionalProperties: false) are supported")
+    """The declared properties only (an open object's others are its own to pass on)."""
+    if schema.get("additionalProperties", False) not in (True, False):
+        raise ValueError("additionalProperties with a schema is not supported")
     properties = schema.get("properties", {})
     required = set(schema.get("required", ()))
     return st.fixed_dictionaries(

@@ -4,6 +4,7 @@ hangs up mid-body is not an internal error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -200,5 +201,59 @@ def test_sigterm_stops_the_process_within_10_s_while_a_scan_runs(
         served.process.kill()
         served.process.communicate()
         pytest.fail("semcache serve still running 10 s after SIGTERM")
+    assert time.monotonic() - start < 10
+    assert served.process.returncode in (0, -signal.SIGTERM)
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc for CPU time")
+def test_sigterm_exits_within_10_s_while_1_mb_bodies_are_scanned(
+    tmp_path: Path, upstream: FakeOpenAIServer
+) -> None:
+    """Eight 1 MB bodies of base64-like text (about 1.3 CPU-s each to scan, one at a time under
+    the GIL): SIGTERM lands once the process has spent a second of CPU on them while most are
+    still unanswered, and the process is gone within 10 s."""
+    settings = (
+        "[server]\ngraceful_shutdown_s = 3\n[cache.privacy]\nmax_scan_bytes = 2097152\n"
+        "scan_timeout_s = 600\n[cache.semantic]\nenabled = false\n"
+    )
+    served = _start(serve_config(tmp_path, upstream, settings))
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    bodies = [
+        json.dumps(_chat("".join(alphabet[(i * 7 + j * 31) % 64] for j in range(MB))))
+        for i in range(8)
+    ]
+    idle = _cpu_s(served.process.pid)
+
+    def send(body: str) -> None:
+        with contextlib.suppress(httpx.TransportError):  # the server went away: SIGTERM
+            httpx.post(
+                f"{served.base}/v1/chat/completions",
+                content=body,
+                headers={**AUTH, "content-type": "application/json"},
+                timeout=120,
+            )
+
+    for body in bodies:
+        threading.Thread(target=send, args=(body,), daemon=True).start()
+    deadline = time.monotonic() + 120
+    while _cpu_s(served.process.pid) - idle < 1.0:  # the scans are running
+        assert time.monotonic() < deadline, "the server never started scanning"
+        time.sleep(0.05)
+    assert upstream.chat_calls < 8  # some scans still running when the signal lands
+    start = time.monotonic()
+    served.process.send_signal(signal.SIGTERM)
+    try:
+        served.process.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        served.process.kill()
+        served.process.communicate()
+        pytest.fail("semcache serve still running 10 s after SIGTERM with 1 MB scans running")
     assert time.monotonic() - start < 10
     assert served.process.returncode in (0, -signal.SIGTERM)

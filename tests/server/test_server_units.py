@@ -83,6 +83,7 @@ def test_parse_forwards_openai_fields_and_separates_model_stream_cache() -> None
             InvalidRequest,
         ),
         ({"model": "m", "messages": MESSAGES, "cache": "no"}, "cache", InvalidRequestType),
+        ({"model": "m", "messages": MESSAGES, "seed": 2**63}, "seed", InvalidRequest),
     ],
 )
 def test_parse_rejects_by_field(body: object, field: str, error: type[Exception]) -> None:
@@ -97,6 +98,13 @@ def test_every_route_reads_cache_controls_the_same_way() -> None:
     embed = parse_embedding_request({"model": "m", "input": "x", "cache": {"ttl": 5}}, headers)
     done = parse_completion_request({"model": "m", "prompt": "hi", "cache": {"ttl": 5}}, headers)
     assert chat.cache == embed.cache == done.cache == {"ttl": 5, "namespace": "docs"}
+
+
+def test_an_empty_namespace_header_is_refused_even_when_the_body_names_one() -> None:
+    body = {"model": "m", "messages": MESSAGES, "cache": {"namespace": "docs"}}
+    with pytest.raises(InvalidRequest) as caught:
+        parse_chat_request(body, {"x-semcache-namespace": ""})
+    assert caught.value.field == "x-semcache-namespace"
 
 
 def test_a_completion_prompt_becomes_one_user_message() -> None:
