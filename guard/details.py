@@ -12,8 +12,11 @@ punctuation and spacing are ignored first):
     A number (digits, number words "two"/"二"/"两", 万/亿, "a hundred", ordinals, percentages,
     money) stated on one side only or with another value; or the same number with a different
     attached unit ("5 km" vs "5 miles", "3月" vs "3个月"); or two different bare units of one
-    dimension ("in miles" vs "in km"). A number written as a lone "one"/"一" (often "a") only
-    counts against a different number, not against silence.
+    dimension ("in miles" vs "in km", "in km/h" vs "in mph"); or the same numbers stated in
+    another order in questions worded alike ("ordered two but need four" vs "ordered four but
+    need two"; a sentence rebuilt around the same numbers is not judged by their order). A
+    number written as a lone "one"/"一" (often "a") only counts against a different number,
+    not against silence.
 ``date``
     Month and weekday names, today/tomorrow/昨天/明天, this/last/next week/下周, time of day,
     seasons and holidays: any one-sided or differing item.
@@ -34,7 +37,9 @@ punctuation and spacing are ignored first):
     conversion in opposite directions ("USD to EUR" vs "EUR to USD"); or, in the part where
     the two questions differ (their shared beginning and end set aside), opposite words of the
     comparison and opposite lists (eat/avoid, allow/deny, pros/cons, 收入/支出, 开灯/关灯) or a
-    word against its negative-prefixed self (friendly/unfriendly): see
+    word against its negative-prefixed self (friendly/unfriendly); also an opposite word put in
+    the other's place where the two align, even when the other question uses it elsewhere
+    ("return the curtains" vs "keep the curtains but return the rug"): see
     ``semcache.guard.opposites``.
 ``order``
     Two parts trade places around the same relation: "convert Markdown to HTML" vs "convert

@@ -13,7 +13,7 @@ from difflib import SequenceMatcher
 
 from semcache.guard.details import Difference
 from semcache.guard.features import Details, extract
-from semcache.guard.opposites import opposites
+from semcache.guard.opposites import differing, opposites
 from semcache.guard.order import role_swap
 from semcache.guard.patterns import EN_NUM_WORDS, ZH_NUMERALS, lex
 
@@ -43,10 +43,13 @@ up 14.8%") mostly does not."""
 
 
 def _numbers_trade_places(a: Details, b: Details) -> bool:
-    """The same numbers, stated in another order, in questions worded alike."""
+    """The same numbers, stated in another order, in questions whose differing parts (their
+    shared beginning and end set aside) are worded alike."""
     if len(a.strong) < 2 or a.order == b.order or sorted(a.order) != sorted(b.order):
         return False
-    words_a, words_b = _wording(a.sequence), _wording(b.sequence)
+    part_a, part_b = differing(a.sequence, b.sequence)  # a shared template says nothing
+    words_a = _wording(a.sequence[part_a.start : part_a.stop])
+    words_b = _wording(b.sequence[part_b.start : part_b.stop])
     return SequenceMatcher(None, words_a, words_b, autojunk=False).ratio() >= SAME_WORDING
 
 

@@ -102,6 +102,11 @@ KEEP = [
     ("How fast is 100 km/h in mph?", "Convert 100 km/h to mph"),
     ("What's the speed limit in km/h?", "What is the speed limit in kph?"),
     ("Book 2 rooms for 3 adults", "Book two rooms for three adults"),
+    # the same numbers in another order, in a reworded request (the shared start set aside)
+    (
+        "Message: please make it four cushions instead of two, order 77120.",
+        "Message: I ordered two cushions but I need four, order 77120.",
+    ),
     ("存十万元一年利息多少", "存100000元一年利息多少"),
     ("买了七天还能退货吗", "买了7天还能退货吗"),
     ("给我讲一个笑话", "讲个笑话给我听"),
