@@ -123,8 +123,8 @@ def substitutions(
     if max(len(part_a), len(part_b)) > MAX_ALIGNED:
         return
     whole_a, whole_b = sides_in(a, range(len(a))), sides_in(b, range(len(b)))
-    matcher = SequenceMatcher(None, a[part_a.start : part_a.stop], b[part_b.start : part_b.stop])
-    matcher.autojunk = False
+    one_part, other_part = a[part_a.start : part_a.stop], b[part_b.start : part_b.stop]
+    matcher = SequenceMatcher(None, one_part, other_part, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "replace":
             continue
