@@ -122,8 +122,11 @@ def summary(rows: list[dict]) -> None:
     if not rows:
         print("no rows")
         return
-    done = sorted({(r["set"], r["seed"]) for r in rows})
+    skipped = [f"{r['set']}/{r['seed']}" for r in rows if r["fit_pairs"] == 0]
     rows = [r for r in rows if r["fit_pairs"] > 0]  # nothing trained: no comparison
+    if skipped:
+        print(f"left out, nothing trained: {', '.join(skipped)}")
+    done = sorted({(r["set"], r["seed"]) for r in rows})
     print(f"\n{len(rows)} (set, seed) runs: {', '.join(f'{s}/{n}' for s, n in done)}")
     for key in (f"{d:g}" for d in DELTAS):
         b = float(np.mean([r["base"][key] for r in rows]))
