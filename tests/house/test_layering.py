@@ -40,7 +40,6 @@ LONGER_MODULES = {
     "semcache.privacy.gate": "the private-data gate's verdicts and policies",
     "semcache.stats": "the counters and the records a request leaves",
     "semcache.direct": "the direct API: check, store, drop, update",
-    "semcache.guard.features": "the guard's extractor: every stage reading a question's details",
 }
 
 
