@@ -105,7 +105,9 @@ def train(
     torch.manual_seed(options.seed)
     order = np.random.default_rng(options.seed)
     loss = CoSENTLoss(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate)
+    # fused: one kernel per step instead of one per tensor (about 10x less optimizer time on a CPU)
+    fused = True if model.device.type in ("cpu", "cuda") else None
+    optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate, fused=fused)
     total = math.ceil(len(pairs) / options.batch_size) * options.epochs
     warmup = math.ceil(total / 10)
 
@@ -136,6 +138,15 @@ def train(
             if on_step is not None:
                 on_step(done, total, value.item())
     model.eval()
+
+
+def free_cores() -> int:
+    """CPU cores not already kept busy by other processes (cores usable by this process less
+    the one-minute load average), at least 1: the default torch thread count for training.
+    Why: torch's threads spin while they wait for each other, so on a shared machine more
+    threads than idle cores make every step several times slower, not faster."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) - int(os.getloadavg()[0]))
 
 
 def check_out(out: Path) -> None:

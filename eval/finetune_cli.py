@@ -22,7 +22,7 @@ from semcache.embedders.sentence_transformer import SentenceTransformerEmbedder
 from semcache.errors import ConfigError, SemcacheError
 
 from .data import load_pairs
-from .finetune import Figures, Result, TrainOptions, check_out, finetune
+from .finetune import Figures, Result, TrainOptions, check_out, finetune, free_cores
 from .options import columns_of, fraction, positive_int
 
 
@@ -63,7 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", default="auto", help="auto (cuda, then mps, then cpu), cpu, cuda, ..."
     )
-    parser.add_argument("--threads", type=positive_int, help="torch CPU threads")
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        help="torch CPU threads (default: the cores not already busy, at least 1)",
+    )
     parser.add_argument("--text-a", default="text_a", help="column of the first text")
     parser.add_argument("--text-b", default="text_b", help="column of the second text")
     parser.add_argument("--label", default="label", help="column of the 0/1 label")
@@ -79,7 +83,11 @@ def _base(args: argparse.Namespace) -> SentenceTransformerEmbedder:
     from semcache.embedders import load_embedder
 
     base = load_embedder(
-        args.base, device=args.device, runtime="torch", precision="float32", threads=args.threads
+        args.base,
+        device=args.device,
+        runtime="torch",
+        precision="float32",
+        threads=args.threads if args.threads is not None else free_cores(),
     )
     if not isinstance(base, SentenceTransformerEmbedder):
         raise ConfigError(

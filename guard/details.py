@@ -5,15 +5,17 @@ other; serving one's answer for the other is a wrong answer. The guard compares 
 both questions pin down (``semcache.guard.features``, English and Chinese; NFKC, lower case,
 punctuation and spacing ignored) and rejects the candidate when any of these differs:
 
-- ``number``: a number stated on one side only or with another value or unit (a lone
-  "one"/"一" counts only against a different number);
+- ``number``: a number stated on one side only or with another value or unit ("in km/h"
+  vs "in mph" too), or the same numbers in another order where the questions' differing
+  parts are worded alike (a lone "one"/"一" counts only against a different number);
 - ``date``: month, weekday, relative day, time of day, season or holiday;
 - ``negation``: the parity of negation cues, after idioms that only look negative;
 - ``entity``: each side names an entity the other does not (a substitution; aliases and
   demonyms are one entity). A name on one side only is kept: paraphrases add and drop
   context names;
 - ``comparison``: opposite poles of one axis, opposite conversions, or opposite words in
-  the part where the questions differ (``semcache.guard.opposites``);
+  the part where the questions differ, or put in each other's place there
+  (``semcache.guard.opposites``);
 - ``order``: two parts trade places around one relation (``semcache.guard.order``).
 
 The guard never looks at answers.

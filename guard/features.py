@@ -30,6 +30,7 @@ class Details:
 
     values: frozenset[str]  # every number stated, canonical ("1000", "3.12", "25")
     strong: frozenset[str]  # those not only written as a lone "one"/"一"
+    order: tuple[str, ...]  # the strong numbers in the order the text states them (repeats kept)
     value_units: Mapping[str, frozenset[str]]  # number -> units attached to it
     units: Mapping[str, frozenset[str]]  # dimension -> every unit of it named
     conversions: frozenset[tuple[str, str]]  # (from unit, to unit)
@@ -52,6 +53,7 @@ class _Reader:
         self.tokens = frozenset(self.token_list)
         self.quantities: set[tuple[str, str]] = set()
         self.strong: set[str] = set()
+        self.stated: list[tuple[int, str]] = []  # (offset, value) of each strong number
         self.units: set[tuple[str, str]] = set()
         self.conversions: set[tuple[str, str]] = set()
         self.dates: set[str] = set()
@@ -84,6 +86,8 @@ class _Reader:
             masked = pat.consume(masked, pat.EN_QUANTITY, self.en_quantity)
         if words.intersection(lex.en_ordinals):
             masked = pat.consume(masked, pat.EN_ORDINAL, self.en_ordinal)
+        if "/" in masked:  # before the word walk, which would read "km/h" as km
+            masked = pat.consume(masked, pat.EN_SLASH_UNIT, self.slash_unit)
         if unit_words:
             masked = pat.EN_BARE_UNIT.consume(masked, self.unit)
         if self.cjk:
@@ -93,13 +97,17 @@ class _Reader:
             masked = pat.EN_COMPARISON.consume(masked, self.comparison)
         self.latin_entities(masked)
 
-    def quantity(self, value: str, unit: str, dim: str, *, weak: bool = False) -> bool:
+    def quantity(self, value: str, unit: str, dim: str, at: int, *, weak: bool = False) -> bool:
         self.quantities.add((value, unit))
         if unit:
             self.units.add((dim, unit))
         if not weak:
             self.strong.add(value)
+            self.stated.append((at, value))
         return True
+
+    def order(self) -> tuple[str, ...]:
+        return tuple(value for _, value in sorted(self.stated))
 
     def quoted(self, match: re.Match[str]) -> bool:
         inner = next(group for group in match.groups() if group is not None)
@@ -148,14 +156,14 @@ class _Reader:
 
     def zh_quantity(self, match: re.Match[str]) -> bool:
         if match["pct"] is not None:
-            return self.quantity(pat.zh_value(match["pct"]), "%", "ratio")
+            return self.quantity(pat.zh_value(match["pct"]), "%", "ratio", match.start())
         num, unit, ordinal = match["num"], match["unit"], match["ord"]
         if num[0].isdigit() and not (unit or ordinal or num[-1] in "万亿千百"):
             return False  # plain digits: the English stage reads them, with Latin units
         if not num[0].isdigit() and len(num) == 1 and not (unit or ordinal):
             return False  # a lone numeral character is rarely a number ("三星", "一样")
         canonical, dim = ("ord", "ordinal") if ordinal else pat.ZH_UNIT.get(unit or "", ("", ""))
-        return self.quantity(pat.zh_value(num), canonical, dim, weak=num == "一")
+        return self.quantity(pat.zh_value(num), canonical, dim, match.start(), weak=num == "一")
 
     def en_quantity(self, match: re.Match[str]) -> bool:
         num, unit = match["num"], match["unit"]
@@ -164,19 +172,24 @@ class _Reader:
         if match["cur"]:
             canonical, dim = lex.currency_symbols[match["cur"]], "money"
         if num[0].isdigit() or num[0] == "-":
-            return self.quantity(pat.digits_value(num, scale), canonical, dim)
+            return self.quantity(pat.digits_value(num, scale), canonical, dim, match.start())
         value = str(pat.en_words_value(num) * scale)
-        return self.quantity(value, canonical, dim, weak=num in lex.en_weak_words)
+        return self.quantity(value, canonical, dim, match.start(), weak=num in lex.en_weak_words)
 
     def en_ordinal(self, match: re.Match[str]) -> bool:
         word = match.group()
         if word == "second" and re.search(r"\b(?:a|per|one)\s+$", self.low[: match.start()]):
             self.units.add(("time", "s"))
             return True
-        return self.quantity(str(lex.en_ordinals[word]), "ord", "ordinal")
+        return self.quantity(str(lex.en_ordinals[word]), "ord", "ordinal", match.start())
 
     def unit(self, found: tuple[str, str]) -> None:
         self.units.add(found)  # (dimension, unit)
+
+    def slash_unit(self, match: re.Match[str]) -> bool:
+        canonical, dim = pat.EN_UNIT[match.group()]
+        self.units.add((dim, canonical))
+        return True
 
     def zh_unit(self, match: re.Match[str]) -> bool:
         canonical, dim = pat.ZH_UNIT[match.group()]
@@ -264,6 +277,7 @@ def extract(text: str) -> Details:
     return Details(
         values=frozenset(value for value, _ in reader.quantities),
         strong=frozenset(reader.strong),
+        order=reader.order(),
         value_units=_group((v, u) for v, u in reader.quantities if u),
         units=_group(reader.units),
         conversions=frozenset(reader.conversions),

@@ -11,6 +11,7 @@ by word, Chinese by character, longest first); a match must touch the differing 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from difflib import SequenceMatcher
 
 from semcache.guard.lexicon import Poles, load
 from semcache.guard.patterns import TOKEN
@@ -47,6 +48,9 @@ def _index() -> dict[tuple[str, ...], frozenset[Side]]:
 INDEX = _index()
 LONGEST = max(len(key) for key in INDEX)
 PREFIXES = load().en_negative_prefixes
+MAX_ALIGNED = 400
+"""Longest differing part (tokens) aligned word by word; longer ones are left to the other
+checks (aligning is quadratic at worst, and on the lookup path)."""
 _PREFIX_WORDS = frozenset((prefix,) for prefix in PREFIXES if len(prefix) >= 3)
 
 
@@ -92,9 +96,42 @@ def opposites(a: Sequence[str], b: Sequence[str]) -> Iterator[tuple[str, str, st
         yield "negative prefix", *negated
         return
     sides_a, sides_b = sides_in(a, part_a), sides_in(b, part_b)
+    found = False
     for axis in sorted(sides_a.keys() & sides_b.keys()):
         if sides_a[axis].isdisjoint(sides_b[axis]):
+            found = True
             yield axis, words(a[part_a.start : part_a.stop]), words(b[part_b.start : part_b.stop])
+    if not found:
+        yield from substitutions(a, b, part_a, part_b)
+
+
+def substitutions(
+    a: Sequence[str], b: Sequence[str], part_a: range, part_b: range
+) -> Iterator[tuple[str, str, str]]:
+    """Opposite words that replace each other where the differing parts align ("I want to
+    return the curtains" / "I want to keep the curtains but return the rug"): a word put in
+    the other's place, whatever else either part adds. Not when each question holds both
+    sides ("keep or return" / "return or keep": a reordering, not a change)."""
+    if max(len(part_a), len(part_b)) > MAX_ALIGNED:
+        return
+    whole_a, whole_b = sides_in(a, range(len(a))), sides_in(b, range(len(b)))
+    one_part, other_part = a[part_a.start : part_a.stop], b[part_b.start : part_b.stop]
+    matcher = SequenceMatcher(None, one_part, other_part, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace":
+            continue
+        span_a = range(part_a.start + i1, part_a.start + i2)
+        span_b = range(part_b.start + j1, part_b.start + j2)
+        one, other = sides_in(a, span_a), sides_in(b, span_b)
+        for axis in sorted(one.keys() & other.keys()):
+            if not one[axis].isdisjoint(other[axis]):
+                continue
+            if other[axis] <= whole_a.get(axis, frozenset()) and one[axis] <= whole_b.get(
+                axis, frozenset()
+            ):
+                continue  # both questions hold both sides
+            yield axis, words(a[span_a.start : span_a.stop]), words(b[span_b.start : span_b.stop])
+            return
 
 
 def _negated(a: Sequence[str], b: Sequence[str]) -> tuple[str, str] | None:

@@ -108,6 +108,8 @@ EN_QUANTITY = re.compile(
 )
 EN_ORDINAL = re.compile(alternation(lex.en_ordinals, latin=True))
 EN_BARE_UNIT = Phrases({u: EN_UNIT[u][::-1] for u in EN_BARE if re.fullmatch(r"[a-z ]+", u)})
+EN_SLASH_UNIT = re.compile(alternation([u for u in EN_BARE if "/" in u], latin=True))
+"""Bare units written with a slash ("in km/h"), which ``EN_BARE_UNIT``'s word walk cannot read."""
 EN_CONVERTIBLE = alternation([u for u in EN_BARE if len(u) >= 2], latin=True)
 EN_CONVERSION = re.compile(rf"({EN_CONVERTIBLE})\s+(?:to|into|in|->|→)\s+({EN_CONVERTIBLE})")
 EN_DATE_WORDS = frozenset({*lex.en_months, *lex.en_weekdays, *lex.en_day_words})

@@ -6,17 +6,23 @@ Importing this module builds the extractor, so only the guard's first comparison
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from difflib import SequenceMatcher
 
 from semcache.guard.details import Difference
 from semcache.guard.features import Details, extract
-from semcache.guard.opposites import opposites
+from semcache.guard.opposites import differing, opposites
 from semcache.guard.order import role_swap
+from semcache.guard.patterns import EN_NUM_WORDS, ZH_NUMERALS, lex
+
+NUMBER_TOKENS = frozenset({*EN_NUM_WORDS, *lex.en_ordinals, *ZH_NUMERALS})
 
 
 def _number_differences(a: Details, b: Details) -> Iterator[Difference]:
     only_a, only_b = a.strong - b.values, b.strong - a.values
     if only_a or only_b:
         yield Difference("number", f"{sorted(only_a) or '-'} vs {sorted(only_b) or '-'}")
+    elif _numbers_trade_places(a, b):
+        yield Difference("number", f"order {list(a.order)} vs {list(b.order)}")
     for value in sorted(a.value_units.keys() & b.value_units.keys()):
         units_a, units_b = a.value_units[value], b.value_units[value]
         if units_a.isdisjoint(units_b):
@@ -24,6 +30,28 @@ def _number_differences(a: Details, b: Details) -> Iterator[Difference]:
     for dim in sorted(a.units.keys() & b.units.keys()):
         if a.units[dim] != b.units[dim]:
             yield Difference("number", f"{dim}: {sorted(a.units[dim])} vs {sorted(b.units[dim])}")
+
+
+SAME_WORDING = 0.8
+"""How alike (difflib ratio) two questions' words other than numbers must be for numbers that
+trade places to count: "I ordered two but need four" / "I ordered four but only need two"
+swap roles; a sentence rebuilt around the same numbers ("up 14.8% to $364,000" / "$364,000,
+up 14.8%") mostly does not."""
+
+
+def _numbers_trade_places(a: Details, b: Details) -> bool:
+    """The same numbers, stated in another order, in questions whose differing parts (their
+    shared beginning and end set aside) are worded alike."""
+    if len(a.strong) < 2 or a.order == b.order or sorted(a.order) != sorted(b.order):
+        return False
+    part_a, part_b = differing(a.sequence, b.sequence)  # a shared template says nothing
+    words_a = _wording(a.sequence[part_a.start : part_a.stop])
+    words_b = _wording(b.sequence[part_b.start : part_b.stop])
+    return SequenceMatcher(None, words_a, words_b, autojunk=False).ratio() >= SAME_WORDING
+
+
+def _wording(sequence: tuple[str, ...]) -> list[str]:
+    return [t for t in sequence if not (t[0].isdigit() or t in NUMBER_TOKENS)]
 
 
 def _date_differences(a: Details, b: Details) -> Iterator[Difference]:

@@ -288,3 +288,28 @@ def test_a_fine_tune_reads_what_its_first_base_reads(tmp_path):
     (directory / MANIFEST).write_text('{"model_id": 3}')
     with pytest.raises(ConfigError, match="field 'model_id'"):
         SentenceTransformerEmbedder(str(directory))
+
+
+def test_training_threads_default_to_the_cores_other_processes_leave_idle(
+    tiny_base, pairs_file, tmp_path, monkeypatch
+):
+    import os
+
+    import torch
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert finetune_module.free_cores() == cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (cores + 3.7, 0.0, 0.0))
+    assert finetune_module.free_cores() == 1  # never 0 on a busy machine
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(cores + 2)
+        # a machine this busy trains on one thread, not on torch's default of every core
+        assert run_finetune(pairs_file, tmp_path / "busy", tiny_base) == 0
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(cores + 2)
+        assert run_finetune(pairs_file, tmp_path / "asked", tiny_base, "--threads", "3") == 0
+        assert torch.get_num_threads() == 3  # an explicit --threads wins
+    finally:
+        torch.set_num_threads(before)

@@ -45,6 +45,12 @@ OPPOSITE = [
         TEMPLATE + "Can I pay the bill after the due date?",
     ),
     (TEMPLATE + "The staff were friendly.", TEMPLATE + "The staff were unfriendly."),
+    # one word put in the other's place, though the other question uses it elsewhere too
+    (
+        TEMPLATE + "I want to return the blue curtains from my order.",
+        TEMPLATE + "I want to keep the blue curtains from my order but return the rug.",
+    ),
+    ("我想退货这件外套", "我想保留这件外套，但是退货那条裤子"),
 ]
 
 PARAPHRASE = [
@@ -83,6 +89,20 @@ def test_a_word_both_questions_share_never_counts():
     # "eat" is in both; "avoid" is added to one only: no opposite where they differ
     a = "Which foods should I eat and avoid to lower cholesterol?"
     b = "Which foods should I eat to lower cholesterol?"
+    assert DetailGuard().verify(a, b)
+
+
+def test_a_reordering_of_both_sides_is_not_an_opposite():
+    # each question holds both words: a reordering, not a change of side
+    assert DetailGuard().verify(
+        "Should I keep or return the laptop?", "Should I return or keep the laptop?"
+    )
+
+
+def test_an_opposite_added_beside_its_own_word_is_not_a_substitution():
+    # nothing of one question was replaced: "return" stays, "keep" is only added
+    a = "Can I return the lamp?"
+    b = "Can I return the lamp or keep it?"
     assert DetailGuard().verify(a, b)
 
 
