@@ -24,6 +24,7 @@ from semcache.embedders.base import Embedder
 from semcache.errors import ConfigError
 from semcache.guard import HitVerifier
 from semcache.pipeline.base import Request
+from semcache.protocols.api import ProtocolAPI
 from semcache.runtime import operations as ops
 from semcache.runtime.delivery import Delivery
 from semcache.runtime.embedding_cache import EmbeddingAPI
@@ -39,10 +40,10 @@ from semcache.tuning.api import TuningAPI
 READY_TIMEOUT_S = 120.0
 
 
-class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
+class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
     """Drop-in cache for LiteLLM completion calls (``check``/``store`` and ``embedding`` are
     in ``semcache.direct`` and ``semcache.runtime.embedding_cache``; ``feedback`` and miss analysis
-    in ``semcache.tuning.api``).
+    in ``semcache.tuning.api``; ``responses`` and ``messages`` in ``semcache.protocols.api``).
 
     Extra keyword arguments understood on every call: ``tenant=`` (a partition no tier ever
     answers across) and ``cache=`` (a ``CacheControl`` or a dict with LiteLLM's names:

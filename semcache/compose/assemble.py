@@ -227,7 +227,10 @@ def assemble(
         latency=latency,
     )
     return Assembly(
-        prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
+        prepare=Prepare(
+            max_shared_temperature=s.policy.max_shared_temperature,
+            tools_semantic=s.policy.tool_requests == "semantic",
+        ),
         pipeline=Pipeline(stages, terminal),
         upstream_call=terminal,
         memory_stage=memory_stage,

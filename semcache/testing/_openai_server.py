@@ -6,7 +6,9 @@ counts what it was asked, so a test can prove how many upstream calls a cache ma
 Knobs (all attributes, safe to change while it runs): ``delay_s`` before answering,
 ``chunk_delay_s`` between stream chunks, ``chunks`` per streamed answer, ``fail_next``
 (HTTP statuses to answer the next calls with), ``abort_stream_after`` (drop the
-connection after that many chunks) and ``responder`` (request body -> answer text).
+connection after that many chunks), ``responder`` (request body -> answer text) and
+``call_tools`` (answer a chat request that offers tools, unless ``tool_choice`` is
+``none``, by calling its first tool).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class FakeOpenAIServer:
         self.models = models
         self.fail_next: list[int] = []
         self.abort_stream_after: int | None = None
+        self.call_tools = False
         self.calls: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -132,6 +135,22 @@ class FakeOpenAIServer:
             self.headers.clear()
             self.fail_next.clear()
         self.abort_stream_after = None
+        self.call_tools = False
+
+    def tool_call(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The tool call answering ``body`` when ``call_tools`` is on and it offers tools."""
+        tools = body.get("tools") or []
+        if not (self.call_tools and tools) or body.get("tool_choice") == "none":
+            return None
+        question = _last_user_text(body)
+        return {
+            "id": "call_" + hashlib.sha1(question.encode()).hexdigest()[:16],
+            "type": "function",
+            "function": {
+                "name": tools[0]["function"]["name"],
+                "arguments": json.dumps({"question": question}),
+            },
+        }
 
     # -- used by the handler ---------------------------------------------------------------
     def _record(self, kind: str, body: dict[str, Any], headers: dict[str, str]) -> int | None:
@@ -244,6 +263,26 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _chat(self, body: dict[str, Any]) -> None:
+        call = self.server_state.tool_call(body)
+        if call is not None:
+            self._send_json(
+                200,
+                {
+                    "id": f"chatcmpl-{call['id']}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                            "finish_reason": "tool_calls",
+                        }
+                    ],
+                    "usage": self._usage(body, call["function"]["arguments"]),
+                },
+            )
+            return
         answer = self.server_state.responder(body)
         self._send_json(
             200,
@@ -290,6 +329,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         try:
+            call = state.tool_call(body)
+            if call is not None:
+                event({"role": "assistant", "tool_calls": [{"index": 0, **call}]}, None)
+                event({}, "tool_calls")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                return
             for i, piece in enumerate(pieces):
                 if state.abort_stream_after is not None and i >= state.abort_stream_after:
                     self.close_connection = True
