@@ -28,7 +28,7 @@ from semcache.protocols.base import (
     served_by,
     split,
 )
-from semcache.protocols.responses_stream import response_events
+from semcache.protocols.responses_stream import message_item_id, response_events
 from semcache.stats import CacheInfo
 
 if TYPE_CHECKING:
@@ -129,7 +129,8 @@ def check_responses_body(body: Mapping[str, Any]) -> None:
             raise InvalidRequestType(f"tools[{i}].name", "expected a function name")
     choice = body.get("tool_choice")
     if choice is not None and not (
-        choice in _TOOL_CHOICES or (isinstance(choice, Mapping) and "type" in choice)
+        (isinstance(choice, str) and choice in _TOOL_CHOICES)
+        or (isinstance(choice, Mapping) and isinstance(choice.get("type"), str))
     ):
         raise InvalidRequest("tool_choice", f"expected one of {sorted(_TOOL_CHOICES)} or a tool")
     check_type(body, "text", (dict,), "an object")
@@ -187,6 +188,9 @@ class ResponsesProtocol:
             chat_completion_response=response,
         )
         body: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
+        for index, item in enumerate(body.get("output") or []):
+            if item.get("type") == "message":  # the same id on every replay of this answer
+                item["id"] = message_item_id(str(body.get("id")), index)
         body["usage"] = replay_usage(dict(body.get("usage") or {}), info)
         return body
 

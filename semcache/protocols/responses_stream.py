@@ -4,13 +4,14 @@
 .added``, its deltas (``response.output_text.delta`` inside a content part, or
 ``response.function_call_arguments.delta``), their ``.done`` events and ``response.output
 _item.done``; then ``response.completed`` carrying the whole response (built from the
-assembled answer by the same mapping as a non-streamed reply, with the streamed item ids).
+assembled answer by the same mapping as a non-streamed reply; item ids are derived the same
+way in both).
 Every event has its ``sequence_number``.
 """
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
     from litellm.types.utils import ModelResponseStream
 
 Reply = Callable[["ModelResponse", CacheInfo], dict[str, Any]]
+
+
+def message_item_id(response_id: str, index: int) -> str:
+    """The id of the message item at ``index`` of a response: derived, so every replay of an
+    answer (streamed or not) names its items alike."""
+    digest = hashlib.sha256(f"{response_id}:{index}".encode()).hexdigest()[:32]
+    return f"msg_{digest}"
 
 
 class _Items:
@@ -75,7 +83,8 @@ def _deltas(chunk: Any, items: _Items) -> list[dict[str, Any]]:
         delta = choice.delta
         if delta.content:
             if items.open is None or items.open["type"] != "message":
-                item = {"id": f"msg_{uuid.uuid4().hex}", "type": "message", "status": "in_progress"}
+                item_id = message_item_id(chunk.id, items.index)
+                item = {"id": item_id, "type": "message", "status": "in_progress"}
                 events += items.start({**item, "role": "assistant", "content": []})
                 assert items.open is not None
                 items.open["_text"] = ""
@@ -97,7 +106,7 @@ def _deltas(chunk: Any, items: _Items) -> list[dict[str, Any]]:
             function = call.function
             if items.open is None or items.tool != call.index:
                 item = {
-                    "id": f"fc_{uuid.uuid4().hex}",
+                    "id": f"fc_{call.id}",  # as LiteLLM names a function-call item
                     "type": "function_call",
                     "status": "in_progress",
                     "call_id": call.id,
@@ -117,17 +126,6 @@ def _deltas(chunk: Any, items: _Items) -> list[dict[str, Any]]:
                     }
                 )
     return events
-
-
-def _with_streamed_ids(response: dict[str, Any], streamed: list[dict[str, Any]]) -> dict[str, Any]:
-    """The completed response with the ids its items had in the stream (same kind, same place)."""
-    output = response.get("output") or []
-    kinds = [item.get("type") for item in output]
-    if kinds == [item["type"] for item in streamed]:
-        response["output"] = [
-            {**item, "id": s["id"]} for item, s in zip(output, streamed, strict=True)
-        ]
-    return response
 
 
 async def response_events(
@@ -174,7 +172,5 @@ async def response_events(
     assembled = litellm.stream_chunk_builder(received)
     if assembled is None:
         raise RuntimeError("the answer stream produced no chunks")
-    completed = reply(assembled, info or CacheInfo(tier=Tier.MISS))
-    response = _with_streamed_ids(completed, items.done)
-    response["id"] = received[0].id
+    response = reply(assembled, info or CacheInfo(tier=Tier.MISS))
     yield numbered({"type": "response.completed", "response": response})

@@ -61,6 +61,8 @@ def ask_responses(client: openai.OpenAI, text: Any, **kwargs: Any) -> tuple[str,
     assert completed.type == "response.completed", events[-1]
     deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
     assert deltas == completed.response.output_text
+    streamed = [e.item.id for e in events if e.type == "response.output_item.done"]
+    assert streamed == [item.id for item in completed.response.output]
     return tier, deltas, completed.response
 
 

@@ -340,7 +340,7 @@ def test_responses_tool_call_served_to_identical_requests_only(
     )
     assert raw.headers["x-semcache-tier"] == "miss"
     assert raw.headers["x-semcache-miss-reason"] == "exact_only"
-    tier, text, forbidden = ask_responses(
+    tier, _, forbidden = ask_responses(
         client, QUESTION, tools=TOOLS_RESPONSES, tool_choice="none", stream=stream
     )
     assert tier == "miss" and forbidden.output[0].type == "message"
