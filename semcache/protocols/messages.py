@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.protocols.base import (
     SERVED_BY,
+    JsonMemo,
     Translated,
+    answer_identity,
     check_objects,
     check_range,
     check_type,
@@ -113,6 +115,10 @@ class MessagesProtocol:
     name = "messages"
     fields = MESSAGES_FIELDS
 
+    def __init__(self) -> None:
+        self._requests = JsonMemo()
+        self._replies = JsonMemo()
+
     def translate(self, kwargs: Mapping[str, Any]) -> Translated:
         from litellm.llms.anthropic.messages.adapters.transformation import (
             LiteLLMAnthropicMessagesAdapter,
@@ -122,10 +128,16 @@ class MessagesProtocol:
         check_messages_body(body)
         request = {k: v for k, v in body.items() if k != "stream"}
         provider = provider_of(body["model"], options)
-        chat, names = LiteLLMAnthropicMessagesAdapter().translate_anthropic_to_openai(
-            request,  # type: ignore[arg-type]  # a checked Messages body
-            custom_llm_provider=provider,
-        )
+
+        def translated() -> list[Any]:
+            return list(
+                LiteLLMAnthropicMessagesAdapter().translate_anthropic_to_openai(
+                    request,  # type: ignore[arg-type]  # a checked Messages body
+                    custom_llm_provider=provider,
+                )
+            )
+
+        chat, names = self._requests.get([provider, request], translated)
         kwargs_out: dict[str, Any] = {**chat, **options}
         if body.get("stream"):
             kwargs_out["stream"] = True
@@ -137,12 +149,15 @@ class MessagesProtocol:
             LiteLLMAnthropicMessagesAdapter,
         )
 
-        adapter = LiteLLMAnthropicMessagesAdapter()
-        message = dict(
-            adapter.translate_openai_response_to_anthropic(response, asked.names or None)
-        )
+        def translated() -> Any:
+            adapter = LiteLLMAnthropicMessagesAdapter()
+            names = asked.names or None
+            return _plain(adapter.translate_openai_response_to_anthropic(response, names))
+
+        identity = answer_identity(response, asked.names)
+        message: dict[str, Any] = self._replies.get(identity, translated)
         message["usage"] = replay_usage(dict(message.get("usage") or {}), response, info)
-        return _plain(message)
+        return message
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated

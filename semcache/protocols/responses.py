@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.protocols.base import (
     SERVED_BY,
+    JsonMemo,
     Translated,
+    answer_identity,
     check_objects,
     check_range,
     check_type,
@@ -161,6 +163,10 @@ class ResponsesProtocol:
     name = "responses"
     fields = RESPONSES_FIELDS
 
+    def __init__(self) -> None:
+        self._requests = JsonMemo()
+        self._replies = JsonMemo()
+
     def translate(self, kwargs: Mapping[str, Any]) -> Translated:
         from litellm.responses.litellm_completion_transformation.transformation import (
             LiteLLMCompletionResponsesConfig as Bridge,
@@ -168,13 +174,18 @@ class ResponsesProtocol:
 
         body, options = split(kwargs, self.fields)
         check_responses_body(body)
-        chat = Bridge.transform_responses_api_request_to_chat_completion_request(
-            model=body["model"],
-            input=body["input"],
-            responses_api_request=_optional(body),  # type: ignore[arg-type]  # checked above
-            custom_llm_provider=provider_of(body["model"], options),
-            stream=bool(body.get("stream")),
-        )
+        provider = provider_of(body["model"], options)
+
+        def translated() -> dict[str, Any]:
+            return Bridge.transform_responses_api_request_to_chat_completion_request(
+                model=body["model"],
+                input=body["input"],
+                responses_api_request=_optional(body),  # type: ignore[arg-type]  # checked
+                custom_llm_provider=provider,
+                stream=bool(body.get("stream")),
+            )
+
+        chat = self._requests.get([provider, body], translated)
         return Translated(body=body, chat={**chat, **options})
 
     def reply(self, response: ModelResponse, asked: Translated, info: CacheInfo) -> dict[str, Any]:
@@ -182,15 +193,20 @@ class ResponsesProtocol:
             LiteLLMCompletionResponsesConfig as Bridge,
         )
 
-        answer = Bridge.transform_chat_completion_response_to_responses_api_response(
-            request_input=asked.body["input"],
-            responses_api_request=_optional(asked.body),  # type: ignore[arg-type]
-            chat_completion_response=response,
-        )
-        body: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
-        for index, item in enumerate(body.get("output") or []):
-            if item.get("type") == "message":  # the same id on every replay of this answer
-                item["id"] = message_item_id(str(body.get("id")), index)
+        def translated() -> dict[str, Any]:
+            answer = Bridge.transform_chat_completion_response_to_responses_api_response(
+                request_input=asked.body["input"],
+                responses_api_request=_optional(asked.body),  # type: ignore[arg-type]
+                chat_completion_response=response,
+            )
+            out: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
+            for index, item in enumerate(out.get("output") or []):
+                if item.get("type") == "message":  # the same id on every replay of this answer
+                    item["id"] = message_item_id(str(out.get("id")), index)
+            return out
+
+        echoed = {k: v for k, v in asked.body.items() if k != "stream"}
+        body: dict[str, Any] = self._replies.get(answer_identity(response, echoed), translated)
         body["usage"] = replay_usage(dict(body.get("usage") or {}), info)
         return body
 

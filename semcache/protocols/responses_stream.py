@@ -128,16 +128,43 @@ def _deltas(chunk: Any, items: _Items) -> list[dict[str, Any]]:
     return events
 
 
+def _assembled(first: Any, items: list[dict[str, Any]], finish: str | None, usage: Any) -> Any:
+    """The chat answer the streamed items make up (what the completed response is mapped
+    from): its text, its tool calls, the finish reason and usage the chunks reported."""
+    from litellm import ModelResponse
+
+    text = "".join(i["content"][0]["text"] for i in items if i["type"] == "message")
+    calls = [
+        {
+            "id": i["call_id"],
+            "type": "function",
+            "function": {"name": i["name"], "arguments": i["arguments"]},
+        }
+        for i in items
+        if i["type"] == "function_call"
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = calls
+    return ModelResponse(
+        id=first.id,
+        created=first.created,
+        model=first.model,
+        choices=[{"index": 0, "finish_reason": finish, "message": message}],
+        usage=usage.model_dump() if usage is not None else None,
+    )
+
+
 async def response_events(
     chunks: AsyncIterator[ModelResponseStream | CacheInfo], reply: Reply
 ) -> AsyncIterator[dict[str, Any] | CacheInfo]:
     """The Responses events of a chat chunk stream; ``reply`` maps the assembled answer to the
     completed response. A ``CacheInfo`` is passed on where it arrives."""
-    import litellm
-
     items = _Items()
     info: CacheInfo | None = None
-    received: list[Any] = []
+    first: Any = None
+    finish: str | None = None
+    usage: Any = None
     sequence = 0
 
     def numbered(event: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +178,8 @@ async def response_events(
             info = chunk
             yield chunk
             continue
-        if not received:
+        if first is None:
+            first = chunk
             shell = {
                 "id": chunk.id,
                 "object": "response",
@@ -162,15 +190,15 @@ async def response_events(
             }
             yield numbered({"type": "response.created", "response": shell})
             yield numbered({"type": "response.in_progress", "response": dict(shell)})
-        received.append(chunk)
+        for choice in chunk.choices[:1]:
+            finish = choice.finish_reason or finish
+        usage = getattr(chunk, "usage", None) or usage
         for event in _deltas(chunk, items):
             yield numbered(event)
-    if not received:
+    if first is None:
         return
     for event in items.finish():
         yield numbered(event)
-    assembled = litellm.stream_chunk_builder(received)
-    if assembled is None:
-        raise RuntimeError("the answer stream produced no chunks")
+    assembled = _assembled(first, items.done, finish, usage)
     response = reply(assembled, info or CacheInfo(tier=Tier.MISS))
     yield numbered({"type": "response.completed", "response": response})
