@@ -64,7 +64,9 @@ class Protocol(TypingProtocol):
         ...
 
 
-def split(kwargs: Mapping[str, Any], fields: frozenset[str]) -> tuple[dict[str, Any], dict]:
+def split(
+    kwargs: Mapping[str, Any], fields: frozenset[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(body, options)``: the protocol's body fields (with ``model`` and ``stream``), and the
     call options for LiteLLM."""
     body: dict[str, Any] = {}

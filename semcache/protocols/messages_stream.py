@@ -35,7 +35,9 @@ class _Blocks:
         self.kind: str | None = None
         self.tool: int | None = None  # the chat tool-call index of an open tool_use block
 
-    def open(self, kind: str, block: dict[str, Any], tool: int | None = None) -> list[dict]:
+    def open(
+        self, kind: str, block: dict[str, Any], tool: int | None = None
+    ) -> list[dict[str, Any]]:
         events = self.close()
         self.index += 1
         self.kind, self.tool = kind, tool
