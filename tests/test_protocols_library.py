@@ -91,3 +91,17 @@ def test_library_bad_input_names_the_field_before_any_call(
         cache.responses(**responses_kwargs(upstream, store=True))
     assert raised.value.field == "store"
     assert upstream.chat_calls == 0 and claude.messages_calls == 0
+
+
+def test_a_chat_answer_never_replays_as_a_protocol_answer(
+    cache: SemanticCache, upstream: FakeOpenAIServer
+) -> None:
+    """Even a chat request equal to the Responses request's translation is another entry."""
+    from semcache import cache_info
+    from semcache.protocols import RESPONSES
+
+    chat = RESPONSES.translate(responses_kwargs(upstream)).chat
+    assert cache_info(cache.completion(**chat)).tier == "miss"
+    assert cache_info(cache.completion(**chat)).tier == "exact"
+    assert cache.responses(**responses_kwargs(upstream)).cache_info.tier == "miss"
+    assert upstream.chat_calls == 2
