@@ -27,6 +27,7 @@ from semcache.facade.health import Health, assess, probe
 from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
 from semcache.guard import HitVerifier
 from semcache.pipeline.base import Request
+from semcache.protocols.api import ProtocolAPI
 from semcache.runtime.loop import shared_loop
 from semcache.runtime.upstream import Upstream
 from semcache.stats import CacheStats, FlushReport, StoredEntry
@@ -37,10 +38,10 @@ from semcache.tuning.api import TuningAPI
 READY_TIMEOUT_S = 120.0
 
 
-class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
+class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
     """Drop-in cache for LiteLLM completion calls (``check``/``store`` and ``embedding`` are
     in ``semcache.direct`` and ``semcache.facade.embedding_cache``; ``feedback`` and miss analysis
-    in ``semcache.tuning.api``).
+    in ``semcache.tuning.api``; ``responses`` and ``messages`` in ``semcache.protocols.api``).
 
     Extra keyword arguments understood on every call: ``tenant=`` (a partition no tier ever
     answers across) and ``cache=`` (a ``CacheControl`` or a dict with LiteLLM's names:

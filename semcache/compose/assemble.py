@@ -224,7 +224,10 @@ def assemble(
         latency=latency,
     )
     return Assembly(
-        prepare=Prepare(max_shared_temperature=s.policy.max_shared_temperature),
+        prepare=Prepare(
+            max_shared_temperature=s.policy.max_shared_temperature,
+            tools_semantic=s.policy.tool_requests == "semantic",
+        ),
         path=RequestPath(lookup, Pipeline(answer, terminal), coalescer, enabled=s.coalesce.enabled),
         upstream_call=terminal,
         coalescer=coalescer,

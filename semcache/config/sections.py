@@ -33,6 +33,13 @@ class PolicySettings(SettingsSection):
         description="Per-namespace lifetime of stored answers in seconds (None: until purged), "
         "overriding default_ttl_s for that namespace; a request's own ttl still wins.",
     )
+    tool_requests: Literal["exact", "semantic"] = Field(
+        "exact",
+        description="A request that offers tools the model may call (tools set, tool_choice "
+        "not 'none') may get an answer asking the client to run a tool: 'exact' answers it "
+        "from identical requests only, never a paraphrase's answer; 'semantic' lets it take "
+        "part in the semantic tier like any question.",
+    )
     on_model_change: Literal["invalidate", "keep"] = Field(
         "invalidate",
         description="When a fresh answer reports another snapshot (response.model plus "

@@ -4,6 +4,8 @@ SHA-256 over canonical JSON of a versioned structure, so requests never collide 
 concatenation. Every parameter counts unless listed in ``EXCLUDED`` (credentials, identity,
 transport), because a missed hit costs one call and a false hit a wrong answer; the model
 goes through LiteLLM's resolution; text is NFC-normalised and stripped, nothing else.
+``cache_control`` marks are left out (they say where a provider may reuse a prefix, not what
+it answers), and a request asked in another wire protocol has its own keys.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ EXCLUDED: frozenset[str] = frozenset(
         "tags",
         "trace_id",
         "session_id",
+        "safety_identifier",
+        # where the provider may reuse a cached prompt prefix, not what it answers
+        "prompt_cache_key",
         # transport and retries
         "timeout",
         "request_timeout",
@@ -118,6 +123,17 @@ def normalise_text(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip()
 
 
+#: A provider prompt-cache mark: where a prefix may be reused, not what is answered.
+CACHE_MARK = "cache_control"
+
+
+def _unmarked(value: Any) -> Any:
+    """``value`` (a part, message or tool mapping) without its ``cache_control`` mark."""
+    if isinstance(value, Mapping) and CACHE_MARK in value:
+        return {k: v for k, v in value.items() if k != CACHE_MARK}
+    return value
+
+
 def _plain(value: Any, field: str) -> Any:
     """Convert to JSON-able plain data, or raise a typed error naming the field."""
     if value is None or isinstance(value, (bool, int, str)):
@@ -150,7 +166,7 @@ def _content(value: Any, field: str) -> Any:
     if isinstance(value, list):
         parts = []
         for i, part in enumerate(value):
-            part = _plain(part, f"{field}[{i}]")
+            part = _plain(_unmarked(part), f"{field}[{i}]")
             if isinstance(part, dict) and "text" in part:
                 if not isinstance(part["text"], str):
                     raise InvalidRequestType(
@@ -209,7 +225,7 @@ def canonical_messages(messages: Any) -> list[dict[str, Any]]:
         message = _message(raw, i)
         canonical: dict[str, Any] = {}
         for k, v in message.items():
-            if v is None or k == "content":
+            if v is None or k == "content" or k == CACHE_MARK:
                 continue
             canonical[k] = v if type(v) is str else _plain(v, f"messages[{i}].{k}")
         content = message.get("content")
@@ -233,6 +249,8 @@ def _params(kwargs: Mapping[str, Any]) -> dict[str, Any]:
             value = [value]
         elif name == "api_base" and isinstance(value, str):
             value = value.rstrip("/")
+        elif name == "tools" and isinstance(value, (list, tuple)):
+            value = [_unmarked(tool) for tool in value]
         params[name] = _plain(value, name)
     return params
 
@@ -243,6 +261,7 @@ def last_user_prompt(messages: Sequence[Any]) -> str | None:
     if last.get("role") != "user" or {k for k, v in last.items() if v is not None} - {
         "role",
         "content",
+        CACHE_MARK,
     }:
         return None
     content = last.get("content")
@@ -265,23 +284,29 @@ def _resolved_model(kwargs: Mapping[str, Any]) -> str:
     return resolve_model(model, provider if isinstance(provider, str) else None)
 
 
-def request_keys(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> RequestKeys:
-    """Validate a LiteLLM-style request and compute its keys. Never mutates ``kwargs``."""
+def request_keys(
+    kwargs: Mapping[str, Any], *, tenant: str, namespace: str, protocol: str | None = None
+) -> RequestKeys:
+    """Validate a LiteLLM-style request and compute its keys. Never mutates ``kwargs``.
+
+    ``protocol``: the wire protocol the request was asked in when it is not chat completions
+    (its answer is replayed in that protocol only); None keeps a chat request's keys."""
     resolved = _resolved_model(kwargs)
     messages = canonical_messages(kwargs.get("messages"))
     params = _params(kwargs)
     # One serialisation of everything but the last message serves both keys:
     #   scope = H(["v", "scope", inner])      exact = H(["v", "exact", inner, last])
     # Both payloads are canonical JSON arrays, so distinct requests give distinct payloads.
-    inner = canonical_json(
-        {
-            "tenant": tenant,
-            "namespace": namespace,
-            "model": resolved,
-            "params": params,
-            "context": messages[:-1],
-        }
-    )
+    identity: dict[str, Any] = {
+        "tenant": tenant,
+        "namespace": namespace,
+        "model": resolved,
+        "params": params,
+        "context": messages[:-1],
+    }
+    if protocol is not None:
+        identity["protocol"] = protocol
+    inner = canonical_json(identity)
     head = canonical_json(FINGERPRINT_VERSION)
     exact = hashlib.sha256(
         b"[" + head + b',"exact",' + inner + b"," + canonical_json(messages[-1]) + b"]"

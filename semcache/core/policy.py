@@ -8,7 +8,7 @@ up, store it and coalesce it. Sampling requests (an explicit temperature above t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -125,7 +125,31 @@ def sampling_reason(params: Mapping[str, Any], max_shared_temperature: float) ->
     return None
 
 
+def offers_tools(params: Mapping[str, Any]) -> bool:
+    """True when the model may answer by asking the client to run a tool: tools (or legacy
+    functions) are offered and ``tool_choice`` does not forbid them."""
+    offered = params.get("tools") or params.get("functions")
+    choice = params.get("tool_choice", params.get("function_call"))
+    return bool(offered) and choice != "none"
+
+
 def decide(
+    params: Mapping[str, Any],
+    control: CacheControl,
+    max_shared_temperature: float,
+    *,
+    tools_semantic: bool = False,
+) -> Decision:
+    """What the tiers may do with a request. A request that :func:`offers_tools` is exact-only
+    unless ``tools_semantic``: its answer may be a tool call, which only the identical request
+    (same history, same tools, same question) may be given."""
+    decision = _decide(params, control, max_shared_temperature)
+    if not tools_semantic and decision.semantic and offers_tools(params):
+        return replace(decision, semantic=False)
+    return decision
+
+
+def _decide(
     params: Mapping[str, Any], control: CacheControl, max_shared_temperature: float
 ) -> Decision:
     reason = sampling_reason(params, max_shared_temperature)

@@ -15,16 +15,22 @@ from semcache.pipeline.base import Request
 
 
 class Prepare:
-    """``Prepare(max_shared_temperature)(kwargs)`` is the :class:`Request` for one call."""
+    """``Prepare(max_shared_temperature)(kwargs)`` is the :class:`Request` for one call;
+    ``protocol`` names the wire protocol a non-chat request was asked in (part of its keys).
+    ``tools_semantic``: a request offering tools takes part in the semantic tier (see
+    :func:`semcache.core.policy.decide`); otherwise it is exact-only."""
 
-    def __init__(self, *, max_shared_temperature: float) -> None:
+    def __init__(self, *, max_shared_temperature: float, tools_semantic: bool = False) -> None:
         self._max_shared_temperature = max_shared_temperature
+        self._tools_semantic = tools_semantic
 
-    def __call__(self, kwargs: Mapping[str, Any]) -> Request:
+    def __call__(self, kwargs: Mapping[str, Any], *, protocol: str | None = None) -> Request:
         params = dict(kwargs)
         tenant = validate_tenant(params.pop("tenant", None))
         control = CacheControl.parse(params.pop("cache", None))
         validate_sampling(params)
-        keys = request_keys(params, tenant=tenant, namespace=control.namespace)
-        decision = decide(params, control, self._max_shared_temperature)
+        keys = request_keys(params, tenant=tenant, namespace=control.namespace, protocol=protocol)
+        decision = decide(
+            params, control, self._max_shared_temperature, tools_semantic=self._tools_semantic
+        )
         return Request(params, tenant, control, keys, decision, bool(params.get("stream")))

@@ -15,7 +15,14 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from semcache.config.settings import CacheSettings
-from semcache.server import admin_routes, more_routes, openai_routes, ops_routes, tuning_routes
+from semcache.server import (
+    admin_routes,
+    more_routes,
+    openai_routes,
+    ops_routes,
+    protocol_routes,
+    tuning_routes,
+)
 from semcache.server.auth import KeyRing
 from semcache.server.config import ProxyConfig
 from semcache.server.http_errors import ApiError, invalid_request
@@ -117,7 +124,10 @@ def create_app(
     setattr(app.state, tuning_routes.SETTINGS_SOURCE, settings_source or CacheSettings)
     app.include_router(openai_routes.router)
     app.include_router(more_routes.router)
-    app.include_router(more_routes.unprefixed(openai_routes.router, more_routes.router))
+    app.include_router(protocol_routes.router)
+    app.include_router(
+        more_routes.unprefixed(openai_routes.router, more_routes.router, protocol_routes.router)
+    )
     app.include_router(admin_routes.router)
     app.include_router(tuning_routes.router)
     app.include_router(more_routes.unprefixed(tuning_routes.router))

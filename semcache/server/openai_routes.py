@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, cast
 
 import anyio
@@ -157,14 +157,18 @@ Parser = Callable[[Any, Mapping[str, str]], ParsedRequest]
 
 
 async def admit(
-    request: Request, exchange: Exchange, parse: Parser
+    request: Request,
+    exchange: Exchange,
+    parse: Parser,
+    credentials: Callable[[Request], Awaitable[str | None]] = bearer,
 ) -> tuple[ParsedRequest, dict[str, Any]]:
-    """What every OpenAI route does first: authenticate (the key decides the tenant), read
-    and ``parse`` the body, map the public model name to its upstream. Returns the request
-    and the cache call's arguments: the client's params, then what only the server decides
-    (the upstream's parameters, the tenant), and the cache controls."""
+    """What every model route does first: authenticate (the key ``credentials`` reads
+    decides the tenant), read and ``parse`` the body, map the public model name to its
+    upstream. Returns the request and the cache call's arguments: the client's params, then
+    what only the server decides (the upstream's parameters, the tenant), and the cache
+    controls."""
     proxy = exchange.proxy
-    tenant = proxy.keys.tenant_for(await bearer(request))
+    tenant = proxy.keys.tenant_for(await credentials(request))
     if tenant is None:
         raise unauthorized()
     exchange.fields["tenant"] = tenant

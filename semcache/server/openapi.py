@@ -12,7 +12,10 @@ ever gets a 5xx.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
+
+from semcache.server.protocol_openapi import protocol_paths
 
 #: Message parts and messages may carry more fields than these (a provider's ``cache_control``,
 #: what an SDK echoes back from a reply): they are passed on, and are part of the cache key.
@@ -287,6 +290,7 @@ def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
         "/v1/embeddings": {
             "post": _post(_with_models(EMBEDDING_REQUEST, models), parameters=_CONTROLS)
         },
+        **protocol_paths(_post, partial(_with_models, models=models), _CONTROLS),
         "/v1/models": _read(),
         "/v1/feedback": {"post": _post(FEEDBACK_REQUEST)},
         "/admin/purge": {"post": _post(PURGE_REQUEST)},

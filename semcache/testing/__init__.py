@@ -1,12 +1,14 @@
 """Public test doubles for semcache's plug points, like httpx's ``MockTransport``.
 
 ``FakeOpenAIServer`` is a loopback OpenAI-compatible HTTP server for end-to-end tests through
-LiteLLM's real client and the proxy. In-process doubles for the upstream, embedder and store
-plug points live beside it, so tests need no network and touch no private attribute.
+LiteLLM's real client and the proxy; ``FakeAnthropicServer`` the same for Anthropic Messages.
+In-process doubles for the upstream, embedder and store plug points live beside them, so
+tests need no network and touch no private attribute.
 """
 
 from __future__ import annotations
 
+from semcache.testing._anthropic_server import FakeAnthropicServer, echo_messages
 from semcache.testing._embedder import FakeEmbedder
 from semcache.testing._openai_server import (
     FakeOpenAIServer,
@@ -20,6 +22,7 @@ from semcache.testing._store import InMemoryStore
 from semcache.testing._upstream import FakeUpstream, echo
 
 __all__ = [
+    "FakeAnthropicServer",
     "FakeEmbedder",
     "FakeOpenAIServer",
     "FakeUpstream",
@@ -29,6 +32,7 @@ __all__ = [
     "Responder",
     "count_tokens",
     "echo",
+    "echo_messages",
     "echo_responder",
     "hash_embedding",
 ]

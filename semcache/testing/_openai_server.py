@@ -3,7 +3,9 @@
 Just enough of the OpenAI HTTP API (chat with and without SSE, embeddings, models) for
 LiteLLM's real client on loopback; it counts what it was asked. Knobs are attributes, safe
 to change while it runs: ``delay_s``, ``chunk_delay_s``, ``chunks``, ``fail_next``,
-``abort_stream_after`` and ``responder`` (request body -> answer text).
+``abort_stream_after``, ``responder`` (request body -> answer text) and ``call_tools``
+(answer a request offering tools, unless ``tool_choice`` is ``none``, with a call to its
+first tool).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class FakeOpenAIServer:
         self.models = models
         self.fail_next: list[int] = []
         self.abort_stream_after: int | None = None
+        self.call_tools = False
         self.calls: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -129,6 +132,22 @@ class FakeOpenAIServer:
             self.headers.clear()
             self.fail_next.clear()
         self.abort_stream_after = None
+        self.call_tools = False
+
+    def tool_call(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The tool call answering ``body`` when ``call_tools`` is on and it offers tools."""
+        tools = body.get("tools") or []
+        if not (self.call_tools and tools) or body.get("tool_choice") == "none":
+            return None
+        question = _last_user_text(body)
+        return {
+            "id": "call_" + hashlib.sha1(question.encode()).hexdigest()[:16],
+            "type": "function",
+            "function": {
+                "name": tools[0]["function"]["name"],
+                "arguments": json.dumps({"question": question}),
+            },
+        }
 
     # -- used by the handler ---------------------------------------------------------------
     def _record(self, kind: str, body: dict[str, Any], headers: dict[str, str]) -> int | None:
@@ -241,6 +260,26 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _chat(self, body: dict[str, Any]) -> None:
+        call = self.server_state.tool_call(body)
+        if call is not None:
+            self._send_json(
+                200,
+                {
+                    "id": f"chatcmpl-{call['id']}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                            "finish_reason": "tool_calls",
+                        }
+                    ],
+                    "usage": self._usage(body, call["function"]["arguments"]),
+                },
+            )
+            return
         answer = self.server_state.responder(body)
         self._send_json(
             200,
@@ -287,6 +326,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
         try:
+            call = state.tool_call(body)
+            if call is not None:
+                event({"role": "assistant", "tool_calls": [{"index": 0, **call}]}, None)
+                event({}, "tool_calls")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                return
             for i, piece in enumerate(pieces):
                 if state.abort_stream_after is not None and i >= state.abort_stream_after:
                     self.close_connection = True

@@ -1,0 +1,102 @@
+"""``responses`` / ``aresponses`` and ``messages`` / ``amessages``; mixed into ``SemanticCache``.
+
+Each call is translated by its protocol's adapter and answered by the path ``completion``
+takes (the memory tier's peek, then the pipeline on semcache's loop, or the same streaming
+delivery), with the protocol's name in its keys; the answer comes back in the protocol's
+own shape: a :class:`ProtocolReply` (the response body, a ``dict``) or an iterator of its
+stream events (dicts with a ``type``), each carrying ``cache_info`` as ``completion``'s do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from semcache.protocols.base import Protocol, Translated
+from semcache.protocols.messages import MESSAGES
+from semcache.protocols.responses import RESPONSES
+from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
+from semcache.stats import CacheInfo, Tier, cache_info
+
+if TYPE_CHECKING:
+    from litellm import ModelResponse
+
+    from semcache.compose import Assembly
+    from semcache.pipeline.base import Request
+    from semcache.facade.delivery import Delivery
+    from semcache.runtime.loop import LoopThread
+
+
+class ProtocolReply(dict[str, Any]):
+    """A protocol's response body; ``cache_info`` says how it was served."""
+
+    cache_info: CacheInfo
+
+
+class ProtocolAPI:
+    """The Responses and Messages calls of the cache (see the module docstring)."""
+
+    _parts: Assembly
+    _loop: LoopThread
+    _delivery: Delivery
+    _find: Callable[[Request], Coroutine[Any, Any, ModelResponse]]
+
+    def responses(self, **kwargs: Any) -> ProtocolReply | Iterator[dict[str, Any]]:
+        """``litellm.responses`` through the cache: an OpenAI Responses request's body fields
+        and LiteLLM call options (``api_base``, ``tenant=``, ``cache=``, ...); ``stream=True``
+        returns an iterator of Responses events."""
+        return self._sync(RESPONSES, kwargs)
+
+    async def aresponses(self, **kwargs: Any) -> ProtocolReply | AsyncIterator[dict[str, Any]]:
+        """``responses`` for async callers."""
+        return await self._async(RESPONSES, kwargs)
+
+    def messages(self, **kwargs: Any) -> ProtocolReply | Iterator[dict[str, Any]]:
+        """``litellm.anthropic.messages.create`` through the cache: an Anthropic Messages
+        request's body fields and LiteLLM call options; ``stream=True`` returns an iterator
+        of Messages events."""
+        return self._sync(MESSAGES, kwargs)
+
+    async def amessages(self, **kwargs: Any) -> ProtocolReply | AsyncIterator[dict[str, Any]]:
+        """``messages`` for async callers."""
+        return await self._async(MESSAGES, kwargs)
+
+    def _sync(
+        self, protocol: Protocol, kwargs: Mapping[str, Any]
+    ) -> ProtocolReply | Iterator[dict[str, Any]]:
+        asked, request = self._prepare(protocol, kwargs)
+        if request.stream:
+            return cast(
+                Iterator[dict[str, Any]], SyncCacheStream(self._stream(protocol, asked, request))
+            )
+        found = self._parts.path.lookup.peek(request)
+        if found is not None:
+            return _reply(protocol, asked, self._delivery.deliver(found))
+        return _reply(protocol, asked, self._loop.run(self._find(request)))
+
+    async def _async(
+        self, protocol: Protocol, kwargs: Mapping[str, Any]
+    ) -> ProtocolReply | AsyncIterator[dict[str, Any]]:
+        asked, request = self._prepare(protocol, kwargs)
+        if request.stream:
+            return cast(AsyncIterator[dict[str, Any]], self._stream(protocol, asked, request))
+        found = self._parts.path.lookup.peek(request)
+        if found is not None:
+            return _reply(protocol, asked, self._delivery.deliver(found))
+        return _reply(protocol, asked, await self._loop.arun(self._find(request)))
+
+    def _prepare(self, protocol: Protocol, kwargs: Mapping[str, Any]) -> tuple[Translated, Request]:
+        asked = protocol.translate(kwargs)
+        return asked, self._parts.prepare(asked.chat, protocol=protocol.name)
+
+    def _stream(self, protocol: Protocol, asked: Translated, request: Request) -> AsyncCacheStream:
+        chunks = self._delivery.stream(self._parts.path, request)
+        events = protocol.events(chunks, asked)
+        return AsyncCacheStream(cast(Any, events), self._loop)
+
+
+def _reply(protocol: Protocol, asked: Translated, response: ModelResponse) -> ProtocolReply:
+    info = cache_info(response) or CacheInfo(tier=Tier.MISS)
+    reply = ProtocolReply(protocol.reply(response, asked, info))
+    reply.cache_info = info
+    return reply
