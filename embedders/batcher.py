@@ -11,7 +11,9 @@ Contract of :class:`MicroBatcher`:
 - A batch is sent when it is full or when its oldest text has waited ``max_wait_ms``.
   One batch per event loop is in flight at a time; texts that arrive meanwhile go together
   in the next one, which starts as soon as the running one ends (their wait is already over).
-- The embedder runs in a worker thread (``executor``), never on the event loop.
+- The embedder runs in a worker thread (``executor``), never on the event loop, in the
+  context (``contextvars``) of the batch's first caller, so what a caller's context carries
+  (its trace) follows its text into the embedder.
 - Each caller gets its own row (a copy), or the very exception the embedder raised for the
   batch its text was in. A caller cancelled before its batch is sent drops its text.
 - It works on whichever event loop calls it; each loop has its own queue.
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import threading
 import time
 from collections import deque
@@ -64,6 +67,7 @@ class _Waiting:
     text: str
     future: asyncio.Future[np.ndarray]
     queued_at: float
+    context: contextvars.Context
 
 
 @dataclass(slots=True)
@@ -220,9 +224,12 @@ class MicroBatcher:
         queue = self._queue_for(loop)
         now = loop.time()
         futures: list[asyncio.Future[np.ndarray]] = []
+        context = contextvars.copy_context()
         for text in texts:
             future: asyncio.Future[np.ndarray] = loop.create_future()
-            (queue.later if background else queue.items).append(_Waiting(text, future, now))
+            (queue.later if background else queue.items).append(
+                _Waiting(text, future, now, context)
+            )
             futures.append(future)
         if not background:
             self._last_foreground = now
@@ -303,7 +310,9 @@ class MicroBatcher:
         self._loop_time, self._running_since = loop, started
         self._running = len(texts)
         try:
-            job = loop.run_in_executor(self._executor, _embed_checked, self._embedder, texts)
+            job = loop.run_in_executor(
+                self._executor, batch[0].context.copy().run, _embed_checked, self._embedder, texts
+            )
         except RuntimeError as exc:  # the executor was shut down by close()
             job = loop.create_future()
             job.set_exception(EmbedderError(f"the MicroBatcher is closed ({exc})"))

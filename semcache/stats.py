@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from semcache.compress.accounting import CompressionTotals
+    from semcache.observe.lookups import LookupStats
     from semcache.privacy.gate import PrivacyStats
     from semcache.tuning.results import TuningStats
 
@@ -176,7 +177,8 @@ class CacheStats:
     savings; ``tuning``: feedback, shadow verification and the live false-hit estimates.
     ``spent_usd``: money the cache itself spent to decide hits, by kind (``scorer_judge``: an
     LLM judge scorer's priced calls; its calls and tokens are in ``counts``), to weigh
-    against ``saved_cost_usd``.
+    against ``saved_cost_usd``. ``lookups``: the recorded lookups (hit rate by time, tier and
+    tenant, nearest-similarity histograms; see :mod:`semcache.observe.lookups`).
     """
 
     requests: int
@@ -197,6 +199,7 @@ class CacheStats:
     shed: Mapping[str, int] = field(default_factory=dict)
     tuning: TuningStats | None = None
     spent_usd: Mapping[str, float] = field(default_factory=dict)
+    lookups: LookupStats | None = None
 
     @property
     def hit_rate(self) -> float:
