@@ -15,7 +15,14 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from semcache.config.settings import CacheSettings
-from semcache.server import admin_routes, more_routes, openai_routes, ops_routes, tuning_routes
+from semcache.server import (
+    admin_routes,
+    more_routes,
+    openai_routes,
+    ops_routes,
+    tuning_routes,
+    ui_routes,
+)
 from semcache.server.auth import KeyRing
 from semcache.server.config import ProxyConfig
 from semcache.server.http_errors import ApiError, invalid_request
@@ -125,6 +132,7 @@ def create_app(
     app.include_router(tuning_routes.router)
     app.include_router(more_routes.unprefixed(tuning_routes.router))
     app.include_router(ops_routes.router)
+    app.include_router(ui_routes.router)
     app.add_middleware(WorkerHeader)
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
