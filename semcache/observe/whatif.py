@@ -22,9 +22,11 @@ from semcache.tuning.records import LabeledPair, Source
 
 #: The most the certified threshold may move from the served one (``calibrate --max-change``).
 MAX_CHANGE = 0.15
-#: Thresholds shown: the served one, ``STEPS`` above and below, ``STEP`` apart.
+#: Thresholds shown: the served one, ``ABOVE`` steps over it and ``BELOW`` under it (as far
+#: as the certified one may move), ``STEP`` apart, and the certified one.
 STEP = 0.01
-STEPS = 10
+ABOVE = 5
+BELOW = 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +90,20 @@ def what_if(
     kept = thin(kept, np.random.default_rng(seed))
     sims = np.asarray([r.similarity for r in kept], dtype=np.float64)
     labels = np.asarray([r.label for r in kept], dtype=np.int64)
-    grid = np.round(current + STEP * np.arange(STEPS, -STEPS - 1, -1), 6)
+    certified = None
+    if len(kept) >= hits_needed(target, confidence):
+        walk, _ = walk_thresholds(
+            LabeledScores(sims, labels, {}), current, target, 1.0 - confidence, seed, MAX_CHANGE
+        )
+        certified = walk.threshold
+    grid = {round(current + STEP * k, 6) for k in range(ABOVE, -BELOW - 1, -1)}
+    grid |= {current} | ({certified} if certified is not None else set())
     rows = []
-    for threshold in grid[(grid >= 0.0) & (grid <= 1.0)]:
-        stats = split_stats(sims, labels, float(threshold))
+    for threshold in sorted((t for t in grid if 0.0 <= t <= 1.0), reverse=True):
+        stats = split_stats(sims, labels, threshold)
         rows.append(
             ThresholdRow(
-                threshold=float(threshold),
+                threshold=threshold,
                 served=stats.hits / stats.pairs if stats.pairs else 0.0,
                 hits=stats.hits,
                 wrong=stats.false_hits,
@@ -103,12 +112,6 @@ def what_if(
                 wrong_high=_rate(stats.false_hit_rate_hi),
             )
         )
-    certified = None
-    if len(kept) >= hits_needed(target, confidence) and len(set(labels.tolist())) >= 1:
-        walk, _ = walk_thresholds(
-            LabeledScores(sims, labels, {}), current, target, 1.0 - confidence, seed, MAX_CHANGE
-        )
-        certified = walk.threshold
     return WhatIf(
         current=current,
         pairs=len(kept),
