@@ -35,17 +35,22 @@ def otel_enabled(t: TelemetrySettings, environ: Mapping[str, str]) -> bool:
 
 def telemetry(t: TelemetrySettings, environ: Mapping[str, str] | None = None) -> Telemetry | None:
     """The cache's OpenTelemetry (None: off). Asked for explicitly without the ``otel``
-    extra: a :class:`ConfigError` naming the install; turned on by a variable alone: off."""
-    if not otel_enabled(t, os.environ if environ is None else environ):
+    extra: a :class:`ConfigError` naming the install; turned on by a variable alone: off.
+    When the application installed no SDK provider, the exporters the standard variables
+    name are installed (:mod:`semcache.observe.sdk`)."""
+    environ = os.environ if environ is None else environ
+    if not otel_enabled(t, environ):
         return None
     try:
         from semcache.observe.otel import Telemetry
+        from semcache.observe.sdk import configure_from_environ
     except ImportError as exc:
         if t.otel:
             raise ConfigError(
                 f"telemetry.otel needs OpenTelemetry: pip install 'semcache-llm[otel]' ({exc})"
             ) from exc
         return None
+    configure_from_environ(environ)
     return Telemetry()
 
 

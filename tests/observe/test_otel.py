@@ -3,6 +3,9 @@ outcome on the operation span, and the lookup metrics (nearest similarity on mis
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import defaultdict
 
 from semcache import CacheSettings, SemanticCache, cache_info
@@ -152,3 +155,41 @@ def test_off_by_default_and_on_with_a_standard_variable(otel) -> None:
         _ask(cache, QUESTION)
         assert cache.stats().lookups.lookups == 1
     assert otel.spans.get_finished_spans() == ()
+
+
+def test_standard_variables_alone_export_spans(tmp_path) -> None:
+    """A process with no provider of its own: OTEL_TRACES_EXPORTER=console prints the spans."""
+    script = (
+        "from semcache import CacheSettings, SemanticCache\n"
+        "s = CacheSettings(store={'backend': 'none'}, semantic={'enabled': False})\n"
+        "with SemanticCache(s) as cache:\n"
+        "    cache.completion(model='gpt-4o-mini', mock_response='Paris.',\n"
+        "                     messages=[{'role': 'user', 'content': 'capital of France?'}])\n"
+    )
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_SERVICE_NAME": "semcache-test",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"name": "semcache.completion"' in done.stdout
+    assert '"name": "semcache.upstream"' in done.stdout
+    assert "semcache-test" in done.stdout
+    unset = subprocess.run(
+        [sys.executable, "-c", script],
+        env={k: v for k, v in env.items() if not k.startswith("OTEL_")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert unset.returncode == 0 and "semcache.completion" not in unset.stdout
