@@ -24,6 +24,7 @@ from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder
 from semcache.errors import ConfigError
 from semcache.guard import HitVerifier
+from semcache.observe.lookups import RECENT_BUCKETS, LookupStats
 from semcache.pipeline.base import Request
 from semcache.runtime import operations as ops
 from semcache.runtime.delivery import Delivery
@@ -148,6 +149,11 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         histograms; what the proxy's dashboard shows)."""
         found = self._loop.run(ops.stats(self._parts))
         return replace(found, lookups=self._parts.observer.lookups.snapshot())
+
+    def lookups(self, *, buckets: int | None = RECENT_BUCKETS) -> LookupStats:
+        """The recorded lookups (``stats().lookups``) with the last ``buckets`` time buckets
+        (None: all kept, up to ``telemetry.buckets``)."""
+        return self._parts.observer.lookups.snapshot(buckets)
 
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None

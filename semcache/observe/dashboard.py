@@ -14,9 +14,10 @@ part is bounded by settings, never by traffic.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
+from semcache.observe.lookups import RECENT_BUCKETS
 from semcache.observe.whatif import what_if
 
 if TYPE_CHECKING:
@@ -27,9 +28,12 @@ if TYPE_CHECKING:
 MISSES_SHOWN = 50
 
 
-def document(cache: SemanticCache, *, tenant: str | None = None) -> dict[str, Any]:
-    """The dashboard's JSON document (blocking: call it in a worker thread)."""
-    stats = cache.stats()
+def document(
+    cache: SemanticCache, *, tenant: str | None = None, buckets: int = RECENT_BUCKETS
+) -> dict[str, Any]:
+    """The dashboard's JSON document with the last ``buckets`` time buckets (blocking: call
+    it in a worker thread)."""
+    stats = replace(cache.stats(), lookups=cache.lookups(buckets=buckets))
     default, namespaces = cache.served_thresholds()
     pairs = cache.labeled_pairs()
     tuning = stats.tuning
@@ -53,9 +57,28 @@ def _lookups(stats: CacheStats) -> dict[str, Any]:
     found = stats.lookups
     if found is None:
         return {}
-    plain = asdict(found)
-    plain["hit_rate"] = found.hit_rate
-    return plain
+    return {
+        "bucket_s": found.bucket_s,
+        "lookups": found.lookups,
+        "hits": found.hits,
+        "hit_rate": found.hit_rate,
+        "saved_cost_usd": found.saved_cost_usd,
+        "tiers": found.tiers,
+        "tenants": found.tenants,
+        "dropped_tenants": found.dropped_tenants,
+        "history": [
+            {
+                "start": b.start,
+                "tiers": b.tiers,
+                "tenants": b.tenants,
+                "saved_cost_usd": b.saved_cost_usd,
+            }
+            for b in found.history
+        ],
+        "similarity_edges": found.similarity_edges,
+        "hit_similarity": found.hit_similarity,
+        "miss_similarity": found.miss_similarity,
+    }
 
 
 def _estimate(stats: CacheStats) -> dict[str, Any]:

@@ -19,6 +19,9 @@ from semcache.stats import CacheInfo, Tier
 #: Histogram bins of the nearest similarity over [0, 1] (a cosine below 0 counts in the first).
 SIMILARITY_BINS = 40
 
+#: Time buckets a snapshot carries by default (the most recent): an hour of 60 s buckets.
+RECENT_BUCKETS = 60
+
 #: The name tenants past ``max_tenants`` are counted under.
 OTHER_TENANTS = "(other)"
 
@@ -39,7 +42,8 @@ class LookupStats:
     """What :class:`LookupLog` holds (``CacheStats.lookups``).
 
     ``tiers`` and ``tenants`` are totals since start (``tenants``: tier -> count each);
-    ``history`` the kept time buckets, oldest first, ``bucket_s`` seconds each;
+    ``history`` the most recent time buckets (:data:`RECENT_BUCKETS` unless asked for more),
+    oldest first, ``bucket_s`` seconds each;
     ``similarity_edges`` the ``SIMILARITY_BINS + 1`` bin edges of ``hit_similarity`` and
     ``miss_similarity`` (counts of the nearest similarity of semantic lookups that hit and
     that missed; requests that ran no semantic lookup are not in them).
@@ -129,8 +133,11 @@ class LookupLog:
             if nearest is not None:
                 (self._hits if hit else self._misses)[similarity_bin(nearest)] += 1
 
-    def snapshot(self) -> LookupStats:
+    def snapshot(self, buckets: int | None = RECENT_BUCKETS) -> LookupStats:
+        """The aggregates now, with the last ``buckets`` time buckets (None: every one kept)."""
         with self._lock:
+            kept = list(self._history.values())
+            recent = kept if buckets is None else kept[-buckets:] if buckets > 0 else []
             history = tuple(
                 LookupBucket(
                     b.start,
@@ -138,7 +145,7 @@ class LookupLog:
                     {t: (c[0], c[1]) for t, c in b.tenants.items()},
                     b.saved,
                 )
-                for b in self._history.values()
+                for b in recent
             )
             tiers = dict(self._tiers)
             return LookupStats(

@@ -277,7 +277,9 @@ def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
         ),
         "/admin/labels": _read(),
         "/admin/reload": {"post": {"security": _CLIENT, "responses": {**_OK, **_ERRORS}}},
-        "/admin/dashboard": _read(tenant),
+        "/admin/dashboard": _read(
+            tenant, _query("buckets", {"type": "integer", "minimum": 1, "maximum": 100_000})
+        ),
         "/admin/dashboard/labels": {"post": _post(FEEDBACK_REQUEST)},
         "/ui": {"get": {"responses": {"200": {"description": "The dashboard page (HTML)."}}}},
         "/healthz": _read(secured=False),

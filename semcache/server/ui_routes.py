@@ -22,10 +22,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from semcache.observe.dashboard import document
-from semcache.server.admin_routes import _answer, _body, _require_admin
+from semcache.observe.lookups import RECENT_BUCKETS
+from semcache.server.admin_routes import _answer, _body, _int_param, _require_admin
 from semcache.server.state import READ_METHODS
 
 router = APIRouter()
+
+#: The most time buckets ``GET /admin/dashboard?buckets=N`` returns.
+MAX_BUCKETS = 100_000
 
 #: The page may load only what it carries inline, and talk only to its own origin.
 _POLICY = (
@@ -53,7 +57,8 @@ def page() -> str:
 async def _dashboard(request: Request) -> dict[str, Any]:
     proxy = await _require_admin(request)
     tenant = request.query_params.get("tenant") or None
-    return await asyncio.to_thread(document, proxy.cache, tenant=tenant)
+    buckets = _int_param(request, "buckets", RECENT_BUCKETS, 1, MAX_BUCKETS)
+    return await asyncio.to_thread(document, proxy.cache, tenant=tenant, buckets=buckets)
 
 
 async def _label(request: Request) -> dict[str, Any]:
