@@ -7,7 +7,7 @@ out when not given), ``off`` (this tree, telemetry off: the default) and ``on`` 
 ``telemetry.otel`` on with the SDK's batch span processor and periodic metric reader,
 console exporters into /dev/null, so every span is built, batched and serialised). Rounds
 interleave the three; each round sends the same question sequentially over one keep-alive
-socket. Prints the median of the per-round p50s and the ratios off/baseline and on/off.
+socket. Prints the median of the per-round p50s and the ratios to ``off`` and ``baseline``.
 
     python benchmarks/bench_otel.py [--baseline-python /path/to/main/.venv/bin/python]
 """
@@ -37,8 +37,33 @@ CLIENT_KEY = "bench-client"
 BODY = {"model": "m", "messages": [{"role": "user", "content": "What is the capital of France?"}]}
 
 
-def start(python: str, api_base: str, workdir: Path, name: str, otel: bool) -> subprocess.Popen:
-    extra = "\n[cache.telemetry]\notel = true\n" if otel else ""
+#: ``semcache serve`` behind an SDK whose exporters drop what they get: every span and
+#: metric is built, processed and batched as with a real exporter, none is serialised.
+DROPPING = """
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    MetricExporter, MetricExportResult, PeriodicExportingMetricReader)
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+class Spans(SpanExporter):
+    def export(self, spans): return SpanExportResult.SUCCESS
+class Metrics(MetricExporter):
+    def __init__(self): super().__init__()
+    def export(self, data, timeout_millis=0, **kw): return MetricExportResult.SUCCESS
+    def force_flush(self, timeout_millis=0): return True
+    def shutdown(self, timeout_millis=0, **kw): pass
+provider = TracerProvider(); provider.add_span_processor(BatchSpanProcessor(Spans()))
+trace.set_tracer_provider(provider)
+metrics.set_meter_provider(MeterProvider(metric_readers=[PeriodicExportingMetricReader(Metrics())]))
+"""
+SERVE = "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
+
+
+def start(python: str, api_base: str, workdir: Path, name: str, otel: str) -> subprocess.Popen:
+    """``otel``: "off", "dropping" (an SDK set up in-process) or "console" (the standard
+    variables: console exporters into /dev/null)."""
+    extra = "\n[cache.telemetry]\notel = true\n" if otel != "off" else ""
     config = workdir / f"{name}.toml"
     config.write_text(
         f"""
@@ -63,10 +88,10 @@ enabled = false
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env["BENCH_UPSTREAM_KEY"] = "sk-bench"
-    if otel:
+    if otel == "console":
         env |= {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "console"}
     port = free_port()
-    code = "import sys; from semcache.server.cli import serve_main as m; sys.exit(m(sys.argv[1:]))"
+    code = (DROPPING if otel == "dropping" else "") + SERVE
     process = subprocess.Popen(
         [python, "-c", code, "--port", str(port), "--config", str(config)],
         env=env,
@@ -110,15 +135,19 @@ def main() -> None:
     args = parser.parse_args()
     upstream = FakeOpenAIServer().start()
     workdir = Path(tempfile.mkdtemp(prefix="semcache-bench-otel-"))
-    configs = {"off": (sys.executable, False), "on": (sys.executable, True)}
+    configs = {
+        "off": (sys.executable, "off"),
+        "on": (sys.executable, "dropping"),
+        "on_console": (sys.executable, "console"),
+    }
     if args.baseline_python:
-        configs = {"baseline": (args.baseline_python, False), **configs}
+        configs = {"baseline": (args.baseline_python, "off"), **configs}
     processes = {
         name: start(python, upstream.api_base, workdir, name, otel)
         for name, (python, otel) in configs.items()
     }
     try:
-        for name, process in processes.items():  # warm each up
+        for process in processes.values():  # warm each up
             p50_ms(process.base, 50)  # type: ignore[attr-defined]
         rounds: dict[str, list[float]] = {name: [] for name in processes}
         for _ in range(args.rounds):
@@ -133,6 +162,7 @@ def main() -> None:
     summary = {
         "exact_hit_p50_ms": {name: round(v, 3) for name, v in p50.items()},
         "on_over_off": round(p50["on"] / p50["off"], 3),
+        "on_console_over_off": round(p50["on_console"] / p50["off"], 3),
         "target_on_over_off": 1.2,
     }
     if "baseline" in p50:

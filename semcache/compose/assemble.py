@@ -183,8 +183,6 @@ def assemble(
         store_dir=store_dir,
     )
     tuning = tuning_loop(s, backend, memory, writer, failopen, stats, clock, upstream, shared)
-    if otel is not None:
-        otel.watch_estimates(tuning.monitor.estimates)
     merge = MergeStage(
         backend,
         Coalescer(max_wait=s.coalesce.max_wait_s),
@@ -259,7 +257,7 @@ def assemble(
         store_wait_s=s.admission.store_wait_s,
         shed_window_s=s.health.shed_window_s,
         fresh=watch.fresh,
-        observer=observer(s.telemetry, clock, otel),
+        observer=observer(s.telemetry, clock, otel, tuning.monitor.estimates),
     )
 
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from semcache.observe.otel import Telemetry
     from semcache.runtime.upstream import Upstream
     from semcache.stores.base import VectorStore
+    from semcache.tuning.estimate import Estimate
 
 #: The standard variables that, set, turn OpenTelemetry on when ``telemetry.otel`` is None.
 OTEL_VARIABLES = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -54,10 +55,18 @@ def telemetry(t: TelemetrySettings, environ: Mapping[str, str] | None = None) ->
     return Telemetry()
 
 
-def observer(t: TelemetrySettings, clock: Callable[[], float], found: Telemetry | None) -> Observer:
+def observer(
+    t: TelemetrySettings,
+    clock: Callable[[], float],
+    found: Telemetry | None,
+    estimates: Callable[[], Mapping[str, Estimate]],
+) -> Observer:
+    """The recorded lookups, and the telemetry that reads them and the live estimates."""
     lookups = LookupLog(
         bucket_s=t.bucket_s, buckets=t.buckets, max_tenants=t.max_tenants, clock=clock
     )
+    if found is not None:
+        found.watch(estimates, lambda: lookups.snapshot(buckets=0))
     return Observer(lookups, found)
 
 

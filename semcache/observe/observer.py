@@ -37,8 +37,9 @@ class Observer:
     def served(self, tenant: str, response: Any) -> Any:
         """Record the answer ``response`` (tagged with its ``CacheInfo``) for ``tenant``;
         returns ``response``."""
-        info = cache_info(response)
-        if info is not None:
+        hidden = getattr(response, "_hidden_params", None)  # where Delivery tags it
+        info = hidden.get("semcache") if isinstance(hidden, dict) else cache_info(response)
+        if isinstance(info, CacheInfo):
             self.info(tenant, info)
         return response
 

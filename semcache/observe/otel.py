@@ -13,16 +13,19 @@ operation span carries ``semcache.tier``, ``semcache.similarity``,
 ``semcache.nearest_similarity``, ``semcache.miss_reason`` and ``semcache.tenant_hash`` (a
 SHA-256 prefix: never the tenant's name).
 
-Metrics: ``semcache.lookups`` (by tier, hit and hashed tenant), ``semcache.lookup.
+Metrics: ``semcache.lookups`` (by tier and hashed tenant), ``semcache.lookup.
 nearest_similarity`` (every semantic lookup, hits and misses), ``semcache.phase.duration``
-(seconds, by phase), ``semcache.cost_saved`` (USD, by hashed tenant) and the live
-wrong-answer estimate ``semcache.false_hit.rate`` (by namespace and bound: rate, low, high).
+(seconds, by phase), ``semcache.cost_saved`` (USD) and the live wrong-answer estimate
+``semcache.false_hit.rate`` (by namespace and bound: rate, low, high).
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
+import weakref
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from functools import lru_cache
@@ -32,7 +35,8 @@ from opentelemetry import metrics, trace
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import Span
 
-from semcache.stats import CacheInfo
+from semcache.observe.lookups import LookupStats
+from semcache.stats import CacheInfo, Tier
 from semcache.tuning.estimate import Estimate
 
 #: Instrumentation scope of every span and metric.
@@ -48,10 +52,9 @@ def tenant_hash(tenant: str) -> str:
 
 
 def attributes(info: CacheInfo, tenant: str) -> dict[str, Any]:
-    """The span attributes of one answered request."""
+    """The span attributes of one answered request (the tier says hit or miss)."""
     found: dict[str, Any] = {
         "semcache.tier": str(info.tier),
-        "semcache.hit": info.hit,
         "semcache.tenant_hash": tenant_hash(tenant),
     }
     if info.similarity is not None:
@@ -65,34 +68,25 @@ def attributes(info: CacheInfo, tenant: str) -> dict[str, Any]:
     return found
 
 
-class Telemetry:
-    """The tracer and instruments of one cache (global providers, scope ``semcache``)."""
+class _Instruments:
+    """The process's ``semcache`` instruments, created once (an instrument name is
+    registered once per meter); the observable ones read every live :class:`Telemetry`."""
 
     def __init__(self) -> None:
-        self.tracer = trace.get_tracer(SCOPE)
         meter = metrics.get_meter(SCOPE)
-        self._estimates: Callable[[], Mapping[str, Estimate]] = dict
-        self._lookups = meter.create_counter(
+        self.sources: weakref.WeakSet[Telemetry] = weakref.WeakSet()
+        meter.create_observable_counter(
             "semcache.lookups",
+            callbacks=[self._observe_lookups],
             unit="{lookup}",
-            description="Answered requests by tier (hit or miss) and hashed tenant.",
+            description="Answered requests by tier (hits: exact, semantic, coalesced, merged; "
+            "misses: miss, bypass) and hashed tenant.",
         )
-        self._nearest = meter.create_histogram(
-            "semcache.lookup.nearest_similarity",
-            unit="1",
-            description="Cosine of the nearest stored question on every semantic lookup, "
-            "hits and misses (semcache.hit says which).",
-            explicit_bucket_boundaries_advisory=_SIMILARITY_BOUNDS,
-        )
-        self._phase = meter.create_histogram(
-            "semcache.phase.duration",
-            unit="s",
-            description="Seconds per phase: operation, embed, search, judge, upstream, write.",
-        )
-        self._saved = meter.create_counter(
+        meter.create_observable_counter(
             "semcache.cost_saved",
+            callbacks=[self._observe_saved],
             unit="USD",
-            description="Upstream cost hits did not spend, by hashed tenant.",
+            description="Upstream cost hits did not spend.",
         )
         meter.create_observable_gauge(
             "semcache.false_hit.rate",
@@ -101,15 +95,81 @@ class Telemetry:
             description="Live estimate of wrong answers among semantic hits (shadow "
             "verdicts), by namespace and bound (rate, low, high of the 95% interval).",
         )
+        self.nearest = meter.create_histogram(
+            "semcache.lookup.nearest_similarity",
+            unit="1",
+            description="Cosine of the nearest stored question on every semantic lookup, "
+            "hits and misses (semcache.hit says which).",
+            explicit_bucket_boundaries_advisory=_SIMILARITY_BOUNDS,
+        )
+        self.phase = meter.create_histogram(
+            "semcache.phase.duration",
+            unit="s",
+            description="Seconds per phase: completion, embed, search, retrieve, judge, "
+            "upstream, write, upsert.",
+        )
 
-    def watch_estimates(self, estimates: Callable[[], Mapping[str, Estimate]]) -> None:
-        """Where the live false-hit estimates are read at each metric collection."""
-        self._estimates = estimates
+    def _observe_lookups(self, options: CallbackOptions) -> Iterable[Observation]:
+        counts: Counter[tuple[str, str]] = Counter()
+        for source in list(self.sources):
+            found = source.lookups()
+            for tenant, tiers in ({} if found is None else found.tenants).items():
+                for tier, n in tiers.items():
+                    counts[(tier, tenant_hash(tenant))] += n
+        for (tier, tenant), n in counts.items():
+            yield Observation(n, {"semcache.tier": tier, "semcache.tenant_hash": tenant})
+
+    def _observe_saved(self, options: CallbackOptions) -> Iterable[Observation]:
+        found = [source.lookups() for source in list(self.sources)]
+        yield Observation(sum(f.saved_cost_usd for f in found if f is not None))
 
     def _observe_estimates(self, options: CallbackOptions) -> Iterable[Observation]:
-        for namespace, e in self._estimates().items():
-            for bound, value in (("rate", e.rate), ("low", e.low), ("high", e.high)):
-                yield Observation(value, {"semcache.namespace": namespace, "semcache.bound": bound})
+        for source in list(self.sources):
+            for namespace, e in source.estimates().items():
+                for bound, value in (("rate", e.rate), ("low", e.low), ("high", e.high)):
+                    labels = {"semcache.namespace": namespace, "semcache.bound": bound}
+                    yield Observation(value, labels)
+
+
+_INSTRUMENTS: _Instruments | None = None
+_CREATING = threading.Lock()
+
+
+def _instruments() -> _Instruments:
+    global _INSTRUMENTS
+    with _CREATING:
+        if _INSTRUMENTS is None:
+            _INSTRUMENTS = _Instruments()
+        return _INSTRUMENTS
+
+
+class Telemetry:
+    """The tracer and instruments of one cache (global providers, scope ``semcache``).
+
+    Counts that every request adds to (lookups by tier and tenant, cost saved) are read from
+    the cache's :class:`~semcache.observe.lookups.LookupLog` when metrics are collected
+    (observable counters, summed over the live caches of the process), so a request pays
+    for no counter of its own; tenants past ``telemetry.max_tenants`` count as ``(other)``.
+    """
+
+    def __init__(self) -> None:
+        self.tracer = trace.get_tracer(SCOPE)
+        self._instruments = _instruments()
+        self._nearest = self._instruments.nearest
+        self._phase = self._instruments.phase
+        self.estimates: Callable[[], Mapping[str, Estimate]] = dict
+        self.lookups: Callable[[], LookupStats | None] = lambda: None
+
+    def watch(
+        self,
+        estimates: Callable[[], Mapping[str, Estimate]],
+        lookups: Callable[[], LookupStats | None],
+    ) -> None:
+        """Where the live false-hit estimates and the recorded lookups are read at each
+        metric collection (from now on)."""
+        self.estimates = estimates
+        self.lookups = lookups
+        self._instruments.sources.add(self)
 
     @contextmanager
     def phase(self, name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Span]:
@@ -131,24 +191,13 @@ class Telemetry:
         self._phase.record(time.perf_counter() - started, {"semcache.phase": name})
 
     def served(self, tenant: str, info: CacheInfo, span: Span | None = None) -> None:
-        """Record one answered request: attributes on ``span`` (default: the current span),
-        the lookup counters and the nearest similarity."""
-        found = attributes(info, tenant)
-        (span or trace.get_current_span()).set_attributes(found)
-        labels = {
-            "semcache.tier": found["semcache.tier"],
-            "semcache.hit": info.hit,
-            "semcache.tenant_hash": found["semcache.tenant_hash"],
-        }
-        self._lookups.add(1, labels)
+        """Record one answered request: its attributes on ``span`` (default: the current
+        span) and its nearest similarity (semantic lookups only)."""
+        (span or trace.get_current_span()).set_attributes(attributes(info, tenant))
         nearest = info.nearest_similarity
-        if nearest is None:
-            nearest = info.similarity if str(info.tier) == "semantic" else None
+        if nearest is None and info.tier is Tier.SEMANTIC:
+            nearest = info.similarity
         if nearest is not None:
             self._nearest.record(
-                nearest, {"semcache.tier": labels["semcache.tier"], "semcache.hit": info.hit}
-            )
-        if info.hit and info.saved_cost_usd:
-            self._saved.add(
-                info.saved_cost_usd, {"semcache.tenant_hash": labels["semcache.tenant_hash"]}
+                nearest, {"semcache.tier": str(info.tier), "semcache.hit": info.hit}
             )
