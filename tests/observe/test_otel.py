@@ -193,3 +193,29 @@ def test_standard_variables_alone_export_spans(tmp_path) -> None:
         timeout=120,
     )
     assert unset.returncode == 0 and "semcache.completion" not in unset.stdout
+
+
+def test_a_stream_is_one_trace_and_one_recorded_lookup(otel) -> None:
+    with _cache() as cache:
+        assert cache.ready()
+        otel.spans.clear()
+        chunks = list(
+            cache.completion(
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": QUESTION}],
+                stream=True,
+                tenant="streamer",
+            )
+        )
+        cache.flush()
+        assert chunks and cache.stats().lookups.tenants["streamer"] == {"miss": 1}
+    traces = _traces(otel)
+    [spans] = [s for s in traces.values() if any(x.name == "semcache.completion" for x in s)]
+    names = {s.name for s in spans}
+    assert {"semcache.completion", "semcache.embed", "semcache.search", "semcache.upstream"} <= (
+        names
+    )
+    root = next(s for s in spans if s.name == "semcache.completion")
+    assert root.attributes["semcache.stream"] is True
+    assert root.attributes["semcache.tier"] == "miss"
+    assert root.attributes["semcache.tenant_hash"] == tenant_hash("streamer")
