@@ -24,7 +24,7 @@ from semcache.config.settings import (
 from semcache.core.coalesce import Coalescer
 from semcache.core.memory import MemoryTier
 from semcache.core.model_watch import ModelWatch
-from semcache.observe.observer import Observer
+from semcache.observe.lookups import Observer
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
 from semcache.pipeline.coalesce import CoalesceStage

@@ -8,8 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from semcache.errors import ConfigError
-from semcache.observe.lookups import LookupLog
-from semcache.observe.observer import Observer
+from semcache.observe.lookups import LookupLog, Observer
 from semcache.observe.settings import TelemetrySettings
 
 if TYPE_CHECKING:

@@ -1,20 +1,30 @@
-"""The lookups a cache answered, kept as bounded aggregates (never a list of requests).
+"""The lookups a cache answered, kept as bounded aggregates (never a list of requests), and
+the :class:`Observer` the facade reports each public operation to.
 
 :class:`LookupLog` counts every answered request by time bucket, tier and tenant, adds up
 the cost saved, and keeps two histograms of the nearest similarity a semantic lookup saw:
 one for hits, one for misses. Its size depends on the settings (buckets kept, tenants
 counted one by one, histogram bins), not on traffic, so ``stats()`` and the dashboard cost
 the same after a hundred lookups or a hundred million. Recording is O(1) under one lock.
+
+Without OpenTelemetry an operation costs the :class:`Observer` one such count; its span
+context manager is then a shared no-op, so the hot path runs no tracing code.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from semcache.stats import CacheInfo, Tier
+from semcache.stats import CacheInfo, LookupBucket, LookupStats, Tier, cache_info
+
+if TYPE_CHECKING:
+    from semcache.observe.otel import Telemetry
 
 #: Histogram bins of the nearest similarity over [0, 1] (a cosine below 0 counts in the first).
 SIMILARITY_BINS = 40
@@ -24,46 +34,6 @@ RECENT_BUCKETS = 60
 
 #: The name tenants past ``max_tenants`` are counted under.
 OTHER_TENANTS = "(other)"
-
-
-@dataclass(frozen=True, slots=True)
-class LookupBucket:
-    """One time bucket: ``start`` (epoch seconds), answers by tier, (hits, lookups) by
-    tenant, and the upstream cost hits saved (USD)."""
-
-    start: float
-    tiers: Mapping[str, int]
-    tenants: Mapping[str, tuple[int, int]]
-    saved_cost_usd: float
-
-
-@dataclass(frozen=True, slots=True)
-class LookupStats:
-    """What :class:`LookupLog` holds (``CacheStats.lookups``).
-
-    ``tiers`` and ``tenants`` are totals since start (``tenants``: tier -> count each);
-    ``history`` the most recent time buckets (:data:`RECENT_BUCKETS` unless asked for more),
-    oldest first, ``bucket_s`` seconds each;
-    ``similarity_edges`` the ``SIMILARITY_BINS + 1`` bin edges of ``hit_similarity`` and
-    ``miss_similarity`` (counts of the nearest similarity of semantic lookups that hit and
-    that missed; requests that ran no semantic lookup are not in them).
-    """
-
-    bucket_s: int
-    lookups: int
-    hits: int
-    saved_cost_usd: float
-    tiers: Mapping[str, int]
-    tenants: Mapping[str, Mapping[str, int]]
-    history: tuple[LookupBucket, ...]
-    similarity_edges: tuple[float, ...]
-    hit_similarity: tuple[int, ...]
-    miss_similarity: tuple[int, ...]
-    dropped_tenants: int = 0
-
-    @property
-    def hit_rate(self) -> float:
-        return self.hits / self.lookups if self.lookups else 0.0
 
 
 @dataclass(slots=True)
@@ -161,3 +131,78 @@ class LookupLog:
                 miss_similarity=tuple(self._misses),
                 dropped_tenants=self._dropped_tenants,
             )
+
+
+_NO_SPAN: AbstractContextManager[object] = contextlib.nullcontext()
+
+
+class Observer:
+    """The recorded lookups of one cache, and its telemetry (None: OpenTelemetry off)."""
+
+    def __init__(self, lookups: LookupLog, telemetry: Telemetry | None = None) -> None:
+        self.lookups = lookups
+        self.telemetry = telemetry
+
+    def operation(self, name: str) -> AbstractContextManager[object]:
+        """The span of one public operation (``semcache.<name>``), current while it runs."""
+        if self.telemetry is None:
+            return _NO_SPAN
+        return self.telemetry.phase(name)
+
+    def served(self, tenant: str, response: Any) -> Any:
+        """Record the answer ``response`` (tagged with its ``CacheInfo``) for ``tenant``;
+        returns ``response``."""
+        hidden = getattr(response, "_hidden_params", None)  # where Delivery tags it
+        info = hidden.get("semcache") if isinstance(hidden, dict) else cache_info(response)
+        if isinstance(info, CacheInfo):
+            self.info(tenant, info)
+        return response
+
+    def info(self, tenant: str, info: CacheInfo) -> None:
+        self.lookups.record(tenant, info)
+        if self.telemetry is not None:
+            self.telemetry.served(tenant, info)
+
+    async def stream(
+        self, tenant: str, items: AsyncGenerator[Any, None]
+    ) -> AsyncGenerator[Any, None]:
+        """A streamed answer's items, passed on (closing this closes ``items``); its
+        ``CacheInfo`` is recorded. With OpenTelemetry the pipeline starts (on the first
+        item) under a ``semcache.completion`` span that ends with the stream."""
+        telemetry = self.telemetry
+        span: Any = None
+        try:
+            if telemetry is None:
+                async for item in items:
+                    if isinstance(item, CacheInfo):
+                        self.lookups.record(tenant, item)
+                    yield item
+                return
+            from opentelemetry import context, trace
+
+            span, started = telemetry.start("completion")
+            span.set_attribute("semcache.stream", True)
+            token = context.attach(trace.set_span_in_context(span))
+            try:  # the pipeline's task starts here and keeps this context
+                first = await anext(items, _END)
+            finally:
+                context.detach(token)
+            if first is _END:
+                return
+            self._note(tenant, first, telemetry, span)
+            yield first
+            async for item in items:
+                self._note(tenant, item, telemetry, span)
+                yield item
+        finally:
+            await items.aclose()
+            if telemetry is not None and span is not None:
+                telemetry.end("completion", span, started)
+
+    def _note(self, tenant: str, item: Any, telemetry: Telemetry, span: Any) -> None:
+        if isinstance(item, CacheInfo):
+            self.lookups.record(tenant, item)
+            telemetry.served(tenant, item, span)
+
+
+_END = object()

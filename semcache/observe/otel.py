@@ -35,8 +35,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.trace import Span
 
-from semcache.observe.lookups import LookupStats
-from semcache.stats import CacheInfo, Tier
+from semcache.stats import CacheInfo, LookupStats, Tier
 from semcache.tuning.estimate import Estimate
 
 #: Instrumentation scope of every span and metric.

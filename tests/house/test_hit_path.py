@@ -17,8 +17,9 @@ from semcache import CacheSettings, SemanticCache, cache_info
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tuple(str(ROOT / d) + "/" for d in ("semcache", "embedders", "stores", "eval", "guard"))
 
-#: Modules a semantic hit may touch (measured: 58). The target is 30, through one lookup phase.
-MAX_HIT_MODULES = 58
+#: Modules a semantic hit may touch (measured: 59, one of them the recorded lookups the
+#: dashboard reads). The target is 30, through one lookup phase.
+MAX_HIT_MODULES = 59
 
 
 class ModuleRecorder:
