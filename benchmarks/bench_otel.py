@@ -90,8 +90,10 @@ enabled = false
     env["BENCH_UPSTREAM_KEY"] = "sk-bench"
     if otel == "console":
         env |= {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "console"}
+    if otel == "sampled":  # the standard sampler variables: 1 trace in 10 recorded
+        env |= {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}
     port = free_port()
-    code = (DROPPING if otel == "dropping" else "") + SERVE
+    code = (DROPPING if otel in ("dropping", "sampled") else "") + SERVE
     process = subprocess.Popen(
         [python, "-c", code, "--port", str(port), "--config", str(config)],
         env=env,
@@ -138,6 +140,7 @@ def main() -> None:
     configs = {
         "off": (sys.executable, "off"),
         "on": (sys.executable, "dropping"),
+        "on_sampled_10pct": (sys.executable, "sampled"),
         "on_console": (sys.executable, "console"),
     }
     if args.baseline_python:
@@ -162,6 +165,7 @@ def main() -> None:
     summary = {
         "exact_hit_p50_ms": {name: round(v, 3) for name, v in p50.items()},
         "on_over_off": round(p50["on"] / p50["off"], 3),
+        "on_sampled_10pct_over_off": round(p50["on_sampled_10pct"] / p50["off"], 3),
         "on_console_over_off": round(p50["on_console"] / p50["off"], 3),
         "target_on_over_off": 1.2,
     }

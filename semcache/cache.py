@@ -24,7 +24,7 @@ from semcache.direct import DirectAPI
 from semcache.embedders.base import Embedder
 from semcache.errors import ConfigError
 from semcache.guard import HitVerifier
-from semcache.observe.lookups import RECENT_BUCKETS, LookupStats
+from semcache.observe.lookups import RECENT_BUCKETS
 from semcache.pipeline.base import Request
 from semcache.runtime import operations as ops
 from semcache.runtime.delivery import Delivery
@@ -33,7 +33,7 @@ from semcache.runtime.health import Health, assess, probe
 from semcache.runtime.loop import shared_loop
 from semcache.runtime.streams import AsyncCacheStream, SyncCacheStream
 from semcache.runtime.upstream import Upstream
-from semcache.stats import CacheStats, FlushReport, StoredEntry
+from semcache.stats import CacheStats, FlushReport, LookupStats, StoredEntry
 from semcache.stores.base import VectorStore
 from semcache.tuning.api import TuningAPI
 
