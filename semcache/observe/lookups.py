@@ -147,7 +147,7 @@ class Observer:
         """The span of one public operation (``semcache.<name>``), current while it runs."""
         if self.telemetry is None:
             return _NO_SPAN
-        return self.telemetry.phase(name)
+        return self.telemetry.operation(name)
 
     def served(self, tenant: str, response: Any) -> Any:
         """Record the answer ``response`` (tagged with its ``CacheInfo``) for ``tenant``;

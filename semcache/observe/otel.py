@@ -27,7 +27,7 @@ import time
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -104,8 +104,8 @@ class _Instruments:
         self.phase = meter.create_histogram(
             "semcache.phase.duration",
             unit="s",
-            description="Seconds per phase: completion, embed, search, retrieve, judge, "
-            "upstream, write, upsert.",
+            description="Seconds per phase: embed, search, retrieve, judge, upstream, write, "
+            "upsert, and a whole stream (completion).",
         )
 
     def _observe_lookups(self, options: CallbackOptions) -> Iterable[Observation]:
@@ -180,6 +180,11 @@ class Telemetry:
             finally:
                 self._phase.record(time.perf_counter() - started, {"semcache.phase": name})
 
+    def operation(self, name: str) -> AbstractContextManager[Span]:
+        """The span of one public operation, current while it runs (its duration is the
+        span's own: no phase histogram point, one fewer per request)."""
+        return self.tracer.start_as_current_span(f"semcache.{name}")
+
     def start(self, name: str) -> tuple[Span, float]:
         """A phase span that ends later (:meth:`end`): a write that finishes in the
         background, a stream that ends when its last chunk is read."""
@@ -192,7 +197,9 @@ class Telemetry:
     def served(self, tenant: str, info: CacheInfo, span: Span | None = None) -> None:
         """Record one answered request: its attributes on ``span`` (default: the current
         span) and its nearest similarity (semantic lookups only)."""
-        (span or trace.get_current_span()).set_attributes(attributes(info, tenant))
+        span = span or trace.get_current_span()
+        if span.is_recording():  # a trace the sampler left out costs no attributes
+            span.set_attributes(attributes(info, tenant))
         nearest = info.nearest_similarity
         if nearest is None and info.tier is Tier.SEMANTIC:
             nearest = info.similarity

@@ -141,7 +141,7 @@ def test_nearest_similarity_is_recorded_on_misses(otel) -> None:
     assert lookups[("semantic", tenant_hash("t1"))] >= 1
     assert lookups[("miss", tenant_hash("t2"))] >= 1
     phases = {p.attributes["semcache.phase"] for p in _metric(otel, "semcache.phase.duration")}
-    assert {"completion", "embed", "search", "judge", "upstream", "write"} <= phases
+    assert {"embed", "search", "judge", "upstream", "write"} <= phases
 
 
 def test_off_by_default_and_on_with_a_standard_variable(otel) -> None:
