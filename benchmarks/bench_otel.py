@@ -7,7 +7,8 @@ out when not given), ``off`` (this tree, telemetry off: the default) and ``on`` 
 ``telemetry.otel`` on with the SDK's batch span processor and periodic metric reader,
 console exporters into /dev/null, so every span is built, batched and serialised). Rounds
 interleave the three; each round sends the same question sequentially over one keep-alive
-socket. Prints the median of the per-round p50s and the ratios to ``off`` and ``baseline``.
+socket. Prints the median of the per-round p50s (client side) and the median of the proxy's own
+latency from its access log (``server_p50_ms``), and the ratios to ``off`` and ``baseline``.
 
     python benchmarks/bench_otel.py [--baseline-python /path/to/main/.venv/bin/python]
 """
@@ -129,6 +130,16 @@ def p50_ms(base: str, n: int) -> float:
         client.close()
 
 
+def server_p50_ms(log: Path) -> float:
+    """Median of the proxy's own latency (its access log) over the exact hits: the app's
+    time without the client's or the loopback's."""
+    latencies = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        if '"tier":"exact"' in line:
+            latencies.append(float(json.loads(line)["latency_ms"]))
+    return statistics.median(latencies)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-python", help="interpreter of the code to compare with")
@@ -162,8 +173,11 @@ def main() -> None:
             process.wait(timeout=30)
         upstream.stop()
     p50 = {name: statistics.median(values) for name, values in rounds.items()}
+    server = {name: server_p50_ms(workdir / f"{name}.log") for name in processes}
     summary = {
         "exact_hit_p50_ms": {name: round(v, 3) for name, v in p50.items()},
+        "server_p50_ms": {name: round(v, 3) for name, v in server.items()},
+        "server_on_over_off": round(server["on"] / server["off"], 3),
         "on_over_off": round(p50["on"] / p50["off"], 3),
         "on_sampled_10pct_over_off": round(p50["on_sampled_10pct"] / p50["off"], 3),
         "on_console_over_off": round(p50["on_console"] / p50["off"], 3),
