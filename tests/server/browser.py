@@ -37,6 +37,16 @@ def _missing(why: str) -> None:
     pytest.skip(message)
 
 
+def need_browser() -> None:
+    """Skip (fail under CI) now when there is no browser to drive."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        _missing("selenium is not installed")
+    if shutil.which("chromium") is None or shutil.which("chromedriver") is None:
+        _missing("chromium or chromedriver not found")
+
+
 @contextmanager
 def chromium(width: int = 1280, height: int = 1000) -> Iterator[Any]:
     """A Selenium driver of headless Chromium; skips (fails under CI) without one."""

@@ -11,7 +11,7 @@ import os
 
 import httpx
 import pytest
-from browser import chromium
+from browser import chromium, need_browser
 from dashboard_traffic import (
     ADMIN,
     LATER,
@@ -35,6 +35,7 @@ def _text(driver, element_id: str) -> str:
 def test_label_near_misses_then_apply_the_certified_threshold(
     start_proxy, upstream: FakeOpenAIServer, tmp_path
 ) -> None:
+    need_browser()
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
