@@ -1,5 +1,6 @@
 """OpenTelemetry's SDK with in-memory readers, installed once as the global providers (the
-API lets a process set them once); each test starts from an empty span list."""
+API lets a process set them once: a tracer provider another test installed is joined);
+each test starts from an empty span list."""
 
 from __future__ import annotations
 
@@ -27,10 +28,15 @@ def _install() -> Otel:
     global _OTEL
     if _OTEL is None:
         exporter = InMemorySpanExporter()
-        tracer_provider = TracerProvider()
+        tracer_provider = trace.get_tracer_provider()
+        if not isinstance(tracer_provider, TracerProvider):  # else another test's: join it
+            tracer_provider = TracerProvider()
+            trace.set_tracer_provider(tracer_provider)
         tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-        trace.set_tracer_provider(tracer_provider)
         reader = InMemoryMetricReader()
+        assert not isinstance(metrics.get_meter_provider(), MeterProvider), (
+            "a meter provider was installed before these tests (readers cannot join it)"
+        )
         metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
         _OTEL = Otel(exporter, reader)
     return _OTEL
