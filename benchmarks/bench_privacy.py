@@ -27,9 +27,11 @@ from semcache.datasets import load_shipped_pairs
 from semcache.privacy import default_detector, load_privacy_corpus
 from semcache.privacy.corpus import SPLITS, PrivacyExample
 from semcache.privacy.findings import Kind, PrivateDataDetector
-from semcache.privacy.measure import CHECKSUM_KINDS, CorpusScore, score, score_texts
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from privacy_measure import CHECKSUM_KINDS, CorpusScore, score, score_texts  # noqa: E402
+
 KINDS = [kind.value for kind in Kind if kind is not Kind.CUSTOM]
 
 
@@ -52,7 +54,6 @@ def header() -> None:
 
 
 def reseeded(detector: PrivateDataDetector, rounds: int) -> CorpusScore:
-    sys.path.insert(0, str(ROOT / "scripts"))
     import build_privacy_corpus as builder  # a script, not a package: imported by path
 
     base = dict(builder.SEEDS)

@@ -1,13 +1,8 @@
 """Length buckets: which texts to embed together so that little compute goes to padding.
 
-A transformer batch is padded to its longest text. sentence-transformers orders a call's
-texts by character count, which predicts token count poorly: on 19,399 Quora questions,
-batches of 32 cut from a character-sorted list spend 29% of their tokens on padding, and
-batches cut from a token-sorted list 0.4%. Small batches waste nothing on padding but cost
-more per text (small matrix products use a CPU badly, and every forward pass has a fixed
-cost), so the cut points are chosen by a cost model: a batch costs ``overhead`` tokens plus
-``size x longest`` tokens, and the partition of the token-sorted texts into contiguous
-batches of at most ``max_batch`` that minimises the total is found by dynamic programming.
+A batch is padded to its longest text, and character counts predict tokens poorly, so the
+texts are sorted by token count and cut into contiguous batches of at most ``max_batch`` by
+dynamic programming over a cost model (``overhead`` tokens plus ``size x longest`` a batch).
 """
 
 from __future__ import annotations
@@ -58,11 +53,8 @@ def token_batches(
 ) -> list[np.ndarray]:
     """:func:`plan_batches` over the token counts of ``texts``.
 
-    Counting tokens costs one extra tokenizer pass (~40 µs a text), repaid many times: 64
-    concurrent lookups of mixed length embed 1.8x faster split this way than as one batch
-    padded to the longest. A single text (every lone lookup) skips the count. ``tokenizer``
-    is a Hugging Face tokenizer, or None for a model without one (characters then stand in
-    for tokens).
+    The extra tokenizer pass is repaid by less padding; a single text skips it. ``tokenizer`` is
+    a Hugging Face tokenizer, or None (characters then stand in for tokens).
     """
     if len(texts) == 1:
         return [np.zeros(1, dtype=np.int64)]

@@ -1,21 +1,11 @@
 """What one embedder batch costs: ``seconds(n) = fixed_s + per_text_s x n``, learned online.
 
-Why a line and not seconds per text: on a CPU a batch has a fixed part (tokenizer set-up,
-the call into the runtime, waking the worker thread) and a part that grows with its texts.
-A per-text average taken from the one-text batches of a quiet spell counts the fixed part
-once per text, so it prices a burst queued for one batch at several batches' time, and
-admission control would shed lookups that would have hit.
-
-The shape of the line (how the fixed part compares with the per-text part) belongs to the
-model and the machine, so it is fitted by least squares over a long memory of batches (each
-weighted by ``SHAPE_DECAY`` per newer batch); how busy the machine is now changes within
-seconds, so a level factor (observed / predicted seconds, weighted ``LEVEL_WEIGHT`` per
-batch) scales the line. Under load the batches of a quiet spell (all one text) would leave a
-short-memory fit with no spread of sizes; the long one still knows the slope. Until the
-sizes seen have spread at all, the line goes through the origin (the recent seconds per
-text): the cautious reading for bigger batches. Times are wall-clock, as the waiting lookups
-feel them: a batch slowed by other work on the machine really does make the next lookup
-wait longer.
+A line, not seconds per text, because a per-text average from a quiet spell's one-text batches
+counts the fixed part once per text and would price a burst at several batches' time. The
+line's shape is fitted by least squares over a long memory (``SHAPE_DECAY``); a level factor
+over recent batches (``LEVEL_WEIGHT``) scales it to how busy the machine is now. Until batch
+sizes have spread, the line goes through the origin (the cautious reading). Times are
+wall-clock, as the waiting lookups feel them.
 """
 
 from __future__ import annotations

@@ -1,44 +1,22 @@
 """Micro-batching: concurrent single-text lookups share one embedder call.
 
-Each embedder call has a fixed cost (tokenizer, the call into the runtime, waking the worker
-thread) besides its per-text cost (on a GPU nearly all of it is fixed), so under load the
-cache gathers the questions that arrive within a few milliseconds into one batch and pays the
-fixed part once.
+An embedder call has a fixed cost besides its per-text cost, so the questions that arrive
+within a few milliseconds are embedded in one batch. Contract of :class:`MicroBatcher`:
 
-Contract of :class:`MicroBatcher`:
-
-- Every submitted text is embedded exactly once, in a batch of at most ``max_batch`` texts.
-- A batch is sent when it is full or when its oldest text has waited ``max_wait_ms``.
-  One batch per event loop is in flight at a time; texts that arrive meanwhile go together
-  in the next one, which starts as soon as the running one ends (their wait is already over).
-- The embedder runs in a worker thread (``executor``), never on the event loop, in the
-  context (``contextvars``) of the batch's first caller, so what a caller's context carries
-  (its trace) follows its text into the embedder.
-- Each caller gets its own row (a copy), or the very exception the embedder raised for the
-  batch its text was in. A caller cancelled before its batch is sent drops its text.
-- It works on whichever event loop calls it; each loop has its own queue.
-- Nothing is cached here: the same text asked twice is embedded twice.
-- Under load batches grow: when more than ``max_batch`` texts are queued, one batch takes up
-  to ``max_load_batch`` of them (a backlog is cleared in fewer, larger calls instead of
-  waiting behind several ``max_batch`` calls; default ``4 x max_batch``).
-- ``background`` texts (store writes: nobody waits on them) go into batches only after
-  every waiting foreground text (lookups), so a write backlog delays a lookup by at most the
-  one batch already running (batches grow past ``max_batch`` only for foreground texts).
-  While lookups are arriving (one submitted, or priced by ``expected_wait_s``, within the
-  last two seconds: a lookup that admission control sheds is still a lookup about, and the
-  write of its answer must not then block the next ones) a batch takes only as many
-  background texts as the cost line says fit in ``max_background_ms``, at least one, because
-  a lookup arriving behind a full batch of writes would be shed. With no lookup about,
-  writes go in full batches (a bulk import runs at full speed).
-- ``expected_wait_s(unqueued)`` says how long a foreground text submitted now would wait
-  for its vector because of queued work: what is left of the running batch, then the
-  batches that take the texts queued before it (plus ``unqueued`` more: admission
-  control's lookups admitted but not submitted yet) and itself, less what its own
-  one-text batch would take on an idle batcher; each batch is priced by a
-  :class:`BatchCost` line fitted to recent batches (fixed seconds per batch + seconds per
-  text, wall-clock in the worker thread, so a late event loop does not count as embedder
-  work). ``backlog()`` gives the raw figures (texts queued or being embedded, recent
-  seconds per text).
+- Every submitted text is embedded exactly once, in a batch of at most ``max_batch`` texts
+  (``max_load_batch`` when more are queued), sent when full or when its oldest text has
+  waited ``max_wait_ms``; one batch per event loop in flight, each loop with its own queue.
+- The embedder runs in a worker thread, never on the event loop, in the context
+  (``contextvars``) of the batch's first caller, so what that context carries (its trace)
+  follows its text into the embedder. Each caller gets its own row (a copy) or the
+  exception raised for its batch; a caller cancelled before its batch is sent drops its
+  text. Nothing is cached here.
+- ``background`` texts (store writes) go after every waiting foreground text (lookups);
+  while lookups are arriving, a batch takes only the background texts its fitted cost line
+  (:class:`BatchCost`) says fit in ``max_background_ms`` (at least one), so a write backlog
+  delays a lookup by at most one batch.
+- ``expected_wait_s(unqueued)``: how long a foreground text submitted now would wait for
+  its vector because of queued work; ``backlog()`` gives the raw figures.
 """
 
 from __future__ import annotations
@@ -136,12 +114,9 @@ class MicroBatcher:
         return self._foreground_queued() + self._running, self.cost.per_text_s()
 
     def expected_wait_s(self, unqueued: int = 0) -> float | None:
-        """Seconds a foreground text submitted now would wait for its vector beyond what it
-        takes on an idle batcher (its own one-text batch): queued work, 0 when idle. None
-        before the first batch: nothing is known yet.
-
-        ``unqueued``: foreground texts about to be submitted, counted as queued before this
-        one. Background texts do not count: they go after every foreground text.
+        """Seconds a foreground text submitted now would wait for its vector beyond its own one-text
+        batch on an idle batcher (None before the first batch). ``unqueued``: foreground texts about
+        to be submitted, counted as queued before it; background texts never count.
         """
         self._lookup_about()
         cost = self.cost

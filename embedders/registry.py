@@ -1,15 +1,10 @@
 """Embedders by name, as the settings, the CLI and the eval harness spell them.
 
-Names: ``minilm`` (default, bundled all-MiniLM-L6-v2), ``use-multilingual``,
-``e5-small-4bit``, ``litellm:<model>`` (any embedding model LiteLLM can call), and otherwise
-a sentence-transformers hub name (``org/model``) or a local model directory. Construction is
-cheap and does no I/O; a model that cannot be found fails with
-:class:`~semcache.errors.EmbedderError` on first use.
-
-``runtime="auto"`` (the default) runs the bundled MiniLM with ONNX Runtime when
-``onnxruntime`` is installed and the model runs on the CPU in float32 or int8: the same
-vectors as PyTorch at a third of the CPU (see :mod:`.onnx_runtime`). Everything else, and
-MiniLM without ``onnxruntime`` or on a GPU, runs with PyTorch.
+``minilm`` (default, bundled), ``use-multilingual``, ``e5-small-4bit``, ``litellm:<model>``,
+else a sentence-transformers hub name or a local model directory. Construction does no I/O;
+a model that cannot be found fails with :class:`~semcache.errors.EmbedderError` on first
+use. ``runtime="auto"`` runs MiniLM on the CPU with ONNX Runtime when installed (same
+vectors, a third of the CPU), everything else with PyTorch.
 """
 
 from __future__ import annotations
@@ -141,14 +136,10 @@ def load_embedder(
     threads: int | None = None,
 ) -> Embedder:
     """The embedder called ``name``; ``device``, ``precision`` and ``runtime`` apply to
-    sentence-transformers models only (the others have one fixed build). ``runtime="onnx"``
-    runs such a model with ONNX Runtime on the CPU (see :mod:`.onnx_runtime`); ``"auto"``
-    does so for MiniLM when ``onnxruntime`` is installed. ``precision="int8"`` is ONNX
-    Runtime's dynamic int8 quantization (its own embedder name). ``threads`` caps the CPU
-    threads of every local runtime (torch: process-wide; ONNX Runtime: intra-op; USE and e5:
-    their own thread pools); None keeps each runtime's default. LiteLLM embedders ignore it.
-
-    Raises :class:`~semcache.errors.ConfigError` for a name that is none of the choices.
+    sentence-transformers models only. ``runtime="onnx"`` runs one with ONNX Runtime on the CPU;
+    ``"auto"`` does so for MiniLM when ``onnxruntime`` is installed. ``precision="int8"`` is ONNX
+    Runtime's dynamic quantization. ``threads`` caps every local runtime's CPU threads (None:
+    its default). Raises :class:`~semcache.errors.ConfigError` for an unknown name.
     """
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"embedder name must be a non-empty string; choices: {_choices()}")

@@ -86,18 +86,11 @@ def _reads_english(name: str, model: str) -> bool:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model behind the :class:`~semcache.embedders.Embedder` protocol.
 
-        The constructor does no I/O: the model loads on first use (``dim`` or ``embed``), once,
-        even when several threads ask at the same time. ``device="auto"`` picks cuda, then mps,
-        then cpu. ``threads`` sets torch's CPU threads when the model loads (process-wide, since
-    torch has one pool). ``precision="auto"`` means float16 on a GPU and float32 on the CPU, where
-        float16 is slow. ``"bfloat16"`` is an opt-in for CPUs with native bf16 (AVX512-BF16,
-        AMX): on this machine's EPYC it embeds one question 1.5x and a batch 1.7x faster, with
-        pair similarities within 0.004 of float32 (mean 0.0006 on 1,000 Quora pairs), so a
-        threshold tuned in float32 still holds to about that margin. Vectors are always returned
-        as float32.
-        Calls to ``embed`` are serialised: the Rust tokenizer raises "Already borrowed" when two
-        threads use it at once (huggingface/tokenizers#537), and one batch already keeps every
-        core busy.
+    The constructor does no I/O: the model loads once, on first use. ``device="auto"`` picks
+    cuda, then mps, then cpu; ``threads`` sets torch's (process-wide) CPU threads at load.
+    ``precision="auto"`` is float16 on a GPU and float32 on the CPU; ``"bfloat16"`` is an opt-in
+    for CPUs with native bf16. Vectors are always float32. ``embed`` calls are serialised: the
+    Rust tokenizer raises "Already borrowed" when two threads use it at once.
     """
 
     def __init__(
@@ -198,9 +191,8 @@ class SentenceTransformerEmbedder:
     def _forward(model: SentenceTransformer, batch: list[str]) -> np.ndarray:
         """One batch through the model.
 
-        ``encode`` re-sorts, re-checks and calls ``model.eval()`` on every module each call:
-        ~1.2 ms of a ~10 ms single-question lookup on this CPU. A plain model (no default
-        prompt, no truncated dimension) is run directly; the result is bit-identical.
+        A plain model (no default prompt, no truncated dimension) is run directly, skipping
+        ``encode``'s per-call re-sorting and ``model.eval()``; the result is bit-identical.
         """
         if model.default_prompt_name is not None or model.truncate_dim is not None:
             return model.encode(

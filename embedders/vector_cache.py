@@ -1,13 +1,10 @@
 """A bounded text -> vector LRU in front of the embedder.
 
-The same question text is looked up, then written, then often asked again: each of those
-would embed it again (~3-10 ms of CPU a time on this machine). Embedding is a pure function
-of the embedder and the text, so a vector can be reused for as long as the embedder is the
-same one: keys are ``(embedder name, text)``, and the name carries everything that changes
-the vectors (model, prefix, precision), so one LRU may serve several embedders without ever
-handing one's vector to another. Bounded by entry count (a 384-d vector is 1.5 KiB, so the
-default 4,096 entries hold ~6 MiB). Thread-safe; vectors handed out are read-only views,
-so no caller can alter what another will be served.
+A question is looked up, then written, then often asked again; embedding is a pure function
+of the embedder and the text, so keys are ``(embedder name, text)`` and the name carries
+everything that changes the vectors: one LRU may serve several embedders without handing
+one's vector to another. Bounded by entry count; thread-safe; vectors handed out are
+read-only views.
 """
 
 from __future__ import annotations

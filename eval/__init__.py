@@ -1,10 +1,7 @@
 """Evaluation harness: how often would a cache with this embedder serve a wrong answer?
 
-Load labeled pairs (:func:`load_pairs`), sweep similarity thresholds (:func:`evaluate`,
-:func:`sweep`), pick a threshold with a confidence bound (:func:`calibrate`), write reports.
-The ``semcache eval`` / ``semcache calibrate`` commands are :func:`semcache.eval.cli.eval_main`
-and :func:`semcache.eval.calibrate_cli.calibrate_main`. Plotting needs the ``eval`` extra
-(matplotlib).
+Load labeled pairs (:func:`load_pairs`), sweep thresholds (:func:`evaluate`, :func:`sweep`),
+certify a threshold (:func:`calibrate`), write reports. Plotting needs the ``eval`` extra.
 """
 
 from semcache.eval.calibrate import CalibrationResult, calibrate

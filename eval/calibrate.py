@@ -1,20 +1,11 @@
 """A threshold on one scorer's scores, certified with a valid guarantee, checked on held-out.
 
-:func:`calibrate` is the single-scorer form of :mod:`semcache.eval.frontier` (used by
-``semcache eval --calibrate`` per group): seeded stratified halves; the calibration half cut
-into a fitting part, which plans the test sequence, and a testing part, on which
-Learn-then-Test fixed-sequence testing certifies the loosest threshold whose false-hit rate
-(false hits / hits) is at most δ with probability at least ``confidence``, simultaneously
-over the thresholds tested (:mod:`semcache.eval.ltt` states the guarantee and its argument);
-then the untouched held-out half reports what that threshold does.
-
-This replaced a per-threshold Clopper–Pearson pick (the lowest grid point whose own bound was
-<= δ), which was not a simultaneous guarantee: it picked the threshold most likely to pass
-by luck, and one held-out half came out above δ (LCQMC, 5.4% at δ = 5%).
-
-Small data: with no false hit at all, the test rejects only from ln(1 - confidence) /
-ln(1 - δ) hits in the testing part (:func:`hits_needed`: 299 for δ = 1%, 149 for 2%, 59 for
-5% at 95%). With too few pairs the result is ``threshold=None`` with a reason, never a guess.
+:func:`calibrate` is the single-scorer form of :mod:`semcache.eval.frontier` (``semcache eval
+--calibrate``): on seeded stratified halves, Learn-then-Test (:mod:`semcache.eval.ltt`)
+certifies the loosest threshold whose false-hit rate is at most δ with probability at least
+``confidence``, simultaneously over the thresholds tested; the held-out half reports what it
+does. With too few pairs (:func:`hits_needed`) the result is ``threshold=None`` with a
+reason, never a guess.
 """
 
 from __future__ import annotations
@@ -133,12 +124,8 @@ def calibrate(
     fit_fraction: float = 1 / 3,
     holdout: float = 0.5,
 ) -> CalibrationResult:
-    """Certify a threshold for ``scores`` (a hit when score >= threshold; ``-inf``: never).
-
-    ``scores`` are fixed (cosine similarities, guard vetoes as ``-inf``); a learned scorer
-    goes through :func:`semcache.eval.frontier.frontier`. ``eval --calibrate`` is a report,
-    so by default half the pairs are held out to check the threshold; ``semcache
-    calibrate`` spends them on the test instead (docs/calibration.md).
+    """Certify a threshold for fixed ``scores`` (a hit when score >= threshold; ``-inf``: never).
+    By default half the pairs are held out to check it, since ``eval --calibrate`` is a report.
     """
     if not 0.0 < target < 1.0:
         raise ConfigError(f"target false-hit rate must be in (0, 1), got {target}")
@@ -186,7 +173,6 @@ def _reason(scores, labels, parts, result, target: float, alpha: float) -> str: 
         scores[calibration],
         labels[calibration],
         len(labels),
-        len(parts.fit) / len(labels),
         len(parts.test) / len(labels),
         target,
         alpha,

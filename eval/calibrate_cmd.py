@@ -1,20 +1,10 @@
 """``semcache calibrate``'s run: every scorer at every δ on one half, the chosen one saved.
 
-What it does (:mod:`semcache.eval.frontier` has the statistics):
-
-1. embeds the pairs with each ``--embedder`` and splits them (seeded, stratified) into a
-   calibration half — a fitting part and a testing part — and an untouched held-out half;
-2. builds the candidate scorers: each embedder's cosine, the same with the answer guard's
-   vetoes (unless ``--verifier none``), and a learned scorer over all embedders' cosines,
-   lexical features and the guard's per-rule mismatches, and that learned scorer under the
-   guard's veto (``learned+guard``; ``--scorer`` narrows all this), and with ``--plugin``
-   a cross-encoder or LLM judge asked inside a cosine band
-   (:mod:`semcache.eval.plugin_scores`);
-3. certifies each scorer at each δ of 1, 2, 5, 10, 20% and ``--target`` (Learn-then-Test,
-   valid at ``--confidence``), and reports the frontier: what each scorer guarantees, the
-   tightest δ that qualifies, and how many labeled pairs a stricter one would likely need;
-4. for ``--target``, the configuration picked on the fitting part alone is the answer; with
-   ``--save`` its threshold, embedder, guard and (learned or plug-in) scorer file are written.
+Embeds the pairs with each ``--embedder``, splits them into a calibration half (fitting and
+testing parts) and a held-out half, builds the candidate scorers (cosine, guard, learned,
+learned+guard, ``--plugin``: :mod:`semcache.eval.plugin_scores`), certifies each at each δ
+(:mod:`semcache.eval.frontier`), reports the frontier, and with ``--save`` writes the
+configuration picked for ``--target`` on the fitting part alone.
 """
 
 from __future__ import annotations

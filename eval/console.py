@@ -114,48 +114,6 @@ def calibration_cell(result: CalibrationResult | None) -> str:
     return f"{result.threshold:.4f} ({held.false_hit_rate:.1%}, {verdict})"
 
 
-def calibration_table(result: CalibrationResult) -> Table:
-    """The chosen threshold and its calibration and held-out evidence."""
-    table = Table(
-        title=f"threshold for false-hit rate <= {result.target:g} "
-        f"({result.confidence:.0%} {result.method} upper bound)"
-    )
-    for column in ("split", "pairs", "hits", "false hits", "false-hit rate", "recall"):
-        table.add_column(column, justify="right")
-    for split, stats in (("calibration", result.calibration), ("held-out", result.held_out)):
-        if stats is None:
-            continue
-        table.add_row(
-            split,
-            str(stats.pairs),
-            str(stats.hits),
-            str(stats.false_hits),
-            _rate(stats.false_hit_rate, stats.false_hit_rate_lo, stats.false_hit_rate_hi),
-            _rate(stats.recall, stats.recall_lo, stats.recall_hi),
-        )
-    return table
-
-
-def choice_table(results: Mapping[str, CalibrationResult], chosen: str) -> Table:
-    """One row per embedder: its threshold and calibration-half recall (what the choice used)."""
-    table = Table(title="embedders, calibrated on the same half (chosen: most recall)")
-    _name_column(table, "embedder", [f"{name} *" for name in results])
-    for column in ("threshold", "calibration recall", "held-out false-hit rate"):
-        table.add_column(column, justify="right")
-    for name, result in results.items():
-        calibration, held = result.calibration, result.held_out
-        if result.threshold is None or calibration is None or held is None:
-            table.add_row(name, "none", "-", "-")
-            continue
-        table.add_row(
-            f"{name} *" if name == chosen else name,
-            f"{result.threshold:g}",
-            f"{calibration.recall:.1%}",
-            f"{held.false_hit_rate:.1%} ({held.false_hits}/{held.hits})",
-        )
-    return table
-
-
 @contextmanager
 def embedding_progress(console: Console, description: str) -> Iterator[ProgressCallback]:
     """A progress bar for one embedding run; yields the callback to pass to the harness."""

@@ -1,15 +1,10 @@
 """Labeled text pairs: the input of every evaluation.
 
-A pair's label says what serving one text's answer for the other would be: 1 correct (the
-texts ask the same thing), 0 wrong (a cache hit between them is a false hit).
-
-Sources: JSON Lines (one object per line), CSV, TSV (chosen by file suffix), a set semcache
-ships by its name (``pairs``, ``collisions``: :data:`semcache.datasets.SHIPPED_SETS`), or a
-Hugging Face dataset ``hf:<name>[:split]`` when the optional ``datasets`` package is installed.
-An optional ``kind`` column tags each pair with its shape (the collision corpus's kinds), so a
-report can count per kind; when the first row has it, every row must.
-Every row is checked; the first bad one stops loading with an error naming file, line and
-field, because a silently skipped row changes every rate the harness reports.
+Label 1: one answer serves both texts; 0: a hit between them is a false hit. Sources: JSON
+Lines, CSV, TSV, a shipped set by name (:data:`semcache.datasets.SHIPPED_SETS`) or
+``hf:<name>[:split]``; an optional ``kind`` column (every row, when the first has it). The
+first bad row stops loading with an error naming file, line and field, since a skipped row
+changes every rate reported.
 """
 
 from __future__ import annotations
@@ -236,9 +231,9 @@ def load_pairs(
 ) -> PairSet:
     """Load and check every row of ``source``; then keep ``limit`` pairs sampled with ``seed``.
 
-    ``name`` defaults to the file name without suffix (or the dataset name for ``hf:``, or the
-    shipped set's name). A file path always wins over a shipped set of the same name.
-    Labels may be 0/1 numbers, booleans or the strings "0", "1", "true", "false".
+    ``name`` defaults to the file name without suffix (the dataset or shipped set's name). A file
+    path wins over a shipped set of the same name. Labels: 0/1, booleans, "0", "1", "true",
+    "false".
     """
     columns = Columns() if columns is None else columns
     default_name, rows = _rows(source)

@@ -1,16 +1,11 @@
 """Fine-tune a sentence-transformers embedder on the user's labeled pairs.
 
-Contract: a part of the pairs (``holdout``) is kept aside before training, split by
-:func:`~semcache.eval.splits.grouped_split` so that no text of a held-out pair is ever
-trained on; the model sees only the rest. The output directory appears whole or not at all
-(built beside it, renamed into place), and holds the model, the held-out pairs
-(:data:`~semcache.embedders.finetuned.HELD_OUT`, for ``semcache calibrate``) and a manifest
-whose weights digest names the embedder (:mod:`semcache.embedders.finetuned`).
-
-Training is CoSENT (sentence-transformers' ``CoSENTLoss``: it ranks every positive pair's
-cosine above every negative's, which is what one cosine threshold needs) in a plain loop,
-the one ``SentenceTransformer.old_fit`` runs. Why not ``SentenceTransformerTrainer``: it
-needs ``datasets`` and ``accelerate``, which the ``local`` extra does not install.
+``holdout`` pairs are kept aside first (:func:`~semcache.eval.splits.grouped_split`: no text
+of a held-out pair is trained on). The output directory appears whole or not at all and holds
+the model, the held-out pairs (:data:`~semcache.embedders.finetuned.HELD_OUT`) and a manifest
+whose weights digest names the embedder. Training is CoSENT (every positive pair's cosine
+above every negative's, which one threshold needs) in a plain loop, since
+``SentenceTransformerTrainer`` needs packages the ``local`` extra does not install.
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """The achievable frontier: for each δ, what each scorer can guarantee on these labels.
 
-One run over a labeled pair set, as ``semcache calibrate`` does it:
-
-1. split the pairs, seeded and stratified (:func:`~semcache.eval.parts.split_parts`): a
-   fitting part, a testing part (all the rest), and only with ``--holdout`` a held-out part
-   that is a report and nothing else;
-2. score every pair with each candidate scorer: ``cosine:<embedder>``, ``guard:<embedder>``
-   (guard vetoes never hit), ``learned`` (a model over every embedder's cosine, lexical
-   features and the guard's per-rule mismatches, fit on the fitting part) and
-   ``learned+guard`` (that model under the guard's vetoes; ranked as a learned scorer);
-3. for each δ, *rank* the scorers on the fitting part alone by the recall their planned walk
-   certifies on average when simulated on resamples of it (:func:`predicted_recall`); a
-   learned scorer ranks above the fixed ones (its own features) only when it beats the best
-   of them by :data:`LEARNED_MARGIN` there, so a model that cannot show it is better never
-   displaces its best feature;
-4. split α over the ranking (Bonferroni): the first-ranked scorer tests at
-   ``FIRST_SHARE × α``, the others share the rest; each scorer's sequence is planned on the
-   fitting part at its own level and walked on the testing part. By the union bound every
-   certified cell holds simultaneously with probability >= 1 - α, so the *chosen*
-   configuration may be the certified one with the most testing-part recall (looking at the
-   testing part to pick among cells that are all guaranteed spends nothing more);
-5. when nothing is certified at a δ, :mod:`semcache.eval.needed` simulates the same
-   procedure on more pairs to say how many would likely certify it.
+The pairs are split (:func:`~semcache.eval.parts.split_parts`) into a fitting and a testing
+part; every candidate scorer (``cosine:<embedder>``, ``guard:<embedder>``, ``learned``,
+``learned+guard``) is ranked per δ on the fitting part alone (:func:`predicted_recall`; a
+learned scorer must beat the best fixed one by :data:`LEARNED_MARGIN`), α is split over the
+ranking (Bonferroni), and each scorer's walk is tested on the testing part. Every certified
+cell holds simultaneously, so the chosen one may be the one with most testing recall. With
+nothing certified, :mod:`semcache.eval.needed` says how many pairs would likely do.
 """
 
 from __future__ import annotations
@@ -288,7 +273,6 @@ def frontier(
                 np.concatenate([first.fit, first.test]),
                 np.concatenate([labels[parts.fit], labels[parts.test]]),
                 total,
-                len(parts.fit) / total,
                 len(parts.test) / total,
                 delta,
                 rows[(order[0], delta)].alpha,

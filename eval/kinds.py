@@ -1,10 +1,8 @@
 """What a cache would serve, per kind of pair, at one threshold: wrong answers and paraphrases.
 
-A pair is served when its score (cosine, or ``-inf`` where the guard vetoes it; see
-:func:`semcache.eval.sweep.effective_scores`) is ``>= threshold``, the cache's own hit rule. A
-served label-0 pair is a wrong answer; a served label-1 pair is a paraphrase served. Counting
-per kind (long contexts, templates, antonyms, ...) shows which shapes of input the embedder and
-guard confuse, which one rate over a whole set hides.
+A pair is served when its effective score is ``>= threshold``; a served label-0 pair is a
+wrong answer. Per kind shows which shapes of input confuse the embedder and guard, which one
+rate over a whole set hides.
 """
 
 from __future__ import annotations

@@ -1,49 +1,14 @@
 """A threshold with a valid guarantee: Learn-then-Test fixed-sequence testing.
 
-What is guaranteed. Pairs are assumed drawn independently from the traffic the cache will
-see. For a decision rule "hit when score >= t", let R(t) be its false-hit rate: the share of
-*hits* whose stored answer is wrong, P(label 0 | score >= t). :func:`certify` returns a
-threshold t̂ (or none) such that
-
-    P( R(t̂) <= δ ) >= 1 - α          (α = 1 - confidence, over the draw of the test part)
-
-simultaneously over every threshold it looked at, not per threshold.
-
-How. The calibration half is split, seeded and stratified, into a *fitting part* and a
-*testing part* (:func:`plan_sequence` sees only the fitting part; :func:`fixed_sequence`
-sees only the testing part):
-
-1. The fitting part trains the scorer (if it learns) and fixes, in advance, an ordered list
-   of thresholds t_1 > t_2 > ... from strict to loose. For each threshold it predicts the
-   chance that the testing part's test would reject there (:func:`pass_probability`, from
-   its own out-of-fold counts), and the sequence *starts* at the threshold from which a
-   walk certifies the most true hits on average, simulated by resampling the fitting part
-   (:func:`simulated_true_hits`): a strict start rarely fails but its walk can die at the
-   first local bunch of false hits; a loose one may fail at once. Thresholds stricter than
-   the start are never tested.
-2. On the testing part, null hypothesis H_j: R(t_j) > δ. Given which pairs are hits, their
-   labels are independent draws with P(wrong) = R(t_j), so the number of false hits k_j
-   among h_j hits is Binomial(h_j, R(t_j)), and p_j = P(Binomial(h_j, δ) <= k_j) is a valid
-   p-value (the exact binomial, equivalently Clopper–Pearson's one-sided bound <= δ).
-3. Walk the sequence: reject H_1 if p_1 <= α, then H_2, ... and stop at the first p_j > α.
-   t̂ is the loosest rejected threshold. Fixed-sequence testing controls the family-wise
-   error at α with no multiplicity correction because each test is reached only if all
-   earlier ones rejected (Bauer 1991; Angelopoulos et al. 2021, "Learn then Test").
-
-Why the start may depend on the fitting part and nothing else: the sequence must be fixed
-before the testing part's labels are seen. The fitting part is independent of the testing
-part, so any use of it (labels included) leaves the p-values on the testing part valid.
-Starting at the strictest threshold instead would waste the walk: a threshold with a
-handful of hits cannot reject (with no false hit at all, rejecting needs
-ln α / ln(1 - δ) hits: 59 for δ = 5%), and a failed first test ends the walk. That is what
-made the earlier fixed-sequence attempt in this module find nothing on clean data.
-
-How many labeled pairs a δ needs: :func:`hits_needed` gives the hits the testing part must
-see at a threshold whose true false-hit rate is r < δ for the test to reject at the expected
-count (:mod:`semcache.eval.needed` simulates the whole procedure to turn that into labeled
-pairs). With r = 0 the floor is
-ln α / ln(1 - δ) hits at 95%: 299 (δ 1%), 149 (2%), 59 (5%), 29 (10%), 14 (20%); with
-r = δ/2 it is several times more (README table).
+For "hit when score >= t" with false-hit rate R(t) = P(label 0 | score >= t), :func:`certify`
+returns a threshold t̂ (or none) with P(R(t̂) <= δ) >= 1 - α over every threshold it looked at.
+The calibration half is split into a fitting part (:func:`plan_sequence`: trains the scorer,
+fixes thresholds from strict to loose and the start that certifies the most true hits on
+average, :func:`simulated_true_hits`) and a testing part (:func:`fixed_sequence`: exact
+binomial p-values walked from the start until the first p > α; Angelopoulos et al. 2021,
+"Learn then Test"). The sequence depends only on the fitting part, which is independent of
+the testing part, so the p-values stay valid; starting at the strictest threshold would end
+the walk at once where hits are few. :func:`hits_needed`: the hits a δ needs.
 """
 
 from __future__ import annotations
@@ -107,13 +72,10 @@ def rejection_limit(hits: np.ndarray, delta: float, alpha: float) -> np.ndarray:
 def pass_probability(
     fit_hits: np.ndarray, fit_wrong: np.ndarray, test_hits: np.ndarray, delta: float, alpha: float
 ) -> np.ndarray:
-    """Predicted chance the test at each threshold rejects, from the fitting part's counts.
-
-    The false-hit rate there gets a Jeffreys posterior Beta(k + 1/2, h - k + 1/2) from the
-    fitting part's h hits and k false hits; the testing part's false hits among its expected
-    hits are then beta-binomial, and the test rejects when they are at most
-    :func:`rejection_limit`. A threshold with a few clean fitting hits is thus not mistaken
-    for a sure pass (its posterior is wide), which a plug-in rate would do.
+    """Predicted chance the test at each threshold rejects, from the fitting part's counts: a
+    Jeffreys posterior on the false-hit rate, a beta-binomial count of the testing part's false
+    hits, rejection at :func:`rejection_limit`. A few clean fitting hits give a wide posterior,
+    not a sure pass.
     """
     from scipy.stats import betabinom  # scipy.stats costs ~1 s to import: only when used
 
@@ -136,14 +98,9 @@ def simulated_true_hits(
     draws: int = 100,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each grid index as the start, the mean true hits a walk from there would certify
-    on a testing part of ``test_size`` pairs, simulated by resampling the fitting part.
-
-    Each draw reweights the fitting pairs (Dirichlet weights, a Bayesian bootstrap), draws
-    ``test_size`` pairs from them, tests every grid
-    threshold, and follows the walk from each start to its first failure. This prices in
-    what a plug-in estimate misses: a strict start has few hits and a walk from there can
-    die at the first local bunch of false hits, while a loose start may fail at once.
+    """For each grid index as the start, the mean true hits a walk from there would certify on a
+    testing part of ``test_size`` pairs, simulated by Bayesian-bootstrap resamples of the
+    fitting part: a strict start can die at the first bunch of false hits, a loose one at once.
     """
     fit_scores = np.asarray(fit_scores, np.float64)
     fit_labels = np.asarray(fit_labels)
@@ -196,14 +153,10 @@ def plan_sequence(
     points: int = 400,
     draws: int = 100,
 ) -> TestSequence:
-    """The testing sequence from the fitting part alone: it starts at the grid threshold
-    whose walk certifies the most true hits on average (:func:`simulated_true_hits`) among
-    those whose first test passes in :data:`SAFE_START` of the simulations, and walks to the
-    loosest.
-
-    Neither the most *certain* threshold (usually a strict one: a walk from there dies at
-    the first local bunch of false hits, where a looser threshold further on would pass)
-    nor the most likely recall (a loose start that fails at once certifies nothing)."""
+    """The testing sequence from the fitting part alone: it starts at the grid threshold whose walk
+    certifies the most true hits on average (:func:`simulated_true_hits`) among those whose
+    first test passes in :data:`SAFE_START` of the simulations, and walks to the loosest.
+    """
     fit_scores = np.asarray(fit_scores, dtype=np.float64)
     grid = threshold_grid(fit_scores, points)
     if not len(grid):

@@ -1,18 +1,10 @@
 """Hit counting against labels, and confidence intervals on the rates that matter.
 
-Conventions shared by all of :mod:`semcache.eval`:
-
-- A *score* is cosine similarity. A pair is a hit at threshold ``t`` when ``score >= t``
-  (the cache's own rule). Pairs that a verifier rejected carry the score ``-inf``, so they are
-  never a hit at any threshold.
-- ``false_hit_rate = false_hits / hits``: the share of served answers that are wrong. It is
-  NaN at a threshold with no hits (no answer served, nothing to be wrong about).
-- ``recall = true_hits / positives`` and ``fpr = false_hits / negatives``.
-- Intervals are two-sided Wilson score intervals (95% unless told otherwise). Wilson rather
-  than the normal approximation because the rates of interest sit near 0 and 1, where the
-  normal interval collapses to a width of zero.
-
-Everything here is pure numpy over whole arrays; no loop over pairs or thresholds.
+A *score* is a cosine; a pair is a hit at ``t`` when ``score >= t`` (the cache's rule), and a
+verifier's rejection is ``-inf``. ``false_hit_rate = false_hits / hits`` (NaN with no hits),
+``recall = true_hits / positives``, ``fpr = false_hits / negatives``. Intervals are two-sided
+Wilson score intervals, since the rates sit near 0 and 1 where the normal one collapses.
+Pure numpy over whole arrays.
 """
 
 from __future__ import annotations
@@ -63,12 +55,10 @@ def upper_bound(
     confidence: float = 0.95,
     method: BoundMethod = "clopper-pearson",
 ) -> np.ndarray:
-    """One-sided upper confidence bound on the rate ``successes / trials``.
+    """One-sided upper confidence bound on the rate ``successes / trials`` (1 with no trials).
 
-    ``clopper-pearson`` (the default) is the exact binomial bound: its coverage is at least
-    ``confidence`` for every true rate, which is what a "never serve more than δ wrong answers"
-    promise needs; near zero false hits Wilson can under-cover. ``wilson`` is the one-sided
-    Wilson score bound. With no trials the bound is 1.
+    ``clopper-pearson`` (default) is exact: coverage at least ``confidence`` for every true
+    rate, which "never serve more than δ wrong answers" needs; ``wilson`` is the score bound.
     """
     _check_confidence(confidence)
     k = np.asarray(successes, dtype=np.float64)
@@ -234,12 +224,9 @@ def best_f1(curve: PRCurve) -> OperatingPoint | None:
 
 
 def recall_at_false_hit_rate(curve: PRCurve, delta: float) -> OperatingPoint | None:
-    """The lowest distinct-score threshold whose false-hit rate is at most ``delta``.
-
-    Recall only falls as the threshold rises, so this is the highest recall reachable while
-    at most a ``delta`` share of hits is wrong. It is an in-sample point estimate over all
-    distinct scores (optimistic: see :mod:`semcache.eval.calibrate` for a threshold with a
-    confidence bound checked on held-out pairs). None when every threshold exceeds ``delta``.
+    """The lowest distinct-score threshold whose false-hit rate is at most ``delta`` (the highest
+    recall reachable there), or None. An in-sample point estimate: optimistic, unlike
+    :mod:`semcache.eval.calibrate`.
     """
     meets = np.flatnonzero(curve.false_hit_rate <= delta)
     if len(meets) == 0:

@@ -1,18 +1,11 @@
 """How many labeled pairs a δ would likely need, by simulating the certification itself.
 
-The old estimate (``ltt.pairs_needed``) divided a per-threshold hit count by shares of the
-split and could say "0 more" beside a δ nothing certified. This one runs the procedure
-:mod:`semcache.eval.frontier` runs, on more pairs drawn (with replacement) from the scored
-calibration pairs at hand: for a total of N labeled pairs the testing part gets the same
-share it got here; the sequence is planned from these pairs for that testing size
-(:func:`semcache.eval.ltt.plan_sequence`, at the scorer's level) and certification happens
-when its first test rejects. N is the smallest total (searched from above the pairs given,
-growing by half each step) at which that happens in at least half of the simulated runs. So
-it is never at or under the pairs given when nothing was certified with them.
-
-It is an estimate: it assumes new pairs look like these, and a learned scorer refit on more
-pairs would do at least as well. ``floor_rate`` is the lowest false-hit rate any threshold
-with >= 20 hits shows here: at or above δ, more pairs of this traffic cannot certify δ.
+Runs the procedure of :mod:`semcache.eval.frontier` on more pairs drawn with replacement from
+the scored calibration pairs: N is the smallest total, searched upward from the pairs given,
+at which the planned walk's first test rejects in at least half of the simulated runs, so it
+is never at or under the pairs given when nothing certified. An estimate: it assumes new
+pairs look like these. ``floor_rate``: the lowest false-hit rate of any threshold with >= 20
+hits; at or above δ, more pairs of this traffic cannot certify δ.
 """
 
 from __future__ import annotations
@@ -73,13 +66,11 @@ def simulate_needed(
     scores: np.ndarray,
     labels: np.ndarray,
     given: int,
-    fit_share: float,
     test_share: float,
     delta: float,
     alpha: float,
 ) -> PairsNeeded:
-    """The estimate described in the module docstring, for one scorer's calibration scores
-    (``fit_share`` is kept in the signature so a caller states the split it simulates)."""
+    """The estimate described in the module docstring, for one scorer's calibration scores."""
     scores, labels = np.asarray(scores, np.float64), np.asarray(labels)
     floor = floor_rate(scores, labels)
     if floor >= delta or given < 1:

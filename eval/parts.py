@@ -1,11 +1,8 @@
 """The parts a labeled pair set is cut into, and each candidate scorer's scores on them.
 
-``split_parts`` cuts, seeded and stratified by label: an optional *held-out* part
-(``holdout``, only a report: the calibration never looks at it), then of the rest a
-*fitting* part (``fit_fraction``) and a *testing* part (everything else). By default there
-is no held-out part, so every label the fitting part does not need goes to the test whose
-power is the guarantee's (docs/calibration.md says why that is valid and what a held-out
-part would add). :mod:`semcache.eval.ltt` says what each of the two parts may see.
+``split_parts`` cuts, seeded and stratified: an optional held-out part (a report only), then a
+fitting part (``fit_fraction``) and a testing part (the rest, whose size is the test's power;
+docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -117,14 +114,10 @@ GUARD_SUFFIX = "+guard"
 
 
 def vetoed(scored: ScoredParts, verdicts: np.ndarray, parts: Parts, veto: str) -> ScoredParts:
-    """A learned scorer under the answer guard's veto (``learned+guard``): a pair the guard
-    rejects is never a hit, whatever the model says.
-
-    Why a candidate of its own: the guard's per-rule flags are model features, but a logistic
-    model fit on a few hundred pairs cannot make one of them decisive the way a veto is, and
-    at a strict δ the false hits left are mostly pairs that differ in one detail (its effect
-    on the dev sets is in docs/benchmarks.md). The cache runs the same veto
-    (:class:`~semcache.scoring.ScoredDecision`), so the guarantee covers it."""
+    """A learned scorer under the answer guard's veto (``learned+guard``): a pair the guard rejects
+    is never a hit, whatever the model says. A candidate of its own because a model fit on a few
+    hundred pairs cannot make one flag decisive the way a veto is; the cache runs the same veto.
+    """
     ok = np.asarray(verdicts, bool)
 
     def cut(scores: np.ndarray, idx: np.ndarray) -> np.ndarray:

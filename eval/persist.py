@@ -1,9 +1,7 @@
 """Writing what ``semcache calibrate`` chose into a ``.env`` file the cache reads.
 
-Statistics live in :mod:`.calibrate`, :mod:`.ltt` and :mod:`.frontier`; this module only
-persists. Variable names are derived from :class:`~semcache.config.settings.CacheSettings` (its
-``env_prefix`` and ``env_nested_delimiter`` and the declared field path), never spelled by
-hand, and lines are written with python-dotenv's ``set_key``, which keeps every other line.
+Variable names are derived from :class:`~semcache.config.settings.CacheSettings`, never spelled
+by hand; python-dotenv's ``set_key`` keeps every other line.
 """
 
 from __future__ import annotations

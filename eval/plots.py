@@ -1,11 +1,6 @@
-"""PNG plots of a sweep, one pair of files per dataset with every embedder x verifier on them.
-
-- ``<dataset>_thresholds.png``: false-hit rate and recall against the threshold, with the
-  95% Wilson interval shaded.
-- ``<dataset>_pr.png``: precision-recall curves over all distinct scores.
-
-matplotlib (the ``eval`` extra) is imported on first use with the Agg backend, so plotting
-works without a display.
+"""PNG plots of a sweep per dataset: ``<dataset>_thresholds.png`` (false-hit rate and recall
+against the threshold, Wilson interval shaded) and ``<dataset>_pr.png`` (precision-recall).
+matplotlib (the ``eval`` extra) is imported on first use with the Agg backend.
 """
 
 from __future__ import annotations

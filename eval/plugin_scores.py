@@ -1,19 +1,11 @@
 """Calibrating a plug-in scorer: ask it only inside a cosine band, like the cache will.
 
-A plug-in (a cross-encoder, an LLM judge; :mod:`semcache.scoring.plugins`) costs a model or
-API call per pair, so ``semcache calibrate --plugin`` asks it only about pairs whose primary
-cosine is inside a :class:`~semcache.scoring.band.ScoreBand`, exactly the rule the cache
-runs (:class:`~semcache.scoring.ScoredDecision`): below ``lo`` a miss (score -inf), at or
-above ``hi`` a hit (score +inf), in between the plug-in's score. The threshold is then
-certified on these scores with the same Learn-then-Test walk as every other scorer, so the
-guarantee covers the band's cuts too.
-
-The band is fixed from the fitting part alone (before any test, so it spends nothing): ``lo``
-is the 1st percentile of the primary cosine among label-1 pairs less 0.02 (below it almost
-nothing could be a hit), ``hi`` the 99th percentile among label-0 pairs plus 0.02 (above it
-the fitting part had almost no wrong pair to catch); ``--plugin-band LO HI`` overrides it.
-Pairs are asked as (query = ``text_b``, candidate = ``text_a``): the later question against
-the stored one, as in the cache.
+A plug-in (:mod:`semcache.scoring.plugins`) costs a call per pair, so ``semcache calibrate
+--plugin`` scores below the band's ``lo`` as -inf, at or above ``hi`` as +inf and asks the
+plug-in in between, the rule the cache runs, and certifies with the same Learn-then-Test walk,
+so the guarantee covers the band's cuts. The band comes from the fitting part alone (the 1st
+percentile of label-1 cosines less 0.02, the 99th of label-0 plus 0.02) unless
+``--plugin-band LO HI``. Pairs are asked as (query ``text_b``, candidate ``text_a``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The running proxy's threshold, read and set by ``semcache calibrate --reload-url``.
 
-The proxy is the one source of truth for the threshold it serves (``GET /admin/threshold``:
-the config file, ``SEMCACHE_*``, ``.env`` and any live change already layered), so
-recalibration starts from what it reports rather than from this shell's settings, and
-``--apply`` sets the new value there (``POST /admin/threshold``) and reads it back: a proxy
+The proxy is the one source of truth for the threshold it serves, so recalibration starts
+from what it reports, and ``--apply`` sets the new value there and reads it back: a proxy
 that does not then serve the certified value is an error, never a quiet success.
 """
 

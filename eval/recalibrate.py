@@ -1,35 +1,19 @@
 """``semcache calibrate --labels``: recalibrate from what the running cache recorded.
 
-Input: labeled pairs the cache recorded (``tuning.labels_path`` or ``GET /admin/labels``:
-feedback and shadow verdicts) and exported near misses once labeled (``semcache misses``),
-each row carrying the cache's own cosine ``similarity``, plus any ``--data`` file of pairs
-(embedded with the cache's embedder). The new threshold is certified with Learn-then-Test
-fixed-sequence testing (:mod:`semcache.eval.ltt`) at ``--target`` with ``--confidence``, on
-a sequence fixed in advance around the current threshold, strict to loose
-(:func:`walk_thresholds`): it tightens when only a stricter threshold is certified and
-loosens when a looser one is. Fixing the sequence from the current threshold alone, rather
-than planning a start on a fitting part as ``semcache calibrate --data`` does, uses every
-calibration pair for the test. The current threshold is the one the proxy serves
-(``--reload-url``; :mod:`semcache.eval.proxy_admin`), ``--current``, or this shell's settings.
-
-Recorded rows are first thinned (:func:`thin`) to an equal-probability sample of the
-traffic they came from: semantic hits and the misses within ``tuning.miss_margin`` (unless
-``--no-thin``). It reports the change before saving anything: the threshold, and the share served
-(pairs at or over the threshold) and the wrong-answer rate among them at the current and the
-new threshold. Every row goes into the walk by default (the guarantee is the binomial test,
-which needs no second sample), so these rates are on the pairs the walk saw; ``--holdout F``
-keeps a share aside and reports on it instead, at the cost of test power. For that traffic,
-not for requests far from any stored question (which neither threshold serves) nor exact
-repeats; the live estimate (``stats().tuning``) reports what is served.
-``--apply`` serves the threshold on the proxy at ``--reload-url`` and reads it back (an error
-unless it serves the new value), and writes it into ``--save`` (a ``.env`` file) if given.
+Input: labeled pairs the cache recorded (feedback, shadow verdicts), labeled near misses
+(``semcache misses``), each with the cache's own cosine, plus any ``--data`` pairs. Recorded
+rows are thinned (:func:`thin`) to an equal-probability sample of the traffic. The threshold
+is certified with Learn-then-Test (:mod:`semcache.eval.ltt`) on a sequence fixed around the
+current threshold (:func:`walk_thresholds`), which uses every pair for the test instead of
+spending some on planning. It reports the change before saving; ``--apply`` serves it on the
+proxy at ``--reload-url`` and reads it back, ``--save`` writes it to a ``.env`` file.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +26,7 @@ from semcache.errors import ConfigError
 
 from . import persist
 from .calibrate import hits_needed, split_stats
-from .data import Columns, PairDataError, _label, _text, load_pairs
+from .data import Columns, PairDataError, _jsonl_rows, _label, _text, load_pairs
 from .frontier import Parts, split_parts
 from .ltt import WalkResult, fixed_sequence
 from .proxy_admin import serve_threshold, served_threshold
@@ -66,14 +50,10 @@ class Recorded:
 def thin(rows: list[Recorded], rng: np.random.Generator) -> list[Recorded]:
     """A sample of ``rows`` in which every request was kept with one probability.
 
-    Shadow verdicts were sampled with probability π (higher near the threshold) and near
-    misses were all recorded, so the rows over-represent near misses, where the wrong
-    answers are; certifying on them is valid but needlessly strict. Keeping each shadow row
-    with probability π_min/π and each of a miss row's ``count`` requests with probability
-    π_min (π_min: the smallest π seen) leaves an equal-probability sample of the traffic the
-    rows came from (hits, and misses within the margin), so the certificate speaks about
-    that traffic. Feedback rows are kept whole (they only make the certificate stricter).
-    Without shadow rows nothing is thinned.
+    Shadow rows were sampled with probability π and near misses all recorded, so keeping each
+    shadow row with probability π_min/π and each miss request with π_min leaves an
+    equal-probability sample of the traffic, which the certificate then speaks about. Feedback
+    rows are kept whole; without shadow rows nothing is thinned.
     """
     sampled = [r.probability for r in rows if r.probability is not None]
     if not sampled:
@@ -111,49 +91,40 @@ def read_recorded(path: str | Path) -> list[Recorded]:
         raise PairDataError(str(path), None, None, "no such file")
     rows: list[Recorded] = []
     where = str(path)
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise PairDataError(where, number, None, f"invalid JSON: {exc.msg}") from exc
-            if not isinstance(row, dict):
-                raise PairDataError(where, number, None, "expected a JSON object")
-            _text(where, number, row, "text_a")
-            _text(where, number, row, "text_b")
-            if row.get("label") is None:
-                raise PairDataError(where, number, "label", "is missing (label the row 0 or 1)")
-            similarity = row.get("similarity")
-            if isinstance(similarity, bool) or not isinstance(similarity, int | float):
-                raise PairDataError(where, number, "similarity", "must be the cache's cosine")
-            probability = row.get("sample_probability")
-            if probability is not None and (
-                isinstance(probability, bool)
-                or not isinstance(probability, int | float)
-                or not 0 < probability <= 1
-            ):
-                raise PairDataError(where, number, "sample_probability", "must be in (0, 1]")
-            count = row.get("count", 1)
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise PairDataError(where, number, "count", "must be a positive integer")
-            rows.append(
-                Recorded(
-                    similarity=float(similarity),
-                    label=_label(where, number, row, "label"),
-                    probability=None if probability is None else float(probability),
-                    count=count,
-                    feedback=row.get("source") == "feedback",
-                    routed_to=_routed_to(where, number, row),
-                )
+    for number, row in _jsonl_rows(path):
+        _text(where, number, row, "text_a")
+        _text(where, number, row, "text_b")
+        if row.get("label") is None:
+            raise PairDataError(where, number, "label", "is missing (label the row 0 or 1)")
+        similarity = row.get("similarity")
+        if isinstance(similarity, bool) or not isinstance(similarity, int | float):
+            raise PairDataError(where, number, "similarity", "must be the cache's cosine")
+        probability = row.get("sample_probability")
+        if probability is not None and (
+            isinstance(probability, bool)
+            or not isinstance(probability, int | float)
+            or not 0 < probability <= 1
+        ):
+            raise PairDataError(where, number, "sample_probability", "must be in (0, 1]")
+        count = row.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise PairDataError(where, number, "count", "must be a positive integer")
+        rows.append(
+            Recorded(
+                similarity=float(similarity),
+                label=_label(where, number, row, "label"),
+                probability=None if probability is None else float(probability),
+                count=count,
+                feedback=row.get("source") == "feedback",
+                routed_to=_routed_to(where, number, row),
             )
+        )
     if not rows:
         raise PairDataError(where, None, None, "contains no pairs")
     return rows
 
 
-def _routed_to(where: str, number: int, row: dict[str, Any]) -> str | None:
+def _routed_to(where: str, number: int, row: Mapping[str, Any]) -> str | None:
     value = row.get("routed_to")
     if value is not None and not (isinstance(value, str) and value):
         raise PairDataError(where, number, "routed_to", "must be an embedder name or null")
@@ -238,15 +209,12 @@ def walk_thresholds(
     max_change: float,
     holdout: float = 0.0,
 ) -> tuple[WalkResult, Parts]:
-    """Learn-then-Test over a sequence fixed from the current threshold alone, strict to
-    loose: ``current + max_change`` down to ``current - max_change`` in steps of
-    :data:`STEP` (within [0, 1]), less the leading thresholds with fewer pairs at or over
-    them than any test needs. It depends on no label, so no fitting part is needed; the walk
-    runs on the calibration half and stops at the first threshold whose false-hit rate could
-    exceed ``target`` (p > ``alpha``): the result is stricter than ``current`` when the
-    current one is not certified but a stricter one is (tightening), looser when a looser
-    one is certified. Every pair walks unless ``holdout`` > 0 sets that share aside for the
-    report (``parts.held_out``)."""
+    """Learn-then-Test over a sequence fixed from the current threshold alone: ``current +
+    max_change`` down to ``current - max_change`` in steps of :data:`STEP`, less leading
+    thresholds with too few pairs for any test. It depends on no label, so no fitting part is
+    needed: the walk tightens when only a stricter threshold is certified and loosens when a
+    looser one is. ``holdout`` > 0 sets a share aside for the report.
+    """
     parts = split_parts(data.labels, seed, 1 / 3, holdout=holdout)  # no fitting part needed
     calibration = np.concatenate([parts.fit, parts.test])
     steps = round(max_change / STEP)

@@ -1,13 +1,9 @@
 """Evaluation outputs: ``results.json``, ``summary.json`` and ``report.md``.
 
-``results.json`` is a list of flat records, one per dataset x embedder x verifier x
-threshold, with counts, rates and their 95% Wilson bounds (``*_lo`` / ``*_hi``). A rate that
-is undefined (false-hit rate with no hits) is ``null``. ``summary.json`` holds one record
-per dataset x embedder x verifier with the headline figures, timing and calibration, and
-with ``--frontier`` the dataset's frontier (per scorer and δ: certified recall, false-hit
-rate on the testing part, threshold; :func:`semcache.eval.frontier_view.frontier_json`).
-For a set whose pairs carry a ``kind``, ``by_kind`` counts the wrong answers and paraphrases
-served per kind at the cache's threshold (:func:`semcache.eval.kinds.kinds_json`).
+``results.json``: one flat record per dataset x embedder x verifier x threshold, counts and
+rates with 95% Wilson bounds (``*_lo`` / ``*_hi``; undefined rates are ``null``).
+``summary.json``: one record per dataset x embedder x verifier (headline, timing,
+calibration, ``frontier`` with ``--frontier``, ``by_kind`` for sets with kinds).
 """
 
 from __future__ import annotations

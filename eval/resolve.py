@@ -1,11 +1,5 @@
-"""Embedder and verifier names, as the eval and calibrate commands spell them.
-
-Embedder names are whatever :func:`semcache.embedders.load_embedder` accepts. Verifier names
-are whatever :func:`semcache.guard.get_verifier` accepts (the one registry of guards):
-``none`` (``NoGuard``, the no-verifier baseline), ``details`` (the answer guard,
-:class:`semcache.guard.DetailGuard`, that rejects candidates differing in numbers, dates,
-negation, entities, comparisons or roles), ``auto`` (what the cache uses by default) and any
-guard registered with :func:`semcache.guard.register`. Implementations load only when asked for.
+"""Embedder and verifier names, as the eval and calibrate commands spell them: whatever
+:func:`semcache.embedders.load_embedder` and :func:`semcache.guard.get_verifier` accept.
 """
 
 from __future__ import annotations

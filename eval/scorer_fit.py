@@ -1,17 +1,10 @@
 """Fitting a learned hit scorer on labeled pairs (scikit-learn), exported as plain numbers.
 
-Two model families are compared by 5-fold cross-validation on the pairs they are fit on:
-logistic regression (standardised features, L2, C = 1) and gradient-boosted trees (200
-depth-3 trees, learning rate 0.05, 80% row subsampling, at least 20 pairs a leaf). The
-comparison uses average precision of the out-of-fold probabilities, which weighs the
-high-score end where a cache operates; under :data:`TREES_MIN_PAIRS` fitting pairs ``auto``
-fits logistic regression only (a few hundred pairs cannot tell the families apart honestly).
-The out-of-fold probabilities are also what the
-threshold planner sees (:func:`semcache.eval.ltt.plan_sequence`), so the plan is not fooled
-by in-sample optimism. The model that ships is refit on all the fitting pairs.
-
-One model per calibration run, not per language: ``calibrate`` runs on one user's pair file,
-and the ``cjk`` feature lets the trees split by script when a file mixes languages.
+Logistic regression and gradient-boosted trees are compared by 5-fold cross-validated
+average precision (it weighs the high-score end where a cache operates); under
+:data:`TREES_MIN_PAIRS` ``auto`` fits logistic regression only. The out-of-fold
+probabilities are what the threshold planner sees, so the plan is not fooled by in-sample
+optimism; the model that ships is refit on all the fitting pairs.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Cosine similarity of each pair, embedding every distinct text exactly once.
 
-Embedding dominates the cost of an evaluation, so texts repeated within or across the two
-columns are embedded once, and texts go to the embedder sorted by length, in chunks of a few
-hundred: neighbours in the sorted list have similar lengths, so whatever batches the embedder
-cuts from a chunk pad little (the sentence-transformers embedder re-sorts each chunk by token
-count, see :mod:`semcache.embedders._buckets`). A chunk is also the unit of progress.
+Embedding dominates an evaluation's cost, so repeated texts are embedded once, sorted by
+length in chunks of a few hundred so batches pad little; a chunk is the unit of progress.
 """
 
 from __future__ import annotations

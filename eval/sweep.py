@@ -1,17 +1,10 @@
 """Threshold sweeps: what a cache with a given embedder (and verifier) would serve, and how
 often it would be wrong.
 
-A pair counts as a hit at threshold ``t`` when its cosine similarity is ``>= t`` and, with a
-verifier, ``verifier.verify(text_a, text_b)`` is True. Verifier decisions do not depend on
-the threshold, so each verifier is asked once per pair; its rejections become the score
-``-inf`` (see :mod:`semcache.eval.metrics`) and every count follows from the scores.
-
-Similarities stay float32, as embedders return them, and are compared with the float64
-threshold exactly as the cache compares a store's score: a float32 "0.95" is 0.94999999 and is
-not a hit at 0.95.
-
-Headline per set, for each δ: recall at the lowest threshold, among all distinct scores,
-whose false-hit rate is at most δ (:func:`semcache.eval.metrics.recall_at_false_hit_rate`).
+A pair is a hit at ``t`` when its cosine is ``>= t`` and the verifier (asked once per pair)
+accepts it; rejections become the score ``-inf``. Similarities stay float32 and are compared
+with the float64 threshold as the cache compares a store's score. Headline per set and δ:
+:func:`semcache.eval.metrics.recall_at_false_hit_rate`.
 """
 
 from __future__ import annotations

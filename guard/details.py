@@ -1,66 +1,22 @@
 """``DetailGuard``: refuse a semantic hit whose question differs in an answer-determining detail.
 
-Embeddings place "reset my password in 2 steps" and "... in 3 steps", or "Can I cancel?" and
-"Can't I cancel?", almost on top of each other; serving one's answer for the other is a wrong
-answer. The guard compares the details both questions pin down (extracted by
-``semcache.guard.features``, English and Chinese) and rejects the candidate when one differs.
+Embeddings place "reset my password in 2 steps" and "... in 3 steps" almost on top of each
+other; serving one's answer for the other is a wrong answer. The guard compares the details
+both questions pin down (``semcache.guard.features``, English and Chinese; NFKC, lower case,
+punctuation and spacing ignored) and rejects the candidate when any of these differs:
 
-Rules (a candidate is rejected when any applies; texts are NFKC-normalised and lower-cased and
-punctuation and spacing are ignored first):
+- ``number``: a number stated on one side only or with another value or unit (a lone
+  "one"/"一" counts only against a different number);
+- ``date``: month, weekday, relative day, time of day, season or holiday;
+- ``negation``: the parity of negation cues, after idioms that only look negative;
+- ``entity``: each side names an entity the other does not (a substitution; aliases and
+  demonyms are one entity). A name on one side only is kept: paraphrases add and drop
+  context names;
+- ``comparison``: opposite poles of one axis, opposite conversions, or opposite words in
+  the part where the questions differ (``semcache.guard.opposites``);
+- ``order``: two parts trade places around one relation (``semcache.guard.order``).
 
-``number``
-    A number (digits, number words "two"/"二"/"两", 万/亿, "a hundred", ordinals, percentages,
-    money) stated on one side only or with another value; or the same number with a different
-    attached unit ("5 km" vs "5 miles", "3月" vs "3个月"); or two different bare units of one
-    dimension ("in miles" vs "in km"). A number written as a lone "one"/"一" (often "a") only
-    counts against a different number, not against silence.
-``date``
-    Month and weekday names, today/tomorrow/昨天/明天, this/last/next week/下周, time of day,
-    seasons and holidays: any one-sided or differing item.
-``negation``
-    The parity of negation cues (not, n't, never, no, without, cannot, 不, 没, 别, 无, 非, 未…)
-    differs, after dropping idioms that only look negative ("not only", "or not", "not sure",
-    "能不能", "差不多", "非常", "区别").
-``entity``
-    Each side names an entity the other does not mention (a substitution: France vs Germany,
-    Python vs Java). Entities are capitalised, mixed-case and all-caps English tokens outside
-    sentence starts, known lower-case names (python, csv, iphone), quoted titles, capitalised
-    Latin-script names in Chinese text, and Chinese place and brand names. Common aliases and
-    demonyms (JS/JavaScript, US/United States, French/France, 安卓/Android) are one entity.
-``comparison``
-    The two sides take opposite poles of one axis: more/less (cheaper, over/under), larger/
-    smaller, higher/lower, increase/decrease, before/after, ascending/descending, first/last,
-    upload/download, enable/disable, 更多/更少, 之前/之后, 大于/小于, 升序/降序, 涨/跌; or a
-    conversion in opposite directions ("USD to EUR" vs "EUR to USD"); or, in the part where
-    the two questions differ (their shared beginning and end set aside), opposite words of the
-    comparison and opposite lists (eat/avoid, allow/deny, pros/cons, 收入/支出, 开灯/关灯) or a
-    word against its negative-prefixed self (friendly/unfriendly): see
-    ``semcache.guard.opposites``.
-``order``
-    Two parts trade places around the same relation: "convert Markdown to HTML" vs "convert
-    HTML to Markdown", "A person is kicking a monkey" vs "A monkey is kicking a person",
-    "从北京到上海" vs "从上海到北京" (see ``semcache.guard.order``). Added after the dev sets
-    showed such pairs among the highest-scoring false hits (cosine 0.98-0.99): over the eight
-    dev sets it rejects 48 pairs that the other rules pass, 43 of them labeled wrong (QQP 12
-    of 13, SICK 11 of 11, LCQMC 9 of 10, PAWS-X 8 of 8).
-
-Decisions, measured with ``benchmarks/guard_effect.py`` (false-hit rate at equal recall):
-a number or date stated on one side only *is* a difference (answers about "2016" or "tomorrow"
-are time- and quantity-specific); a name on one side only is *not* ("how to sort a list" vs
-"... in Python" is kept): paraphrases often add or drop context names, and counting them cost
-many true hits without removing more false hits than a higher threshold would. Comparison
-words count only as opposite poles, because qualifiers such as "ascending" or "the best way
-to" are often implied defaults; so "sort a list" vs "sort a list in reverse" is kept.
-
-Known blind spots: role swaps that rephrase as well ("convert 5 km to miles" vs "how many km
-is 5 miles", "A pours oil into a pot on the stove" vs "... into the stove from a pot"), or
-that only reorder around 的/是 in Chinese (left alone: there such reorders are mostly
-paraphrases); antonyms outside the
-lists ("broken" vs "not working", which also makes negation paraphrases such as
-"hasn't arrived" vs "where is it" a false reject); lower-case entities not in the list, Chinese
-person names, a sentence-initial capitalised name ("Paris weather"), an added name that changes
-the answer ("sort a list" vs "sort a list in Python"); synonyms across lists ("$" vs "USD" is
-handled, "3 pm" vs "15:00" is not). The guard never looks at answers.
+The guard never looks at answers.
 """
 
 from __future__ import annotations
@@ -87,11 +43,8 @@ Compare = Callable[[str, str, tuple[str, ...]], Iterator[Difference]]
 
 @cache
 def _compare() -> Compare:
-    """``semcache.guard.rules.differences``, imported on the guard's first comparison.
-
-    Importing it compiles the extractor's regular expressions and reads ``lexicon.toml``
-    (tens of milliseconds); deferring that keeps ``import semcache`` and ``DetailGuard()``
-    cheap, for processes that never compare two questions (``tests/guard`` pins this).
+    """``semcache.guard.rules.differences``, imported on the guard's first comparison so that
+    ``import semcache`` and ``DetailGuard()`` stay cheap.
     """
     from semcache.guard.rules import differences
 
@@ -101,11 +54,9 @@ def _compare() -> Compare:
 class DetailGuard:
     """A ``HitVerifier`` that rejects candidates differing in an answer-determining detail.
 
-    Pure and symmetric: ``verify(a, b) == verify(b, a)`` and ``verify(a, a)`` is True.
-    ``rules`` selects a subset of ``RULES`` (all by default). Extraction is cached per text
-    (stored candidates recur), so a typical call costs a dictionary lookup or two. The
-    constructor does no work beyond checking ``rules``; the first comparison builds the
-    extractor, once per process.
+    Pure and symmetric: ``verify(a, b) == verify(b, a)`` and ``verify(a, a)`` is True. ``rules``
+    selects a subset of ``RULES``. Extraction is cached per text; the first comparison builds
+    the extractor, once per process.
     """
 
     def __init__(self, rules: Iterable[str] | None = None) -> None:

@@ -1,22 +1,10 @@
 """The answer-determining details of one question, which the guard's ``rules`` compare.
 
-``extract(text)`` is pure and cached. It normalises the text (NFKC, curly quotes, letters split
-from digits so "5km" reads "5 km"; a lower-case copy of equal length for matching) and reads,
-stage by stage, each stage blanking what it consumed so the next cannot read it again ("3月" is a
-month, not also a bare 3; "US dollars" is a currency, not also the entity "US"):
-
-1. quoted titles and Chinese place and brand names (entities);
-2. dates and times: month and weekday names, today/明天, last week/下周, time of day, seasons;
-3. quantities: digits or number words (English, Chinese with 万/亿, "a hundred"), money and
-   units attached to them, ordinals, percentages; a lone "one"/"一" is *weak* (often "a");
-4. units named without a number ("in miles") and conversion directions ("USD to EUR");
-5. comparison and direction words as (axis, pole): before/after, 升序/降序, cheaper/more;
-6. negation parity, after dropping idioms that only look negative ("not only", "能不能");
-7. entities: capitalised, mixed-case and all-caps English tokens outside sentence starts, known
-   lower-case names (python, csv), capitalised Latin names inside Chinese text.
-
-Each stage first checks a cheap trigger (a word set, a character) so most texts skip most
-regexes; ``haystack`` keeps the text's tokens for "is this entity mentioned at all" checks.
+``extract(text)`` is pure and cached. It normalises the text (NFKC, letters split from
+digits) and reads, stage by stage, each stage blanking what it consumed so the next cannot
+read it again: quoted titles and Chinese names; dates and times; quantities; bare units and
+conversions; comparison words as (axis, pole); negation parity; entities. Each stage checks
+a cheap trigger first, so most texts skip most regexes.
 """
 
 from __future__ import annotations

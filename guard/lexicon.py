@@ -1,10 +1,5 @@
-"""The answer guard's word lists, read once from ``lexicon.toml`` when the guard first compares.
-
-The lists are data (``lexicon.toml``, beside this module, with a comment on each); this module
-only gives them Python shapes: tables become dicts, lists tuples, and lists used for membership
-frozensets. ``load`` is cached, so the file is read at most once per process, and nothing here
-runs on ``import semcache``: ``semcache.guard.patterns`` calls it when the extractor is first
-needed.
+"""The answer guard's word lists, read once from ``lexicon.toml`` (beside this module) when the
+guard first compares: tables become dicts, lists tuples or frozensets.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Opposite words where two questions differ: "eat" against "avoid", 增加 against 减少.
 
-Two questions that share most of their words (a long template or context, a short differing
-payload) embed close together however much the payload changes, and one detail that turns the
-question around ("Which foods should I eat to lower cholesterol?" / "... avoid ...", 0.976)
-moves a mean-pooled vector least of all. So the guard looks at what differs: the tokens left
-after the longest shared beginning and end are set aside (:func:`differing`), and a word of one
-side of an axis there, against a word of the other side in the other question's differing part,
-is a difference. A word both questions share never counts, wherever it sits, and a word of
-one side added to one question only is not an opposite either ("sort a list" / "... in
-reverse order" stays a paraphrase).
-
-The words are the comparison and opposite lists of ``lexicon.toml`` (English by word,
-Chinese by character, longest first, so 减少 is read before 少 and 贵公司 as an idiom that
-compares nothing). A match may reach into the shared part by a few tokens (增加 against 增长
-differ in one character) but must touch the differing part.
+One detail that turns a long shared question around moves a mean-pooled vector least of all,
+so the guard looks at what differs: after the longest shared beginning and end are set aside
+(:func:`differing`), a word of one side of an axis against a word of the other side in the
+other question's differing part is a difference. Shared words never count, nor a word added
+to one question only. The words are ``lexicon.toml``'s comparison and opposite lists (English
+by word, Chinese by character, longest first); a match must touch the differing part.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """Role swaps: two parts of a question trading places around the same relation.
 
 Mean-pooled embeddings barely see word order, so "convert Markdown to HTML" and "convert
-HTML to Markdown", or "The turtle is following the fish" and "The fish is following the
-turtle", score 0.98-0.99 while their answers are opposite. A swap is ``X M Y`` in one
-question and ``Y M X`` in the other: the same middle ``M`` ("to", "is following the", "到"),
-with the span just before it in one text being the span just after it in the other, and vice
-versa. Spans may be several tokens ("LeBron James", "北京"); each must hold a content word.
-
-What keeps paraphrases out (measured on the dev sets with ``benchmarks/guard_effect.py``):
-
-- the middle must match exactly, so restructured questions ("Why won't my card show up on the
-  app?" / "The app doesn't show the card") do not count;
-- the middle must relate: in English it holds a function word ("to", "of", "is ... a") or sits
-  inside a sentence ("Did Germany ever beat Argentina in ..."), so reordered keyword queries,
-  where the swap is the whole text ("css dark mode in:title" / "in:title dark mode css"), do
-  not count;
-  in Chinese, where 的 and 是 allow free reordering ("最新的好看电影" / "好看的最新电影"), it
-  holds a directional word (到, 比, 给, 向 ...);
-- a middle with coordination ("X and Y", "X or a Y", "X vs Y", 和/与/或/还是) is symmetric.
+HTML to Markdown" score near 1 while their answers are opposite. A swap is ``X M Y`` in one
+question and ``Y M X`` in the other, each span holding a content word. To keep paraphrases
+out, the middle must match exactly and must relate (an English function word or a position
+inside a sentence; in Chinese a directional word such as 到, 比, 给), and a coordinating
+middle ("and", "or", "vs", 和, 还是) is symmetric.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Compiled patterns, phrase tables and number parsers of the answer guard's extractor.
 
-Built once, when this module is first imported, from the word lists of ``lexicon.toml``; used
-by ``semcache.guard.features``. Only the guard's first comparison imports it (see
-``semcache.guard.details``), so ``import semcache`` compiles none of it.
-Alternations are ordered longest first, so "more expensive" wins over "more"; word lists that
-only need whole-word lookups use ``Phrases`` (a dictionary walk), which is several times
-faster than a regex alternation of hundreds of words.
+Built once from ``lexicon.toml`` when first imported (on the guard's first comparison).
+Alternations are ordered longest first; whole-word lists use ``Phrases`` (a dictionary walk,
+faster than a regex alternation of hundreds of words).
 """
 
 from __future__ import annotations
@@ -132,7 +129,6 @@ GATE_DATE = EN_DATE_WORDS | frozenset(lex.en_periods)
 ZH_NUMERALS = "零〇一二两三四五六七八九十百千万亿"
 ZH_UNIT = index(lex.zh_units)
 ZH_BARE = [u for u in ZH_UNIT if len(u) >= 2]  # single characters are too ambiguous bare
-ZH_CLASSIFIER = frozenset(lex.zh_classifiers)
 ZH_QUANTITY = re.compile(
     rf"百分之(?P<pct>\d+(?:\.\d+)?|[{ZH_NUMERALS}]+)"
     rf"|(?P<ord>第)?(?P<num>\d+(?:\.\d+)?[万亿千百]?|[{ZH_NUMERALS}]+)"

@@ -1,23 +1,11 @@
 """``PayloadGuard``: when two questions share most of their words, judge what differs.
 
-A long shared template or context with a short differing payload ("You are a support agent
-for ... Customer message: my internet is down" / "... really slow") embeds close together
-however different the payloads are: mean pooling weighs each payload token against a hundred
-shared ones, so the pair passes any threshold (0.97-0.999 on such pairs). Here the shared
-beginning and end are set aside (:func:`semcache.guard.opposites.differing`) and, when they
-are most of the text, the two differing parts are embedded on their own, with the cache's
-embedder, and must be at least ``min_similarity`` alike.
-
-Applies only when the shared part holds at least ``min_shared`` tokens and at least
-``shared_ratio`` times the longer differing part; short questions, whose cosine already
-reflects their difference, are never re-embedded. A differing part that is empty on one side
-(context added to one question only) is not judged, as in ``DetailGuard``. The default 0.7:
-on the team's collision corpus (MiniLM), template pairs with different requests score their
-payloads mostly under 0.65, paraphrased payloads mostly over 0.7.
-
-Embedding two short texts costs a few milliseconds of CPU, on the lookup path but only for
-the rare candidate that is over the threshold, passes the inner guard and shares a template.
-An embedder that is not loaded, or cannot embed, vetoes (an unjudged pair is not served).
+A long shared template with a short differing payload embeds close together however
+different the payloads are (mean pooling weighs a few payload tokens against many shared
+ones). When the shared beginning and end (:func:`semcache.guard.opposites.differing`) hold
+at least ``min_shared`` tokens and ``shared_ratio`` times the longer differing part, the two
+differing parts are embedded on their own and must be at least ``min_similarity`` alike. A
+part empty on one side is not judged; an embedder that cannot embed vetoes.
 """
 
 from __future__ import annotations

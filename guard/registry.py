@@ -1,9 +1,7 @@
 """The one registry of answer guards: a name (as settings, the CLI and eval spell it) to a guard.
 
-Built in: ``"none"`` (``NoGuard``), ``"details"`` (``DetailGuard``) and ``"auto"``, which
-resolves to ``DEFAULT_VERIFIER``. Users add their own with ``register``. Factories run only
-when ``get_verifier`` asks for them, and building a ``DetailGuard`` compiles nothing (its first
-comparison does), so looking a guard up is cheap.
+Built in: ``"none"``, ``"details"`` and ``"auto"`` (``DEFAULT_VERIFIER``); users add their
+own with ``register``. Factories run only when asked for, so a lookup is cheap.
 """
 
 from __future__ import annotations
@@ -35,11 +33,8 @@ def registered_names() -> tuple[str, ...]:
 
 
 def register(name: str, factory: Callable[[], HitVerifier]) -> None:
-    """Make ``get_verifier(name)`` return ``factory()``.
-
-    ``name`` must be new: replacing a guard by registering over its name would silently
-    change what every existing setting means, so that raises ``ConfigError``, as do ``"auto"``
-    (an alias, not a guard) and an empty name.
+    """Make ``get_verifier(name)`` return ``factory()``. ``name`` must be new (registering over a
+    guard would silently change what settings mean), not ``"auto"`` and not empty: ``ConfigError``.
     """
     if not name or name == AUTO or name in _FACTORIES:
         taken = ", ".join(repr(n) for n in registered_names())
@@ -50,11 +45,8 @@ def register(name: str, factory: Callable[[], HitVerifier]) -> None:
 
 
 def get_verifier(name: str) -> HitVerifier:
-    """A fresh guard for a ``SemanticSettings.verifier`` value (never None).
-
-    ``"none"`` gives ``NoGuard``, ``"details"`` a ``DetailGuard``, ``"auto"`` whatever
-    ``DEFAULT_VERIFIER`` names, a registered name its factory's guard. Anything else raises
-    ``ConfigError`` naming the valid names.
+    """A fresh guard for a ``SemanticSettings.verifier`` value (never None); ``ConfigError`` naming
+    the valid names for anything unknown.
     """
     factory = _FACTORIES.get(DEFAULT_VERIFIER if name == AUTO else name)
     if factory is None:

@@ -1,9 +1,6 @@
-"""The six rules of ``DetailGuard``: how two questions' extracted details may differ.
-
-Each rule compares two ``Details`` (see ``semcache.guard.features``) and yields a
-``Difference`` per differing detail; ``semcache.guard.details`` documents what each rule
-means and why. Importing this module builds the extractor (compiles its patterns, reads the
-lexicon), so only the guard's first comparison imports it.
+"""The six rules of ``DetailGuard`` (documented in ``semcache.guard.details``): how two
+questions' extracted ``Details`` may differ, one ``Difference`` per differing detail.
+Importing this module builds the extractor, so only the guard's first comparison does.
 """
 
 from __future__ import annotations

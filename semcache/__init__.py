@@ -1,13 +1,8 @@
 """semcache: a correct-first semantic cache for LLM calls.
 
-Import is cheap: every public name is imported on first access (those that need LiteLLM,
-``SemanticCache`` and ``cache_info``, load it then).
-
-LiteLLM fetches its model price map from the network when it is first imported (and retries
-in the background, about a minute offline). semcache sets ``LITELLM_LOCAL_MODEL_COST_MAP``
-to ``True`` unless it is already set, so LiteLLM uses the map it ships; set it to ``False``
-before importing semcache to fetch the current one. This only works when semcache is
-imported before LiteLLM.
+Every public name is imported on first access. semcache sets
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` unless set, so LiteLLM (imported after semcache) uses
+the price map it ships instead of fetching one from the network.
 """
 
 from __future__ import annotations

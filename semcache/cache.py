@@ -1,10 +1,8 @@
 """``SemanticCache``: the facade that wraps LiteLLM's ``completion`` / ``acompletion``.
 
-It keeps the public API and nothing else: ``semcache.compose`` wires the request path (policy,
-exact memory, exact store, coalescer, semantic, write-behind, upstream) from settings, and
-this class runs it and delivers what it found. All work after the memory tier runs on one
-private event loop, so the sync API (any thread) and the async API (any loop) share one
-coalescer: 16 threads or 100 tasks asking the same question cost one upstream call.
+``semcache.compose`` wires the request path from settings; this class runs it. All work
+after the memory tier runs on one private event loop, so the sync and async APIs share one
+coalescer.
 """
 
 from __future__ import annotations
@@ -158,12 +156,9 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
-        """Delete matching entries from every tier; returns how many were removed.
-
-        ``model`` is matched against the resolved ``provider/model`` name and may be given
-        in any form LiteLLM resolves (``gpt-4o-mini`` or ``openai/gpt-4o-mini``). Writes that
-        began before the purge never land (the purge wins). Store errors are raised here (an
-        operator asked for this), not swallowed.
+        """Delete matching entries from every tier; returns how many were removed. ``model`` may be
+        given in any form LiteLLM resolves. Writes that began before the purge never land; store
+        errors are raised (an operator asked for this).
         """
         return self._loop.run(ops.purge(self._parts, tenant, namespace, model))
 
@@ -184,13 +179,9 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI):
         return await self._loop.arun(ops.recent(self._parts, tenant, limit))
 
     def ready(self) -> bool:
-        """True when the store and embedder are usable, waiting for them to load.
-
-        The model starts loading in the background when the cache is built; until it is
-        loaded, lookups skip the semantic tier (those requests go upstream, their answers
-        are stored once it is up, and each skip is counted in ``stats().counts`` as
-        ``semantic_warming``). Call
-        ``ready()`` first when the first request should already be able to hit.
+        """True when the store and embedder are usable, waiting for them to load. Until the model
+        has loaded, lookups skip the semantic tier (counted as ``semantic_warming``), so call this
+        first when the first request should already be able to hit.
         """
         return self._loop.run(probe(self._parts, READY_TIMEOUT_S))
 

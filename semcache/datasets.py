@@ -1,28 +1,11 @@
 """The labeled pair sets semcache ships: its own questions, for calibration, tests and demos.
 
-``semcache/data/pairs.jsonl`` is written by ``scripts/build_pairs.py`` from hand-written templates
-(no third-party text). One pair per line::
-
-    {"id": "en-support-001", "text_a": "...", "text_b": "...", "label": 1, "lang": "en",
-     "domain": "support", "kind": "paraphrase", "group": "...", "group_b": "...",
-     "detail": null}
-
-``label`` 1: one answer is correct for both texts; 0: serving one's answer for the other is a
-false hit. ``group`` is the intent of ``text_a`` and ``group_b`` that of ``text_b`` (equal iff
-``label`` is 1); a text always has the same group. ``kind`` is ``paraphrase``,
-``exact_variant`` (casing, punctuation, typos), ``hard_negative`` (one answer-determining detail
-differs, named by ``detail``: number, date, negation, entity, comparison, order or other) or
-``unrelated``.
-
-``semcache/data/collisions.jsonl``, the collision corpus, is written by
-``scripts/build_collisions.py`` the same way: pairs shaped like the inputs an embedder confuses
-(long shared documents, long templates, antonyms, numbers, entities, code targets, negations),
-and paraphrases that should still hit. Its rows have ``id``, ``text_a``, ``text_b``, ``label``,
-``lang``, ``kind`` (:data:`COLLISION_KINDS`) and ``detail``; the builder's docstring says what
-each kind holds.
-
-Both load by name where a pair file is expected (:data:`SHIPPED_SETS`, e.g.
-``semcache eval --data collisions``).
+``semcache/data/pairs.jsonl`` (``scripts/build_pairs.py``, hand-written templates) has rows
+``id``, ``text_a``, ``text_b``, ``label`` (1: one answer is right for both), ``lang``,
+``domain``, ``kind`` (paraphrase, exact_variant, hard_negative, unrelated), ``group`` /
+``group_b`` (the intents) and ``detail``. ``semcache/data/collisions.jsonl``
+(``scripts/build_collisions.py``) holds inputs an embedder confuses, with ``kind`` in
+:data:`COLLISION_KINDS`. Both load by name (:data:`SHIPPED_SETS`).
 """
 
 from __future__ import annotations

@@ -208,17 +208,10 @@ class LookupStats:
 class CacheStats:
     """Counters since the cache started, and the sizes of its tiers (``SemanticCache.stats``).
 
-    ``errors`` counts cache failures that were served as misses, by kind (``store_upsert``,
-    ``semantic_lookup``, ...). ``shed`` counts work skipped by admission control because it
-    could not start within its budget (``semantic_lookup``, ``store_retrieve``,
-    ``store_upsert``): the request went on without it. ``store_entries`` is None when there
-    is no store or it could not be counted. ``privacy``: the private-data gate's decisions by
-    kind (never text); ``compression``: what prompt compression saved, apart from the cache's
-    savings; ``tuning``: feedback, shadow verification and the live false-hit estimates.
-    ``spent_usd``: money the cache itself spent to decide hits, by kind (``scorer_judge``: an
-    LLM judge scorer's priced calls; its calls and tokens are in ``counts``), to weigh
-    against ``saved_cost_usd``. ``lookups``: the recorded lookups (hit rate by time, tier and
-    tenant, nearest-similarity histograms; see :mod:`semcache.observe.lookups`).
+    ``errors``: cache failures served as misses, by kind; ``shed``: work admission control
+    skipped; ``store_entries``: None when not countable; ``privacy``, ``compression``,
+    ``tuning``: their sections; ``spent_usd``: money the cache spent to decide hits, by kind;
+    ``lookups``: the recorded lookups (:mod:`semcache.observe.lookups`).
     """
 
     requests: int
@@ -374,14 +367,10 @@ class CacheHit:
 
 @dataclass(frozen=True, slots=True)
 class FlushReport:
-    """What write-behind did with the answers handed to it since the previous ``flush``.
-
-    ``written``: entries that reached the store. ``dropped``: answers of completions kept in
-    memory only, because ``admission.max_pending_writes`` store writes were already pending
-    (the operator's bound; also in ``stats().shed["store_upsert"]``); ``store()`` never
-    drops, it waits for room. ``failed``: writes the embedder or the store refused (also in
-    ``stats().errors["store_upsert"]``). ``fenced``: writes a purge overtook, never stored by
-    design (a purge always wins). ``reasons``: why, with counts, for ``dropped`` and ``failed``.
+    """What write-behind did with the answers handed to it since the previous ``flush``:
+    ``written``; ``dropped`` (kept in memory only, ``admission.max_pending_writes`` reached;
+    ``store()`` never drops); ``failed``; ``fenced`` (overtaken by a purge, by design);
+    ``reasons`` for dropped and failed.
     """
 
     written: int = 0

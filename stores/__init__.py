@@ -1,12 +1,9 @@
 """Vector stores: where cached entries live and how they are found by meaning.
 
-``QdrantEdgeStore`` (the default) runs Qdrant's engine inside this process; ``QdrantStore``
-talks to a Qdrant server or cluster (or qdrant-client's local mode); ``RedisVectorStore``
-keeps entries in Redis 8 vector sets shared by every process. All implement
-:class:`VectorStore` (the request path) and :class:`StoreAdmin` (operators' operations)
-with the same behaviour; :class:`Where` decides what a lookup may see, for all of them.
-``semcache.testing.InMemoryStore`` is the in-process double. The backends are imported on
-first use, so ``import semcache.stores`` loads neither qdrant-edge nor qdrant-client.
+``QdrantEdgeStore`` (default, in this process), ``QdrantStore`` (a Qdrant server) and
+``RedisVectorStore`` (Redis 8 vector sets) implement :class:`VectorStore` and
+:class:`StoreAdmin` with the same behaviour; :class:`Where` decides what a lookup may see.
+Backends are imported on first use.
 """
 
 from __future__ import annotations
@@ -70,12 +67,10 @@ def open_store(
 ) -> VectorStore | None:
     """The store these arguments describe, not yet set up (``backend="none"``: None).
 
-    ``"edge"``: the embedded store in directory ``path`` (``":memory:"`` for a temporary
-    one). ``"qdrant"``: the server at ``url`` (required) with ``api_key``, ``collection``,
-    gRPC when ``prefer_grpc``, and ``timeout_s`` seconds per call. ``"redis"``: vector sets
-    through ``redis_client`` (a sync ``redis.Redis``-compatible client or a URL; required),
-    keys under ``redis_prefix``. The other arguments of one backend are ignored by the
-    others. Raises :class:`ConfigError` naming the argument.
+    ``"edge"``: the embedded store in ``path``; ``"qdrant"``: the server at ``url`` (required);
+    ``"redis"``: vector sets through ``redis_client`` (a client or URL; required) under
+    ``redis_prefix``. Other backends' arguments are ignored. Raises :class:`ConfigError`
+    naming the argument.
     """
     if backend == "none":
         return None

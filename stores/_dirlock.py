@@ -1,9 +1,8 @@
 """An exclusive, non-blocking lock on a store directory, held while a store is open.
 
-The embedded store serves exactly one process. ``flock`` locks belong to an open file
-description, so a second store in the *same* process is refused too, and the kernel drops
-the lock when the holder dies: a crashed process never leaves a stale lock behind. The
-holder's pid is written into the lock file only to make the refusal message useful.
+``flock`` locks belong to an open file description, so a second store in the same process is
+refused too, and the kernel drops the lock when the holder dies (no stale locks). The pid in
+the file only makes the refusal message useful.
 """
 
 from __future__ import annotations

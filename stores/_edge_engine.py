@@ -24,12 +24,8 @@ _FLOAT_FIELDS = (EXPIRES_AT, "created_at")
 
 @contextlib.contextmanager
 def engine_errors(operation: str, directory: Path | None = None) -> Iterator[None]:
-    """The one place qdrant-edge errors become :class:`StoreError`.
-
-    qdrant-edge raises bare ``Exception`` (``ValueError`` for malformed ids), so nothing
-    narrower can be caught; our own errors pass through unchanged. A shard whose WAL is
-    locked (opened by something that bypassed our directory lock) is a
-    :class:`StoreLockedError` like any other second opener.
+    """The one place qdrant-edge errors become :class:`StoreError` (it raises bare ``Exception``);
+    a shard whose WAL is locked is a :class:`StoreLockedError` like any second opener.
     """
     try:
         yield

@@ -1,17 +1,10 @@
 """Optimise a copy of an edge shard in a child process: ``python _edge_optimize.py SHARD_DIR``.
 
-Run by file path (not ``-m``) so that the child imports qdrant_edge and nothing of semcache.
-Why a separate process at all is explained in :mod:`semcache.stores.edge`. The child lowers its
-own CPU priority so that the serving process keeps answering lookups while it builds HNSW
-graphs. It prints ``optimized`` or ``unchanged`` and exits 0, or exits non-zero with the
-engine's message on stderr.
-
-The child must not outlive its parent: an orphan would hold CPU and a copy of the shard
-after a ``kill -9`` of the serving process. On Linux it asks the kernel for SIGKILL
-when its parent dies (``prctl(PR_SET_PDEATHSIG)``), then checks that the semcache process named in
-``EDGE_OPTIMIZE_PARENT_PID`` is still alive (it may have died before the request). Behind
-a wrapper that forks instead of exec-ing, the signal comes when the wrapper dies. A
-watchdog thread would not do: ``optimize()`` holds the GIL for the whole build.
+Run by file path so the child imports qdrant_edge and nothing of semcache; it lowers its own
+CPU priority, prints ``optimized`` or ``unchanged`` and exits 0, or exits non-zero with the
+engine's message. It must not outlive its parent: on Linux it asks for SIGKILL when the
+parent dies (``PR_SET_PDEATHSIG``) and checks ``EDGE_OPTIMIZE_PARENT_PID`` is alive (a
+watchdog thread would not do: ``optimize()`` holds the GIL).
 """
 
 from __future__ import annotations

@@ -1,31 +1,18 @@
 """Key layout and Lua scripts of the Redis vector-set store (``stores/redis_vectors.py``).
 
-``P`` is the key prefix, ``pid`` the partition id: the first 32 hex digits of SHA-256 of the
-canonical JSON ``[tenant, namespace, scope, embedder]`` (a :class:`~semcache.stores.Where`'s
-partition), so names never need escaping and two partitions never share keys. Every key of
-one partition carries the hash tag ``{pid}``, so a partition lives on one cluster slot and
-each script below touches that one slot only:
+``P`` is the key prefix, ``pid`` the first 32 hex digits of SHA-256 of the partition's JSON
+``[tenant, namespace, scope, embedder]``; every key of one partition carries the hash tag
+``{pid}``, so each script touches one cluster slot:
 
-- ``P:vs:{pid}:v``  vector set, element = entry key, FP32 ``NOQUANT``; attributes JSON
-  ``{"expires_at", "created_at", "model"}`` (purges by model read ``.model``);
-- ``P:vs:{pid}:p``  hash, entry key -> entry JSON; each field expires with its entry
-  (``HPEXPIRE``: Redis's own TTL);
-- ``P:vs:{pid}:x`` / ``:c``  sorted sets of entry keys by ``expires_at`` / ``created_at``
-  (the expiry sweep, ``recent``);
-- ``P:vs:{pid}:m``  hash of the partition's fences: ``f:_`` (the last purge of the whole
-  partition), ``f:<h(model)>`` (of one model in it, a purge or a model-snapshot watermark),
-  ``w:<entry key>`` (a withdrawal of one key); epoch seconds. A write of an entry created
-  before a fence that covers it is refused. Also ``part``: the partition's JSON, so a purge
-  finds and matches the partition by ``SCAN`` when the registry ``P:vs:parts`` is lost.
+- ``P:vs:{pid}:v``  vector set (element = entry key; attributes expiry, creation, model);
+- ``P:vs:{pid}:p``  hash entry key -> entry JSON, each field expiring with its entry;
+- ``P:vs:{pid}:x`` / ``:c``  sorted sets by ``expires_at`` / ``created_at``;
+- ``P:vs:{pid}:m``  the partition's fences (``f:_``, ``f:<h(model)>``, ``w:<entry key>``)
+  and ``part``; a write of an entry created before a fence covering it is refused.
 
-Keys outside any partition (each a single key, so on one slot of its own):
-
-- ``P:vs:meta``  hash ``embedder``, ``dim``, ``format`` (checked at ``setup``);
-- ``P:vs:parts``  hash pid -> partition JSON (how counts and sweeps find partitions; a purge
-  also scans for partition keys, so losing this one key never lets a purged answer stay);
-- ``P:vs:fence``  hash of global fences, ``<t>|<n>|<m>`` -> epoch seconds, one field per
-  combination of purge filters (``_`` for an unfiltered field), so a write into a partition
-  registered after a purge began is refused too (see ``RedisVectorStore.purge``).
+Outside partitions: ``P:vs:meta`` (embedder, dim, format), ``P:vs:parts`` (pid -> partition;
+a purge also scans, so losing it never keeps a purged answer) and ``P:vs:fence`` (global
+fences per combination of purge filters, so a partition registered after a purge is fenced).
 """
 
 from __future__ import annotations

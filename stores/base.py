@@ -130,11 +130,9 @@ class StoreAdmin(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Integrity:
-    """What a store found wrong with its own files since it was opened.
-
-    ``reopened``: times the store found its directory deleted or replaced under it and
-    reopened it (writes after that land in the new directory; what the lost one held is
-    gone). ``last_problem``: what it found last; ``last_at``: when (``time.monotonic``).
+    """What a store found wrong with its own files since it was opened: ``reopened`` (times its
+    directory was found deleted or replaced and reopened), ``last_problem`` and ``last_at``
+    (``time.monotonic``).
     """
 
     reopened: int = 0

@@ -6,37 +6,17 @@ Directory layout under ``path``::
     store.json      {"format": 1, "embedder": ..., "dim": ..., "shard": "shard-000002"}
     shard-000002/   the live EdgeShard (payload indexes, WAL, segments)
 
-``store.json`` records the embedder (a file rather than a reserved point, so ``count`` and
-every filter need no exclusion) and names the live shard generation.
-
-Optimisation never blocks a lookup. qdrant-edge has no background optimiser: new points
-sit in a plain (brute-force) segment until ``EdgeShard.optimize()`` builds HNSW. Measured
-with qdrant-edge-py 0.9.0 (20k x 384, 2 cores): ``optimize()`` takes 6-13 s, holds the GIL
-for all of it (a 5 ms ticker thread did not tick once) and the shard's lock blocks every
-other call on that shard. In a thread it would freeze every request in the process. So,
-once ``optimize_every`` points were written, a background thread runs one *cycle*:
-
-1. with writes paused (lookups go on), flush the live shard and copy its directory to the
-   next generation; from then on every write is also appended to a replay list;
-2. a child process (``_edge_optimize.py``, lower CPU priority) loads the copy and optimises
-   it; this process keeps serving from the live shard;
-3. with writes paused, load the optimised copy, replay the writes made meanwhile, swap it
-   in under the engine lock, point ``store.json`` at it (atomic rename), drop the old one.
-
-Measured here: a lookup loop answered 689 lookups (p50 0.4 ms) during a 3.1 s cycle at
-3k x 384 points, while ``optimize()`` in a thread stopped it for 2.2 s; at 100k points
-lookups take 1.0 ms p50 after the swap. The cost is one sparse copy of the shard per cycle
-(0.3 s for 100k x 384 points, 226 MB) and twice the disk while it runs. A crash at any step
-leaves ``store.json`` naming a complete shard; other generations are removed at ``setup``.
-The optimiser child is killed by the kernel if this process dies (``_edge_optimize.py``).
+Optimisation never blocks a lookup: ``EdgeShard.optimize()`` holds the GIL and the shard's
+lock for seconds, so after ``optimize_every`` writes a background cycle copies the live shard
+(writes paused, lookups go on), optimises the copy in a child process
+(``_edge_optimize.py``), then loads it, replays the writes made meanwhile and swaps it in,
+pointing ``store.json`` at it by atomic rename. A crash at any step leaves ``store.json``
+naming a complete shard; other generations are removed at ``setup``.
 
 Integrity: before every write the store checks that its directory and live shard are the
-ones it opened (inode numbers). A directory deleted or replaced under a running store is
-reopened (created afresh if gone), the write lands there, and the event is reported by
-:meth:`QdrantEdgeStore.integrity` (``StoreIntegrity``), which the cache counts as
-``errors["store_lost"]`` and reports in ``health()``. ``close`` releases the directory even
-when the final flush fails.
-Writes wait during the copy and the swap (each well under a second at 100k points).
+ones it opened (inode numbers); one deleted or replaced underneath is reopened and the event
+reported by :meth:`QdrantEdgeStore.integrity`. ``close`` releases the directory even when
+the final flush fails.
 """
 
 from __future__ import annotations
@@ -84,19 +64,12 @@ DEFAULT_OPTIMIZER = (sys.executable, str(Path(__file__).with_name("_edge_optimiz
 class QdrantEdgeStore(OptimizationCycle):
     """:class:`~semcache.stores.base.VectorStore` and ``StoreAdmin`` on an embedded Qdrant shard.
 
-    ``path``: store directory, or ``":memory:"`` for a temporary one (in RAM when /dev/shm
-    has room) removed on ``close``.
-    ``hnsw_threshold``: points a segment may hold before it gets an HNSW graph. Below it
-    brute force is fast enough: one partition of 10k x 384 points answers in 1.8 ms p50
-    unindexed and 0.8 ms with HNSW here (5k: 0.56 vs 0.50 ms; 20k: 3.8 vs 1.4 ms).
-    ``optimize_every``: points written since the last optimisation that start a background
-    cycle (see the module docstring); None never starts one (call :meth:`optimize`). Keep it
-    at least ``hnsw_threshold``: a cycle indexes only segments that reached that size.
-    ``optimizer``: the command a cycle runs on the shard copy (the copy's directory is
-    appended as its last argument); it must optimise the shard in place and print
-    ``optimized`` or ``unchanged``. The default is :data:`DEFAULT_OPTIMIZER`; a wrapper can
-    add ``nice``/``ionice`` or a container, as long as it ends by running that command.
-    Safe to call from several threads.
+    ``path``: store directory, or ``":memory:"`` for a temporary one removed on ``close``.
+    ``hnsw_threshold``: points a segment may hold before it gets an HNSW graph (brute force is
+    fast enough below). ``optimize_every``: points written that start a background cycle (None:
+    call :meth:`optimize`); keep it at least ``hnsw_threshold``. ``optimizer``: the command a
+    cycle runs on the shard copy's directory (default :data:`DEFAULT_OPTIMIZER`; a wrapper may
+    add ``nice`` or a container). Safe to call from several threads.
     """
 
     def __init__(
@@ -231,13 +204,9 @@ class QdrantEdgeStore(OptimizationCycle):
         return self._integrity
 
     def _verify_directory(self) -> None:
-        """Before a write (the caller holds ``_write_lock``): reopen a lost directory.
-
-        The engine keeps its files open, so after the directory is deleted or replaced
-        reads still answer and writes still succeed, into files nobody will ever read
-        again, and the answers are gone after a restart. Comparing the directory's
-        and the live shard's inode with those seen at open catches both, for one ``stat``
-        each per write.
+        """Before a write (under ``_write_lock``): reopen a lost directory. The engine keeps
+        its files open, so writes into a deleted or replaced directory would vanish on restart;
+        one ``stat`` of the directory and the live shard per write catches both.
         """
         root = self._root
         if root is None or self._shard is None:

@@ -1,13 +1,9 @@
 """The shared store: a Qdrant server or cluster through ``qdrant-client``.
 
-Use it when several processes or hosts share one cache (the embedded ``edge`` store serves
-one process). ``url`` talks to a server (https and an API key for Qdrant Cloud; gRPC when
-``prefer_grpc``). ``location=":memory:"`` or ``path=`` run qdrant-client's local mode: the
-same API evaluated in Python, fine for tests and small data (filtered search is ~10 ms at
-1k points and ~90 ms at 10k here), with payload indexes ignored.
-
-The embedder name and dimension live in the collection's metadata (Qdrant >= 1.16), so no
-reserved point has to be excluded from searches, counts and purges.
+``url`` talks to a server (https and an API key for Qdrant Cloud; gRPC when
+``prefer_grpc``); ``location=":memory:"`` or ``path=`` run qdrant-client's local mode (for
+tests and small data; payload indexes ignored). The embedder name and dimension live in the
+collection's metadata, so no reserved point has to be excluded from searches and purges.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """The shared store on Redis >= 8 vector sets: one vector set per partition, every rule in Redis.
 
-Use it when several processes or hosts share one semantic cache: what one process stores,
-every other finds; what a purge, a withdrawal or a model-snapshot watermark removes is gone
-for all of them when the call returns, because the removal and the fence against older
-writes both live in Redis, not in a process. Needs Redis Open Source 8.0 or later (vector
-sets are built in); Valkey's vector search is a separate module and is not supported.
-
-Key layout and scripts: :mod:`semcache.stores._redis_layout`. A partition is a
-:class:`~semcache.stores.Where`'s (tenant, namespace, scope, embedder); all its keys share one
-hash tag, so it lives on one Redis Cluster slot and every script touches one slot.
-
-Exactness: vectors are stored ``NOQUANT`` (float32), so a similarity is the same cosine the
-embedded store computes (to float32 rounding); VSIM's score is ``(1 + cos) / 2`` and is
-converted back. Expiry: each entry's payload field has Redis's own TTL, lookups re-check
-``expires_at > now`` in the script and again in :class:`Where`, and
-:meth:`RedisVectorStore.purge_expired` removes the vector-set elements. Fences: a purge
-records its time in Redis, globally and in each partition it covers, and a write of an
-entry created before a fence that covers it is refused in the same script that would store
-it (``created_at`` is compared with the purging process's clock: hosts' clocks must agree
-to well under the write-behind delay).
+For processes or hosts sharing one semantic cache: what a purge, a withdrawal or a
+model-snapshot watermark removes is gone for all of them when the call returns, because the
+removal and the fence against older writes live in Redis (:mod:`semcache.stores._redis_layout`).
+Vectors are ``NOQUANT`` (float32), so a similarity is the embedded store's cosine (VSIM's
+``(1 + cos) / 2`` converted back). Expiry is Redis's own TTL, re-checked in the script and
+in :class:`Where`. A write of an entry created before a fence covering it is refused in the
+script that would store it (hosts' clocks must agree to well under the write-behind delay).
 """
 
 from __future__ import annotations
@@ -113,12 +101,9 @@ def _covers(selection: Selection, partition: dict[str, str] | None) -> bool:
 class RedisVectorStore:
     """:class:`~semcache.stores.base.VectorStore` and ``StoreAdmin`` on Redis vector sets.
 
-    ``client``: a ``redis.Redis`` or ``redis.cluster.RedisCluster`` (sync) client, or a
-    ``redis://`` URL (a client is built at ``setup`` and closed by ``close``). ``prefix``:
-    of every key. ``clock``: wall-clock epoch seconds (what "expired" and a purge's time
-    mean). ``candidates``: nearest elements a lookup checks for one that is live (expired
-    ones stay until ``purge_expired``). ``ef``: HNSW search breadth (higher: closer to
-    exact, slower). Safe to call from several threads (redis-py's pool).
+    ``client``: a sync ``redis.Redis`` / ``RedisCluster`` or a ``redis://`` URL (then built at
+    ``setup``, closed by ``close``). ``clock``: wall-clock epoch seconds. ``candidates``: nearest
+    elements a lookup checks for a live one; ``ef``: HNSW search breadth. Thread-safe.
     """
 
     def __init__(
@@ -310,13 +295,10 @@ class RedisVectorStore:
         return {pid.decode(): json.loads(value) for pid, value in rows.items()}
 
     def _every_partition(self) -> dict[str, dict[str, str] | None]:
-        """Every partition holding keys, registered or not: what a purge must reach.
-
-        The registry is one key: deleted, evicted or on a cluster master back empty, it
-        would hide partitions from a purge, which would then report success while their
-        answers stay. So the partitions' own keys are scanned too (every master), each
-        named by its ``part`` field or, failing that, by one of its entries; one found
-        that way is registered again. None: a partition that holds no entry to serve."""
+        """Every partition holding keys, registered or not: what a purge must reach. The registry is
+        one key that may be lost, so the partitions' own keys are scanned too (every master) and
+        re-registered; a purge never reports success while answers stay.
+        """
         client = self._open()
         known: dict[str, dict[str, str] | None] = dict(self._partitions())
         lost: set[str] = set()
@@ -421,12 +403,10 @@ class RedisVectorStore:
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
     ) -> int:
-        """Remove every entry matching all given fields, for every process; fence older writes.
-
-        Order matters for writes running meanwhile: the global fence first, then each
-        registered partition (fenced and emptied in one script). A write registers its
-        partition before reading the global fence, so it either sees the fence or is
-        fenced in its partition."""
+        """Remove every entry matching all given fields, for every process; fence older writes. The
+        global fence goes first, then each partition is fenced and emptied in one script; a write
+        registers its partition before reading the global fence, so one of the two fences it.
+        """
         selection = Selection(tenant=tenant, namespace=namespace, model=model)
         return self._fence_and_remove(selection, self._clock(), remove_all=True)
 

@@ -1,13 +1,9 @@
 """The rules that decide which stored entries a lookup may see, written once.
 
-Every backend translates these records into its own filter language (Qdrant ``Filter``s,
-a Python predicate) and re-checks what its engine returned (:meth:`Where.retrieved`,
-:meth:`Where.verified`), so a filter that lost a condition cannot serve another tenant's
-entry. Nothing here does I/O.
-
-The expiry rule: an entry is live while ``now < expires_at``; at ``expires_at`` itself it
-has expired. A lookup serves only live entries; ``purge_expired(now)`` deletes exactly the
-others (``expires_at <= now``), so no entry is ever both served and purged.
+Backends translate these records into their own filters and re-check what their engine
+returned (:meth:`Where.retrieved`, :meth:`Where.verified`), so a filter that lost a
+condition cannot serve another tenant's entry. An entry is live while ``now < expires_at``;
+``purge_expired(now)`` deletes exactly the others, so none is both served and purged.
 """
 
 from __future__ import annotations
@@ -91,25 +87,12 @@ def is_live(expires_at: float, now: float) -> bool:
 class Where:
     """One lookup's partition and clock: tenant AND namespace AND scope AND embedder, live at now.
 
-    An entry answers a lookup only when all four fields equal the entry's and it is live at
-    ``now`` (epoch seconds, see :func:`is_live`). The same record serves both lookups:
-
-    * ``nearest``: the scope is what makes a paraphrase comparable (same model, system
-      prompt, history, sampling parameters), so it is part of the search filter;
-    * ``retrieve`` by exact key: the key already pins the scope (both are digests of the
-      same request), so checking it costs nothing and gives one rule for both lookups.
-      Callers pass the scope they would store (``EXACT_ONLY_SCOPE`` for entries that only
-      answer exact lookups).
-
-    The embedder is part of the partition because vectors of two models are not comparable;
-    a store is also set up for one embedder, so this is a second line of defence.
-
-    ``filters`` (optional, from ``check(..., filters=...)``): ``(key, allowed values)`` pairs
-    on the entry's metadata, all AND-ed, each "``metadata[key]`` equals one of the values"
-    (see :func:`metadata_matches`). They only narrow: every partition condition still
-    applies, so a filter can never reach another tenant's entries. Backends translate each
-    into a condition on payload path ``metadata.<key>`` (Qdrant: ``MatchValue`` /
-    ``MatchAny``) and re-check with :meth:`admits` like the rest.
+    One record serves both lookups: ``nearest`` filters on the scope (what makes a paraphrase
+    comparable); ``retrieve`` by exact key checks it at no cost (callers pass the scope they
+    would store, ``EXACT_ONLY_SCOPE`` for exact-only entries). The embedder is in the partition
+    because vectors of two models are not comparable. ``filters`` (``check(..., filters=...)``):
+    ``(key, allowed values)`` pairs on the entry's metadata, AND-ed; they only narrow, so a
+    filter never reaches another tenant's entries (:func:`metadata_matches`).
     """
 
     tenant: str
@@ -142,21 +125,16 @@ class Where:
         )
 
     def retrieved(self, key: str, entry: Entry | None) -> Entry | None:
-        """The post-check of a retrieve by id: ``entry`` if it is ``key``'s and admitted.
-
-        Point ids are derived from keys, so the id alone finds the entry; this check makes
-        sure it is not another tenant's, namespace's, scope's or embedder's, nor expired.
+        """The post-check of a retrieve by id: ``entry`` if it is ``key``'s and admitted,
+        so an id never finds another partition's entry, nor an expired one.
         """
         if entry is None or entry.key != key or not self.admits(entry):
             return None
         return entry
 
     def verified(self, match: Match | None) -> Match | None:
-        """The post-check of ``nearest``: ``match`` if this record admits its entry.
-
-        The engine searched with this record as its filter, so an entry it does not admit is
-        a backend bug; it is raised as :class:`StoreError` (which the cache counts) instead
-        of being served or silently dropped.
+        """The post-check of ``nearest``: ``match`` if this record admits its entry; one it
+        does not admit is a backend bug, raised as :class:`StoreError`, never served.
         """
         if match is not None and not self.admits(match.entry):
             raise StoreError(

@@ -1,15 +1,9 @@
 """``semcache`` command line: one argparse parser, one subcommand a module.
 
-Each command's module exposes ``add_arguments(parser)`` (its options, on the subparser
-``semcache COMMAND``) and ``run(args) -> int`` (the exit status); the table below names
-them, and a module is imported only when its command is chosen, so ``semcache --help``
-lists every command without loading any. Every failure a user can cause is one line on
-stderr, prefixed by the command, and exit status 2: a bad option
-(``semcache demo --threshold 2``), a bad ``SEMCACHE_*`` value or ``.env`` key (checked
-before the command runs, naming the variable, the value and what was expected), an unknown
-setting, a :class:`UsageError` raised by ``run``. Unknown ``SEMCACHE_*`` variables are one
-warning line each (an error under ``SEMCACHE_STRICT=1``). Ctrl-C is exit status 130, one
-line, no traceback, in every command.
+Each command's module exposes ``add_arguments(parser)`` and ``run(args) -> int`` and is
+imported only when chosen. Every failure a user can cause (a bad option, a bad ``SEMCACHE_*``
+value, an unknown setting, a :class:`UsageError`) is one stderr line prefixed by the command,
+exit 2; Ctrl-C is exit 130 with no traceback.
 """
 
 from __future__ import annotations

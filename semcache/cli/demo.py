@@ -1,13 +1,9 @@
 """``semcache demo``: a realistic request stream replayed through the full cache.
 
-The stream is built from the shipped labeled set (``semcache/data/pairs.jsonl``): first
-questions, exact repeats, paraphrases of earlier questions, hard negatives that differ from
-an earlier question in one detail, the same questions in other tenants, and bursts of
-identical concurrent requests. Every text belongs to an intent group; the simulated upstream
-answers with the group, so a served answer is *wrong* exactly when its group differs from
-the question's. Everything is real except the LLM: the bundled MiniLM embedder, the
-embedded Qdrant engine, LiteLLM's HTTP client and a local OpenAI-compatible server with
-latency and token usage.
+Built from the shipped labeled set: first questions, exact repeats, paraphrases, hard
+negatives, other tenants and bursts of identical concurrent requests. The simulated upstream
+answers with the question's intent group, so a served answer is *wrong* exactly when its
+group differs. Everything is real except the LLM.
 """
 
 from __future__ import annotations
@@ -315,13 +311,6 @@ def _seconds(text: str) -> float:
     if not value >= 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
     return value
-
-
-def demo_main(argv: Sequence[str]) -> int:
-    """``semcache demo`` on its own parser."""
-    from semcache.cli import standalone
-
-    return standalone(_parser(), run, argv)
 
 
 def run(args: argparse.Namespace) -> int:

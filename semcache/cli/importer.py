@@ -1,11 +1,8 @@
 """``semcache import FILE.jsonl``: bulk-load answers into the deployment's store.
 
-One JSON object a line, each what ``SemanticCache.store_many`` takes: ``prompt`` (or
-``messages``) and ``response``, optionally ``model``, ``tenant``, ``cache`` and any other
-request parameter. Every line is read and validated before anything is stored (a bad line is
-one error naming its line number, exit 2); progress goes to stderr; the summary says how many
-were written, skipped by the policy and failed (with the first reasons). Exit 0 when every
-storable line was written, 1 when some failed.
+One JSON object a line, as ``SemanticCache.store_many`` takes. Every line is validated before
+anything is stored (a bad line: an error naming it, exit 2). Exit 0 when every storable line
+was written, 1 when some failed.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from semcache.cli import OneLineParser, UsageError, standalone
+from semcache.cli import OneLineParser, UsageError
 
 PROG = "semcache import"
 #: Failure reasons printed in the summary (the rest are counted).
@@ -55,11 +52,6 @@ def read_items(path: Path) -> list[dict[str, Any]]:
                 raise ValueError(f"{path}:{number}: expected a JSON object")
             items.append(item)
     return items
-
-
-def main(argv: list[str]) -> int:
-    """``semcache import`` on its own parser."""
-    return standalone(_parser(), run, argv)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from semcache.cli import OneLineParser, UsageError, standalone
+from semcache.cli import OneLineParser, UsageError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,11 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--model", help="Only answers of this model (any name LiteLLM resolves, e.g. gpt-4o-mini)."
     )
     parser.add_argument("--all", action="store_true", help="Required to purge without any filter.")
-
-
-def purge_main(argv: list[str]) -> int:
-    """``semcache purge`` on its own parser."""
-    return standalone(_parser(), run, argv)
 
 
 def run(args: argparse.Namespace) -> int:

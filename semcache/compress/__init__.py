@@ -1,11 +1,8 @@
 """Prompt compression: fewer input tokens on a cache miss, never a lost detail.
 
-``RuleCompressor`` (filler phrases, repeated instructions, whitespace; English and Chinese
-rule sets as data), ``ModelCompressor`` (any LiteLLM model rewrites to about half) and
-``ChainCompressor`` (both) implement ``Compressor``. Every rewrite passes the
-detail-preservation check (``lost_details``) or the original is sent; ``Compressed`` says
-what happened, ``CompressionLedger`` counts it apart from cache savings.
-``semcache compress-eval`` (``semcache.compress.ab``) A/B-tests a compressor against a model.
+``RuleCompressor``, ``ModelCompressor`` and ``ChainCompressor`` implement ``Compressor``;
+every rewrite passes the detail-preservation check (``lost_details``) or the original is
+sent. ``CompressionLedger`` counts savings apart from the cache's.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Protected spans: what no compression rule may rewrite.
 
-``mask(text)`` replaces code (fenced, inline, indented lines), URLs, e-mail addresses, quoted
-text, JSON-like bracketed blocks and numbers with placeholders, and ``Masked.restore`` puts
-them back byte for byte. Rules then see only prose. Identical spans share one placeholder, so
-a passage repeated verbatim (numbers and all) is still recognised as a repeat after masking.
-
-A placeholder is ``U+E000 <index> U+E001``: private-use characters that never occur in
-prompts and that no rule pattern matches (rules match letters and punctuation, and the
-index digits sit between the two markers, where the number-free rules cannot reach).
+``mask(text)`` replaces code, URLs, e-mail addresses, quotes, JSON-like blocks and numbers
+with placeholders ``U+E000 <index> U+E001`` (private-use characters no rule matches);
+``Masked.restore`` puts them back byte for byte. Identical spans share a placeholder, so a
+passage repeated verbatim is still a repeat.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """A/B test of prompt compression: the same model answers each prompt original and compressed.
 
-Compression is never assumed to be free. For every prompt ``run_ab`` compresses the messages,
-sends the original and (when compression was used) the compressed version to the same model,
-and records tokens saved, whether the preservation check refused it, how similar the two
-answers are (cosine similarity of their embeddings, 1.0 = same direction), and, with a judge
-model, whether the judge finds them the same. When a prompt lists its must-survive details
-(``details``, as in the shipped corpus) it also records any listed detail that a *used*
-compression lost: a failure the preservation check let through.
-
-Input: JSON lines, each ``{"messages": [...]}`` or ``{"prompt": "..."}``, optionally with
-``id``, ``lang``, ``verbose`` and ``details`` (``[{"kind": ..., "text": ...}]``).
-``semcache compress-eval`` is the command line (``semcache.compress.ab_cli``).
+For every prompt ``run_ab`` records tokens saved, any refusal, the answers' embedding cosine,
+a judge's verdict when given, and any listed ``details`` a used compression lost (a failure
+the check let through). Input: JSON lines ``{"messages": [...]}`` or ``{"prompt": ...}``,
+optionally ``id``, ``lang``, ``verbose``, ``details``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """``semcache compress-eval``: A/B-test prompt compression against a model.
 
-    semcache compress-eval --data prompts.jsonl --model gpt-4o-mini [--judge gpt-4o]
-        [--mode rules|model|chain] [--rewrite-model M] [--api-base URL] [--out DIR]
-
-Prints totals per group (language x verbose) and overall, writes ``results.jsonl`` (one row
-per prompt, both answers included), ``summary.json`` and ``compress_eval.png`` (tokens saved
-against answer similarity; needs matplotlib, the ``eval`` extra) into ``--out``.
-Exit status: 0 done, 2 bad arguments or unreadable data.
+Prints totals per group and overall; writes ``results.jsonl``, ``summary.json`` and
+``compress_eval.png`` (the ``eval`` extra) into ``--out``. Exit status: 0 done, 2 bad
+arguments or unreadable data.
 """
 
 from __future__ import annotations
@@ -124,15 +120,6 @@ def plot(results: Sequence[PromptResult], path: Path) -> Path:
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
-
-
-def compress_eval_main(argv: Sequence[str]) -> int:
-    parser = _parser()
-    try:
-        args = parser.parse_args(list(argv))
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
-    return run(args)
 
 
 def run(args: argparse.Namespace) -> int:

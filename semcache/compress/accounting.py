@@ -1,10 +1,8 @@
 """What compression saved, counted apart from what the cache saved.
 
-A cache hit avoids a whole call; compression makes a miss cheaper. Mixing the two would
-overstate neither and explain nothing, so ``CompressionLedger`` keeps its own totals: requests
-seen, compressions used, refusals and rejections by reason, lost details by kind, input tokens
-saved, the money those tokens would have cost at the answering model's input price (LiteLLM's
-price map), and what the rewrite calls cost (so the net figure can be negative, and says so).
+A hit avoids a call, compression makes a miss cheaper; mixing them would explain nothing, so
+``CompressionLedger`` keeps its own totals, including what the rewrite calls cost (the net
+figure can be negative).
 """
 
 from __future__ import annotations

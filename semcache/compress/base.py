@@ -1,9 +1,8 @@
 """What a compressor returns and the two plug points it is built from.
 
-``Compressor`` is what the request pipeline calls: messages in, a ``Compressed`` out, never an
-exception for a prompt it cannot shorten (it says why instead). ``Rewriter`` is one way of
-shortening one message's text (rules, a model, or your own); compressors chain rewriters and
-check every rewrite against the original before using it (``semcache.compress.check``).
+``Compressor``: messages in, a ``Compressed`` out, never an exception for a prompt it cannot
+shorten. ``Rewriter``: one way of shortening one message's text; compressors check every
+rewrite against the original (``semcache.compress.check``).
 """
 
 from __future__ import annotations
@@ -60,11 +59,9 @@ class Rejection:
 class Compressed:
     """The messages to send upstream and what compression did to them.
 
-    ``messages`` is the caller's list object itself when nothing was used (``refused`` says
-    why); otherwise a new list whose changed messages are new dicts (the caller's are never
-    mutated). Token counts use LiteLLM's ``token_counter`` for the target model.
-    ``overhead_usd``/``overhead_tokens`` are what the rewrites cost (model calls), so the net
-    saving can be stated honestly.
+    ``messages`` is the caller's list itself when nothing was used (``refused`` says why), else a
+    new list with new dicts for changed messages. Token counts are for the target model;
+    ``overhead_usd``/``overhead_tokens`` are what the rewrites cost.
     """
 
     messages: Sequence[Message]

@@ -1,21 +1,10 @@
 """The detail-preservation check: a compressed text is used only if it keeps every detail.
 
-"Detail" means what determines the answer: numbers (with their units), dates, negations,
-named entities, comparison and direction words, code, URLs and quoted text. Numbers, units,
-dates, entities and comparisons come from the answer guard's extractor
-(``semcache.compress._features``), the same reading the semantic tier uses to refuse a hit;
-code, URLs, quotes and digit strings are also checked verbatim, because an extractor can
-miss a changed identifier but a substring test cannot.
-
-The check is one-sided: everything the original states must still be stated; a rewrite may
-add wording. It compares *sets*, not counts, because dropping a repeated sentence (the point
-of compression) leaves every detail stated once.
-
-Negation is the one place the guard's reading does not fit: the guard keeps the parity of
-negation cues, and removing a repeated "Do not X." flips it. So negation is checked here as
-the set of (cue, next word) pairs: "do not *use*", "never *share*", "不要*编*造" must all
-survive, which also catches "do not use X" rewritten as "use X". A rewrite that merges
-two negated instructions into one ("do not use X or Y") is refused: a false refusal costs
+Details (numbers with units, dates, entities, comparisons) come from the answer guard's
+extractor (``semcache.compress._features``); code, URLs, quotes and digit strings are also
+checked verbatim. One-sided and by sets: everything the original states must still be
+stated, once is enough. Negation is checked as the set of (cue, next word) pairs, since
+dropping a repeated "Do not X." flips the guard's parity reading; a false refusal costs
 tokens, a false pass costs a wrong answer.
 """
 
@@ -86,11 +75,8 @@ def _negations(text: str) -> set[tuple[str, str]]:
 
 
 def holds_detail(span: str) -> bool:
-    """Does ``span`` (text a rule is about to remove) state a detail on its own?
-
-    Rules consult this for every match and leave a match alone when it does: "As mentioned
-    before," holds a comparison word, "作为一个AI助手，" a name, "重要的事情说三遍" a number.
-    Protected-span placeholders count as details.
+    """Does ``span`` (text a rule is about to remove) state a detail on its own ("As mentioned
+    before," holds a comparison word)? Protected-span placeholders count as details.
     """
     if "\ue000" in span or _CUE.search(_ZH_NOT_NEGATION.sub(" ", span)):
         return True

@@ -1,14 +1,10 @@
 """Compressors: rewriters run message by message, each rewrite checked before it is used.
 
-For every message whose role is in ``roles``, whose content is a string and whose token count
-is at least ``min_tokens``, each rewriter in turn gets the best text so far. A rewrite is used
-only if it is non-empty, has fewer tokens than its input, and ``lost_details(original,
-rewrite)`` is empty; otherwise it is recorded as a ``Rejection`` and the next rewriter starts
-from the last accepted text. So a chain of rules then a model falls back to the rules' output
-when the model drops a detail, and to the original when the rules did too.
-
-Other messages (short ones, tool calls, assistant turns, content-part lists) pass unchanged.
-The caller's messages are never mutated: a changed message is a new dict.
+For every message in ``roles`` with string content of at least ``min_tokens``, each rewriter
+gets the best text so far; a rewrite is used only if non-empty, shorter and
+``lost_details(original, rewrite)`` is empty, else it is a ``Rejection`` and the next
+rewriter starts from the last accepted text. Other messages pass unchanged; the caller's
+messages are never mutated.
 """
 
 from __future__ import annotations

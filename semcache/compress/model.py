@@ -1,9 +1,7 @@
 """A rewrite model: any LiteLLM model asked to say the same prompt in about half the tokens.
 
-Its output is refused (the input is kept) when the call fails, when it is empty, when the
-model stopped at its token limit (a cut-off rewrite loses the end of the prompt), and when it
-is not shorter than its input; ``semcache.compress.check`` then decides whether what is left
-kept every detail. The call's own cost is reported, so savings can be stated net of it.
+Its output is refused when the call fails, is empty, stopped at its token limit or is not
+shorter; the detail check then decides the rest. The call's cost is reported.
 """
 
 from __future__ import annotations
@@ -28,11 +26,9 @@ REWRITE_INSTRUCTION = (
 
 
 class ModelRewriter:
-    """A ``Rewriter`` that asks ``model`` (any LiteLLM model id) for a shorter text.
-
-    ``target_ratio`` is the budget as a share of the input's tokens (0.5: about half);
-    ``completion_kwargs`` go to ``litellm.acompletion`` unchanged (``api_base``, ``api_key``).
-    The call may produce at most as many tokens as the input has: longer output is useless.
+    """A ``Rewriter`` that asks ``model`` (any LiteLLM model id) for a shorter text:
+    ``target_ratio`` of the input's tokens, at most as many as the input has;
+    ``completion_kwargs`` go to ``litellm.acompletion`` unchanged.
     """
 
     def __init__(

@@ -1,25 +1,12 @@
 """Rule-based compression: filler phrases out, repeated instructions merged, whitespace collapsed.
 
-The phrases are data (``rules/en.json``, ``rules/zh.json``; add your own with
-``RuleSet.from_file``), the passes are code:
-
-1. protected spans (code, URLs, quotes, JSON, numbers) are masked (``semcache.compress._mask``);
-2. each rule set's rules run in order (a match that itself holds a detail, by
-   ``check.holds_detail``, is left alone): ``delete`` rules remove a phrase (``at: clause_start``
-   only at the start of a sentence, line, list item or clause, and the next letter is then
-   capitalised when a sentence now starts there), ``replace`` rules swap a wordy phrase for a
-   short one, keeping an initial capital;
-3. a sentence that repeats an earlier sentence of the same message is dropped. Two sentences
-   are the same when their words match after case, punctuation, list markers and labels
-   ("[Document 3]", "【资料3】": the same passage retrieved twice is a repeat) and the rule
-   sets' ``dedup_ignore`` words ("please", "must", "请", "务必") are set aside, so "Do not
-   use any external libraries." repeats "Please do not use external libraries.". Sentences
-   shorter than ``min_repeat_tokens`` words are never dropped: short repeats ("Yes.", a
-   table cell) are more often data than redundancy;
-4. runs of spaces inside a line become one space (indentation is kept), blank-line runs
-   become one blank line, and punctuation orphaned by a deletion is tidied.
-
-It is pure and deterministic; ``RuleCompressor`` runs it behind the detail check.
+The phrases are data (``rules/en.json``, ``rules/zh.json``, ``RuleSet.from_file``), the
+passes are code: mask protected spans (``semcache.compress._mask``); run each rule set's
+``delete`` and ``replace`` rules (a match holding a detail is left alone); drop a sentence
+that repeats an earlier one of the same message, ignoring case, punctuation, labels and
+``dedup_ignore`` words (never one under ``min_repeat_tokens`` words: short repeats are more
+often data); collapse spaces and blank lines. Pure and deterministic; ``RuleCompressor``
+runs it behind the detail check.
 """
 
 from __future__ import annotations

@@ -108,11 +108,9 @@ def build_compressor(
     *,
     completion_kwargs: Mapping[str, Any] | None = None,
 ) -> Compressor | None:
-    """The compressor for ``mode`` (None for 'off'); ``completion_kwargs`` (``api_base``,
-    ``api_key``, ...) go to the rewrite model's calls.
-
-    Raises ``ConfigError`` when ``mode`` needs a rewrite model and none is configured, or a
-    rule file cannot be read. Build once per mode and reuse: rule sets compile here.
+    """The compressor for ``mode`` (None for 'off'); ``completion_kwargs`` go to the rewrite
+    model's calls. ``ConfigError`` when a rewrite model is needed and none is configured, or a
+    rule file cannot be read. Rule sets compile here: build once per mode.
     """
     if mode == "off":
         return None

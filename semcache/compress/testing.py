@@ -1,17 +1,11 @@
 """Offline stand-ins for the models ``compress-eval`` talks to, for tests and benchmarks.
 
 ``fake_llm_responder`` plugs into ``semcache.testing.FakeOpenAIServer(responder=...)`` and
-plays three parts, told apart by the request's system message:
-
-- the rewrite model (system message = ``REWRITE_INSTRUCTION``): drops repeated sentences and
-  small words, and, like a careless cheap model, drops every sentence whose stable hash is
-  ``0 mod drop_every``, details and all (so the preservation check has something to catch);
-- the judge (system message = ``JUDGE_INSTRUCTION``): SAME when both answers are equal;
-- the answering model (anything else): an answer that lists the details the guard's
-  extractor reads in the prompt, plus code spans and URLs, so an answer changes exactly when
-  such a detail is lost or added.
-
-Deterministic: the same request always gets the same text.
+answers by the request's system message: as the rewrite model (``REWRITE_INSTRUCTION``) it
+drops repeats and small words and, like a careless model, every sentence whose stable hash
+is ``0 mod drop_every``; as the judge (``JUDGE_INSTRUCTION``) SAME when both answers are
+equal; otherwise it lists the prompt's details, so an answer changes exactly when a detail
+is lost. Deterministic.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Token counts as the target model's tokenizer sees them (LiteLLM's ``token_counter``).
-
-LiteLLM picks the tokenizer from the model name (tiktoken for OpenAI models, bundled
-tokenizers for others, a default for unknown names); the counts are what compression saves
-in the upstream bill, so they are taken for the model that answers, not the one rewriting.
+"""Token counts as the answering model's tokenizer sees them (LiteLLM's ``token_counter``),
+since they are what compression saves in the upstream bill.
 """
 
 from __future__ import annotations

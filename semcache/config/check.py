@@ -1,12 +1,8 @@
 """Unknown and invalid settings as one line each, named where the user wrote them.
 
-The functions are pure (the caller passes the environment and the ``.env`` contents) so the
-settings class, the CLI, the proxy and a composition root share them; which names exist
-comes from ``semcache.config.names``, derived from the model.
-
-A setting is named the way the user spelled it: an argument by its dotted path
-(``semantic.threshold``), an environment variable or ``.env`` key by its name
-(``SEMCACHE_SEMANTIC__THRESHOLD``). Values of secret fields are never repeated.
+Pure functions (the caller passes the environment and ``.env``), shared by the settings
+class, the CLI and the proxy. An argument is named by its dotted path, a variable or ``.env``
+key by its name; values of secret fields are never repeated.
 """
 
 from __future__ import annotations
@@ -50,12 +46,10 @@ _HIDDEN = "'**********'"
 class SettingProblem:
     """One unknown or invalid setting, named where the user wrote it.
 
-    ``name`` is the dotted path of an argument, or the variable / ``.env`` key name;
-    ``path`` is the setting's path in the model (for an unknown variable, the path its name
-    spells); ``setting`` is the dotted path when ``name`` holds an enclosing section as JSON
-    (``SEMCACHE_SEMANTIC='{...}'``), else None. ``value`` is shown as given (``repr``),
-    or None when withheld (unknown names, secrets are masked). ``suggestion`` is the nearest
-    valid name, spelled like ``name``.
+    ``name``: the argument's dotted path, or the variable / ``.env`` key; ``path``: the setting's
+    path in the model; ``setting``: the dotted path when ``name`` holds an enclosing section as
+    JSON, else None; ``value``: as given (``repr``), None when withheld; ``suggestion``: the
+    nearest valid name, spelled like ``name``.
     """
 
     origin: Origin
@@ -237,11 +231,8 @@ class _Failure:
 
 
 def _failures(model: type[BaseModel], exc: ValidationError) -> Iterator[_Failure]:
-    """The errors of ``exc`` as paths under ``model``.
-
-    A section's own ``__init__`` runs inside the enclosing validation (pydantic calls a
-    custom ``__init__`` for nested data too) and raises ``SettingsError``; its problems are
-    unpacked here under the section's location.
+    """The errors of ``exc`` as paths under ``model`` (a nested section's own ``SettingsError`` is
+    unpacked under the section's location).
     """
     from semcache.errors import SettingsError  # errors.py imports this module's types
 

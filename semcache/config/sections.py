@@ -267,11 +267,8 @@ class AdmissionSettings(SettingsSection):
     """Admission control: a lookup is skipped only when the cache's own queue would delay it
     past a budget relative to the upstream call it could save.
 
-    The expected wait is the embedder's queue (texts waiting, lookups first) priced by its
-    measured batch cost; the budget is ``wait_fraction`` of the upstream p50 latency the cache
-    observes, at least ``wait_ms``. A skipped lookup is counted as ``shed``, its miss carries
-    reason ``shed``, and the request goes upstream at once, so under overload a miss costs
-    at most the budget more than no cache.
+    The budget is ``wait_fraction`` of the observed upstream p50, at least ``wait_ms``; a
+    skipped lookup is a ``shed`` miss that goes upstream at once.
     """
 
     wait_ms: float = Field(

@@ -1,23 +1,12 @@
 """All configuration in one declared class.
 
-Read from the environment (prefix ``SEMCACHE_``, nested fields with ``__``, e.g.
-``SEMCACHE_SEMANTIC__THRESHOLD=0.93``), from a ``.env`` file, or passed explicitly.
-Only the facade, the CLI and the server read settings; library classes take arguments.
-
-Nothing is silently ignored, because a cache that quietly keeps its default threshold or
-store path after a typo is a correctness problem:
-
-- an unknown argument or nested key is a :class:`~semcache.errors.SettingsError` naming it
-  and the nearest valid name (``CacheSettings(store_path=...)``: did you mean
-  ``store.path``?);
-- an unknown ``SEMCACHE_*`` environment variable or ``.env`` key is a
-  :class:`~semcache.errors.UnknownSettingWarning` (other tools may share the prefix), or a
-  :class:`~semcache.errors.SettingsError` when ``strict`` is set (``SEMCACHE_STRICT=1``);
-- an invalid value names the argument, variable or ``.env`` key it came from, the value and
-  what was expected.
-
-The names come from the declared fields (``semcache/config/names.py``), so a new field is
-known everywhere at once; ``semcache/config/check.py`` turns problems into lines.
+Read from the environment (``SEMCACHE_``, nested fields with ``__``), a ``.env`` file, or
+passed explicitly; only the composition root reads settings. Nothing is silently ignored,
+since a cache that quietly keeps its default threshold after a typo is a correctness problem:
+an unknown argument or nested key is a :class:`~semcache.errors.SettingsError` naming the
+nearest valid name; an unknown ``SEMCACHE_*`` variable or ``.env`` key is an
+:class:`~semcache.errors.UnknownSettingWarning` (an error when ``strict``); an invalid value
+names where it came from, the value and what was expected.
 """
 
 from __future__ import annotations
@@ -119,11 +108,8 @@ class CacheSettings(BaseSettings):
 
     def __init__(self, *, _other_variables: Collection[str] = (), **values: Any) -> None:
         """Read arguments, then ``SEMCACHE_*`` variables, then ``.env`` (first wins).
-
-        ``_other_variables`` names ``SEMCACHE_*`` variables the caller reads for another
-        purpose (the proxy passes the ones its config file references), so they are not
-        reported as unknown. Other ``_``-prefixed arguments are pydantic-settings' own
-        (``_env_file=...``).
+        ``_other_variables``: ``SEMCACHE_*`` variables the caller reads for another purpose, not
+        reported as unknown.
         """
         model = type(self)
         environ = dict(os.environ)
@@ -162,12 +148,9 @@ class CacheSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """The usual sources, each seeing only ``SEMCACHE_*`` names of real settings.
-
-        Unknown names are reported by ``__init__`` (a warning unless strict); without this
-        filter a nested typo (``SEMCACHE_SEMANTIC__THRESHOLDD``) would fail validation
-        against a section that forbids extras, and another tool's key in ``.env`` would be
-        refused outright.
+        """The usual sources, each seeing only ``SEMCACHE_*`` names of real settings: unknown
+        names are reported by ``__init__``, instead of failing a section that forbids extras or
+        refusing another tool's ``.env`` key.
         """
         for source in (env_settings, dotenv_settings):
             if isinstance(source, EnvSettingsSource):

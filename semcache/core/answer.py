@@ -71,12 +71,9 @@ def is_complete(response: ModelResponse) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A stored entry made ready to serve many times.
-
-    ``prototype`` is a pickle of a clean ``ModelResponse`` built once from the entry:
-    unpickling gives each caller a private copy several times faster than validating the
-    JSON again, which is most of an exact hit's cost. It lives only in this process's
-    memory (never read from a store, where pickle would be unsafe).
+    """A stored entry made ready to serve many times: ``prototype`` pickles a clean
+    ``ModelResponse`` once, and unpickling gives each caller a private copy faster than
+    validating the JSON again. In this process's memory only (never from a store).
     """
 
     entry: Entry

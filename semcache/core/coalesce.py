@@ -109,17 +109,11 @@ class _Flight(Generic[T, C]):
 class Subscription(Generic[T, C]):
     """One caller's place in a flight: its own read cursor into the shared chunk buffer.
 
-    Iterate it for the chunks (every chunk already emitted, in order, then live ones; the
-    iteration ends when the execution finishes or raises its exception), await ``result()`` for
-    the final value, or both. Close it (``aclose`` or ``async with``) to leave the flight; a
-    subscription must be closed, since the last open one keeps the execution alive.
-
-    A follower (``role`` FOLLOWER) gives up on the flight when, ``max_wait`` seconds after
-    joining, the flight has neither emitted a chunk nor finished: it leaves, starts its own
-    ``fn`` as a private flight that nobody else can join, and reads from that from the start
-    (it had read nothing yet, so the caller sees one seamless stream); ``role`` becomes ALONE.
-    Once a flight has shown progress the follower stays, because chunks already handed out
-    cannot be taken back and the flight is evidently alive.
+    Iterate it for the chunks (emitted ones in order, then live ones), await ``result()`` for the
+    final value, or both; close it to leave (the last open one keeps the execution alive). A
+    follower that sees neither a chunk nor the end within ``max_wait`` runs its own ``fn`` as a
+    private flight (``role`` ALONE); after any progress it stays, since chunks handed out cannot
+    be taken back.
     """
 
     def __init__(
@@ -224,32 +218,20 @@ class Subscription(Generic[T, C]):
 
 
 class Coalescer(Generic[T, C]):
-    """Single-flight: concurrent calls with one key share one execution.
+    """Single-flight: concurrent calls with one key share one execution (as Go's singleflight).
 
-    Contract (as Go's singleflight, with async-lru's shielded shared task):
+    - At most one execution per key is in flight; every waiter sees the same value or the same
+      exception object. The entry is dropped when it completes: nothing is cached here.
+    - The execution runs as its own task, in the caller's ``contextvars`` context; waiters await
+      it shielded, so a cancelled waiter only leaves, and the last one leaving cancels it.
+    - ``max_wait`` (seconds, None = unlimited) bounds how long a follower waits on a flight that
+      shows no progress before it runs its own ``fn`` alone (``Role.ALONE``); the leader never
+      gives up.
+    - Streaming fan-out: ``fn`` receives ``emit``; chunks go to one append-only buffer per flight
+      that subscribers read through their own cursors. ``emit`` never waits, so a slow
+      subscriber never blocks the producer or the others.
 
-    - At most one execution per key is in flight; every waiter on it sees the same value or the
-      same exception object.
-    - The entry is dropped when the execution completes (success, failure or cancellation).
-      Nothing is cached here: a call for a key after completion starts a new execution.
-    - The execution runs as its own task; waiters await it shielded. A cancelled waiter (the
-      leader included) only leaves; the execution keeps running while any waiter remains. When
-      the last waiter leaves, the execution is cancelled and the entry dropped.
-    - ``max_wait`` (seconds, None = unlimited, 0 allowed) bounds how long a follower waits for
-      a flight that shows no progress (no chunk emitted, not finished) before it gives up and
-      runs its own ``fn`` outside coalescing (``Role.ALONE``). The leader never gives up. For a
-      non-streaming execution this is simply "waits longer than max_wait".
-    - Streaming fan-out: ``fn`` receives ``emit``; chunks go to one append-only buffer per
-      flight, which subscribers read through their own cursors, woken by a future that
-      resolves at each emit. ``emit`` never waits, so a slow subscriber never blocks the
-      producer or other subscribers. The buffer is kept anyway to assemble the final answer,
-      which is why there is no per-follower queue or copy (a bounded per-follower queue, as in
-      DoChan, would have to block the producer or drop chunks when one follower lags).
-    - The execution runs in the context (``contextvars``) of the caller that started it. If
-      ``fn`` itself raises ``CancelledError`` (rather than being cancelled by the last waiter
-      leaving), every waiter sees a ``CancelledError``.
-
-    Time is the event loop's clock (``loop.time()``), since asyncio's own timeouts use it.
+    Time is the event loop's clock, as asyncio's own timeouts use it.
     """
 
     def __init__(self, *, max_wait: float | None = None) -> None:
@@ -267,12 +249,9 @@ class Coalescer(Generic[T, C]):
         return Subscription(flight, Role.LEADER, fn, self._max_wait)
 
     def join(self, key: Hashable, fn: Work[C, T]) -> Subscription[T, C] | None:
-        """Follow the flight for ``key`` if one is in flight, else None (never starts one).
-
-        For a caller that chose a flight by something other than its own key (an in-flight
-        paraphrase): when that flight has ended, the caller must decide afresh rather than
-        start an execution under another caller's key. ``fn`` is only run if the follower
-        gives up after ``max_wait`` (``Role.ALONE``), as with :meth:`subscribe`.
+        """Follow the flight for ``key`` if one is in flight, else None (never starts one): for a
+        caller that chose a flight by another key (an in-flight paraphrase). ``fn`` runs only if the
+        follower gives up after ``max_wait``.
         """
         flight = self._flights.get(key)
         if flight is None:

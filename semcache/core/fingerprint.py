@@ -1,16 +1,9 @@
 """Request identity: a canonical, complete key over everything that changes the answer.
 
-Pure functions, no I/O. The key is SHA-256 over canonical JSON (sorted keys, fixed
-separators, no NaN) of an explicit structure with a version prefix, so two different
-requests can never collide through concatenation, and a format change is a new version.
-
-Rules, in order of how they keep answers correct:
-- every parameter is included unless it is listed in ``EXCLUDED`` (credentials, identity,
-  transport and delivery fields): an unknown parameter is included, because a missed hit
-  costs one upstream call and a false hit serves a wrong answer;
-- the model goes through LiteLLM's provider resolution, so ``gpt-4o-mini`` and
-  ``openai/gpt-4o-mini`` are one model;
-- text content is NFC-normalised and stripped at both ends; nothing else is rewritten.
+SHA-256 over canonical JSON of a versioned structure, so requests never collide through
+concatenation. Every parameter counts unless listed in ``EXCLUDED`` (credentials, identity,
+transport), because a missed hit costs one call and a false hit a wrong answer; the model
+goes through LiteLLM's resolution; text is NFC-normalised and stripped, nothing else.
 """
 
 from __future__ import annotations
@@ -85,13 +78,9 @@ ROLES: frozenset[str] = frozenset({"system", "developer", "user", "assistant", "
 
 @dataclass(frozen=True, slots=True)
 class RequestKeys:
-    """The keys of one request inside one tenant and namespace.
-
-    ``exact``: identity of the whole request. ``scope``: identity of everything except the
-    last user message (the semantic tier only compares questions asked in the same scope);
-    None when the request cannot be answered semantically (the last message is not a user
-    text message). ``prompt``: the last user message's text, the thing that is embedded.
-    ``model``: the resolved ``provider/model``.
+    """The keys of one request inside one tenant and namespace: ``exact`` (the whole request),
+    ``scope`` (all but the last user message; None when it cannot be answered semantically),
+    ``prompt`` (the last user message's text, embedded) and ``model`` (resolved).
     """
 
     exact: str
@@ -101,11 +90,8 @@ class RequestKeys:
 
 
 def canonical_json(value: Any) -> bytes:
-    """Deterministic compact JSON as UTF-8: sorted keys, no whitespace.
-
-    orjson, because it is an order of magnitude faster than ``json`` on long conversations.
-    Values reach it already validated by ``_plain`` (finite floats, string keys); what it
-    still refuses (integers beyond 64 bits) is reported as a bad request.
+    """Deterministic compact JSON as UTF-8 (orjson, sorted keys); values are validated by
+    ``_plain`` first, and what orjson still refuses (integers beyond 64 bits) is a bad request.
     """
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
@@ -311,11 +297,8 @@ EMBEDDING_VERSION = "semcache-emb-v1"
 
 
 def embedding_key(kwargs: Mapping[str, Any], *, tenant: str, namespace: str) -> tuple[str, str]:
-    """Key and resolved model of a LiteLLM ``embedding`` request. Never mutates ``kwargs``.
-
-    Its own version prefix, so no embedding key can equal a completion key. ``input`` is
-    kept as given (no normalisation: an exact tier returns the vectors of exactly that
-    text); every other parameter counts as in :func:`request_keys`.
+    """Key and resolved model of a LiteLLM ``embedding`` request (own version prefix; ``input`` kept
+    as given, other parameters as in :func:`request_keys`). Never mutates ``kwargs``.
     """
     resolved = _resolved_model(kwargs)
     text = kwargs.get("input")

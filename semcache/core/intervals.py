@@ -1,9 +1,6 @@
-"""Wilson's score interval for a proportion: the one implementation (eval and the tuning loop).
-
-Wilson rather than the normal approximation because the rates that matter here (false hits)
-sit near 0, where the normal interval collapses to zero width. ``n`` may be fractional (Kish's
-effective sample size of a weighted estimate). Vectorised over numpy arrays; scalars in,
-0-d arrays out (``float()`` them).
+"""Wilson's score interval for a proportion, the one implementation (eval and the tuning loop):
+the rates that matter sit near 0, where the normal interval collapses. ``n`` may be
+fractional (Kish's effective size); vectorised, scalars in give 0-d arrays.
 """
 
 from __future__ import annotations

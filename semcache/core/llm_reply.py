@@ -1,14 +1,8 @@
 """Reading an LLM's reply when semcache asks it a yes/no question, and pricing any reply.
 
-Two judges ask a model through LiteLLM: shadow verification's
-:class:`~semcache.tuning.compare.LLMJudge` (do two *answers* agree?) and the hit scorer
-:class:`~semcache.scoring.judge.LLMJudgeScorer` (does one answer serve two *questions*?).
-They read the reply the same way and price it the same way, here.
-
-The pricing convention (:func:`price`): a USD figure when LiteLLM's price map knows the
-model, **None when it does not**. None is never silently a zero: a caller that sums money
-counts unpriced calls apart (the scorer's ``unpriced_calls``), or states that it books
-them at 0.0 (:func:`semcache.core.answer.response_cost`, whose envelope needs a number).
+Shared by shadow verification's :class:`~semcache.tuning.compare.LLMJudge` and the hit
+scorer :class:`~semcache.scoring.judge.LLMJudgeScorer`. :func:`price` is a USD figure when
+LiteLLM's price map knows the model and None when it does not, never a silent zero.
 """
 
 from __future__ import annotations
@@ -50,10 +44,8 @@ def token_usage(response: Any) -> tuple[int, int]:
 def price(response: Any) -> float | None:
     """What ``response`` cost in USD per LiteLLM's price map; None when it has no price.
 
-    A response LiteLLM returned carries the cost it computed (``_hidden_params
-    ["response_cost"]``, None for a model missing from the map): that is used as is, so an
-    unpriced model is not looked up again on every call. Only a response without that key
-    (rebuilt from a dict or from stream chunks) is priced with ``completion_cost``.
+    The cost LiteLLM already computed (``_hidden_params["response_cost"]``) is used as is, so an
+    unpriced model is not looked up again; only a rebuilt response is priced here.
     """
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:

@@ -1,15 +1,10 @@
 """Noticing that a provider moved a model name to a new snapshot, and what that withdraws.
 
-Each stored answer keeps the upstream's own report of what answered it (``response.model``,
-e.g. ``gpt-4o-mini-2024-07-18``, and ``system_fingerprint`` where the provider sends one):
-the *snapshot*. When a fresh answer reports a snapshot other than the last one seen for its
-model name, every answer of that name stored before it stops being served. That is a
-watermark per model name (answers created before it are stale), a generation bump rather
-than a scan: nothing is deleted, and checking an answer is one dict lookup. With a shared
-Redis the change is also decided there, atomically, for every replica (see
-``semcache.replicas.exact``), and announced to the other replicas' watches.
-
-Thread-safe: the memory tier's check runs in callers' threads.
+Each stored answer keeps the upstream's own ``response.model`` and ``system_fingerprint``
+(the snapshot). A fresh answer reporting another snapshot than the last seen for its model
+name sets a watermark: answers of that name stored before it are no longer served (one dict
+lookup, nothing deleted). With a shared Redis the change is decided there for every replica.
+Thread-safe.
 """
 
 from __future__ import annotations

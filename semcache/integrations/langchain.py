@@ -1,17 +1,10 @@
 """semcache as LangChain's LLM cache: ``set_llm_cache(LangChainCache(SemanticCache()))``.
 
-Every LangChain LLM and chat model then asks semcache's tiers before calling its provider:
-an exact repeat from memory or the store, a paraphrase of the last user message from the
-semantic tier (with the answer guard), inside one ``tenant`` and ``namespace``.
-
-LangChain hands a cache two strings: the prompt (plain text for an LLM; serialised messages
-for a chat model) and ``llm_string`` (the model's whole configuration). The messages are
-revived so the semantic tier compares the last user question and keys every earlier turn;
-``llm_string`` is part of the key, so two configurations never share answers. Only text
-answers are kept: a generation with tool calls or extra message fields is not stored (it
-could not be given back whole).
-
-Needs the ``langchain`` extra (``pip install "semcache-llm[langchain]"``).
+LangChain hands a cache the prompt (serialised messages for a chat model) and ``llm_string``
+(the model's whole configuration). The messages are revived so the semantic tier compares
+the last user question and keys every earlier turn; ``llm_string`` is part of the key. Only
+text answers are kept: a generation with tool calls or extra fields could not be given back
+whole. Needs the ``langchain`` extra.
 """
 
 from __future__ import annotations

@@ -1,28 +1,16 @@
 """semcache as LiteLLM's own cache: ``litellm.cache = LiteLLMCache(SemanticCache())``.
 
-Plain ``litellm.completion`` / ``acompletion`` (streamed or not) then look up semcache's tiers
-(memory, exact store, semantic with the answer guard) before calling the provider, and store
-complete answers after it. LiteLLM's per-request controls keep their meaning: ``no-cache``,
-``no-store``, ``ttl``, ``s-maxage`` (``s-max-age``), ``namespace``, and ``use-cache`` when the
-cache is built with ``mode="default_off"``.
+Plain ``litellm.completion`` / ``acompletion`` (streamed or not) look up semcache's tiers
+before calling the provider and store complete answers after it; LiteLLM's per-request
+controls (``no-cache``, ``no-store``, ``ttl``, ``s-maxage``, ``namespace``, ``use-cache``)
+keep their meaning. A ``Cache`` subclass, not a ``BaseCache`` backend, because a backend sees
+only LiteLLM's hashed key and cannot compute semcache's key nor partition by tenant. Not
+coalesced: LiteLLM looks up and stores in two calls with no failure signal in between.
 
-Why a ``Cache`` subclass and not a ``BaseCache`` backend (``Cache(_backend=...)``): a backend
-only sees LiteLLM's hashed key and, on the sync path, the messages alone, so it cannot
-compute semcache's key (model, parameters, scope) nor partition by tenant. ``Cache``'s
-``get_cache`` / ``add_cache`` methods receive the whole call. Not coalesced: LiteLLM looks up
-and stores in two separate calls with no failure signal in between, so a waiter on another
-caller's flight could wait for an answer that never comes.
-
-Identity first: behind LiteLLM's proxy, the authenticated caller (key hash, team id, org id:
-the scope LiteLLM's own semantic caches use) always decides the tenant; a caller's
-``metadata={"tenant": ...}`` only narrows inside it (``<identity>/<claimed>``), so no request
-body can reach another key's, team's or org's entries. Without the proxy (plain SDK calls,
-where the application is the caller) ``metadata["tenant"]`` is the tenant, else the default.
-
-Trust loop: every response the slot looked up carries its ``CacheInfo``
-(``semcache.cache_info(response)``: tier, similarity, miss reason), and
-``litellm.cache.feedback(response_or_litellm_key, correct=False)`` withdraws a wrong answer
-for the tenant it was served to (see :mod:`semcache.integrations.litellm_served`).
+Behind LiteLLM's proxy the authenticated caller (key hash, team, org) decides the tenant and
+``metadata["tenant"]`` only narrows inside it; without the proxy ``metadata["tenant"]`` is
+the tenant. ``litellm.cache.feedback(response, correct=False)`` withdraws a wrong answer for
+the tenant it was served to (:mod:`semcache.integrations.litellm_served`).
 """
 
 from __future__ import annotations
@@ -93,14 +81,10 @@ def tenant_of(kwargs: Mapping[str, Any]) -> str | None:
 def authenticated_identity(sources: list[Mapping[str, Any]]) -> str | None:
     """``litellm:user_api_key=..;user_api_key_team_id=..;user_api_key_org_id=..`` or None.
 
-    LiteLLM's proxy strips every ``user_api_key_*`` field from the caller's metadata, then
-    writes the authenticated ones and its ``UserAPIKeyAuth`` object into the request's
-    metadata (``add_user_api_key_auth_to_request_metadata``). A body is JSON and cannot hold
-    that object, so the dict that holds it is the proxy's, and only it is read: identity
-    fields are never mixed across dicts (a forged ``litellm_metadata`` team id is ignored).
-    Without the object (no proxy: the application is the caller) the first dict holding
-    any identity field is used, read whole. Values are percent-escaped, so an identity
-    never contains ``/`` and ``<identity>/<claimed>`` cannot equal another identity's.
+    Only the metadata dict holding LiteLLM proxy's ``UserAPIKeyAuth`` object is read (a JSON
+    body cannot hold that object), so a forged ``litellm_metadata`` team id is ignored; without
+    it (no proxy) the first dict holding any identity field is read whole. Values are
+    percent-escaped, so ``<identity>/<claimed>`` cannot equal another identity.
     """
     proxied = next(
         (s for s in sources if isinstance(s.get("user_api_key_auth"), UserAPIKeyAuth)), None
@@ -208,13 +192,11 @@ class LiteLLMCache(Cache):
     def feedback(
         self, response_or_key: Any, correct: bool, *, tenant: str | None = None
     ) -> FeedbackResult:
-        """``SemanticCache.feedback`` for answers this slot served: ``response_or_key`` is
-        the response ``litellm.completion`` returned, LiteLLM's cache key
-        (``response._hidden_params["cache_key"]``, the proxy's ``x-litellm-cache-key``), or
-        a semcache serve id / entry key. A response is withdrawn for the tenant it was
-        served to. A LiteLLM key names the same request from every tenant: when it served
-        more than one recently, ``tenant`` (semcache's, e.g. ``cache_info``'s partition as
-        ``tenant_of`` computes it) must say which; given, it must match."""
+        """``SemanticCache.feedback`` for answers this slot served: ``response_or_key`` is the
+        response, LiteLLM's cache key (``x-litellm-cache-key``), or a semcache serve id / entry key.
+        A LiteLLM key names the same request in every tenant, so when it served several recently
+        ``tenant`` must say which; given, it must match.
+        """
         target, who = self._feedback_target(response_or_key, tenant)
         return self.semcache.feedback(target, correct, tenant=who)
 
@@ -264,12 +246,10 @@ class LiteLLMCache(Cache):
 
 
 def _note_bypass(kwargs: Mapping[str, Any], call: Mapping[str, Any]) -> None:
-    """A ``no-cache`` call's ``cache_info`` (a bypass), recorded when it is stored.
-
-    LiteLLM tests ``no-cache`` itself and never calls ``get_cache`` then, so the store is
-    the slot's only sight of the call: on the sync path it runs before the caller gets the
-    response; on the async path in a background task LiteLLM starts after (so the info may
-    come later), and with ``no-store`` not at all (docs/trust.md)."""
+    """A ``no-cache`` call's ``cache_info`` (a bypass), recorded when it is stored: LiteLLM never
+    calls ``get_cache`` then, so the store is the slot's only sight of the call (async: later;
+    with ``no-store``: never).
+    """
     control = kwargs.get("cache")
     call_id = kwargs.get("litellm_call_id")
     if not isinstance(control, Mapping) or control.get("no-cache") is not True:

@@ -1,14 +1,9 @@
 """What LiteLLM's cache slot served, so its responses carry ``cache_info`` and take feedback.
 
-LiteLLM builds the response its caller gets itself: from the dict ``get_cache`` returns on a
-hit, from the provider on a miss (and on the async path ``add_cache`` sees only its JSON), so
-the slot never holds the object to tag. Both carry LiteLLM's per-call id
-(``_hidden_params["litellm_call_id"]``, the same id ``get_cache`` receives), and a hit also
-carries LiteLLM's cache key (``_hidden_params["cache_key"]``). This log remembers, for the
-most recent calls, the ``CacheInfo`` and the tenant of each lookup under both, and answers
-``semcache.cache_info(response)`` through :func:`semcache.stats.add_info_source`. Bounded
-(oldest forgotten first), like the tuning loop's own memory of recent serves: feedback on an
-answer served long ago raises ``UnknownServe`` there anyway.
+LiteLLM builds the response its caller gets itself, so the slot never holds the object to
+tag; both carry LiteLLM's call id (a hit also its cache key). This bounded log remembers, for
+recent calls, the ``CacheInfo`` and tenant of each lookup under both, and answers
+``semcache.cache_info(response)`` through :func:`semcache.stats.add_info_source`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """semcache for LlamaIndex: ``CachedLLM(llm=OpenAI(...), cache=SemanticCache())``.
 
-LlamaIndex has no global LLM-cache hook, so the adapter is an ``LLM`` that wraps another:
-``Settings.llm = CachedLLM(llm=..., cache=...)`` and every query engine, agent or chat engine
-that calls ``chat`` / ``complete`` (sync or async) asks semcache's tiers first (exact, then a
-paraphrase of the last user message through the semantic tier and its answer guard). The
-wrapped LLM's class, metadata and settings (secrets left out) are part of the key, and so is
-whether it was a ``chat`` or a ``complete`` call. Streaming calls pass straight through,
-uncached; only plain-text answers are stored.
-
-Needs the ``llamaindex`` extra (``pip install "semcache-llm[llamaindex]"``).
+LlamaIndex has no global LLM-cache hook, so the adapter is an ``LLM`` wrapping another: its
+``chat`` / ``complete`` calls (sync or async) ask semcache's tiers first. The wrapped LLM's
+class, metadata and settings (secrets left out) and the call kind are part of the key.
+Streaming passes through uncached; only plain-text answers are stored. Needs the
+``llamaindex`` extra.
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """Private-data detection and the gate that keeps private data out of the cache.
 
-Its packages (phonenumbers, python-stdnum, detect-secrets) are in the base install; they are
-imported on first scan and a missing one raises :class:`~semcache.errors.MissingDependency`
-naming the ``privacy`` extra.
-
-Typical use from a pipeline stage::
-
-    gate = build_gate(PrivacySettings())
-    verdict = gate.inspect(params, gate_policy)          # before any lookup
-    ...                                                   # exact lookup always allowed
-    answer = gate.inspect_answer(response_dict, verdict)  # before storing
+Its packages are in the base install, imported on first scan; a missing one raises
+:class:`~semcache.errors.MissingDependency` naming the ``privacy`` extra.
 """
 
 from __future__ import annotations

@@ -25,12 +25,9 @@ ALL_KINDS: frozenset[Kind] = frozenset(Kind)
 
 
 class CompositeDetector:
-    """Runs every detector, keeps findings of the enabled ``kinds``, merges overlaps.
-
-    The result is sorted and non-overlapping (see :func:`~semcache.privacy.redact.merge`).
-    Matches lying entirely inside a redaction placeholder (``[EMAIL]``) are ignored, which makes
-    detect-then-redact idempotent. A detector that declares a ``kinds`` attribute none of whose
-    kinds is enabled is not run at all.
+    """Runs every detector, keeps findings of the enabled ``kinds``, merges overlaps (sorted,
+    non-overlapping). Matches inside a redaction placeholder are ignored, so detect-then-redact
+    is idempotent; a detector none of whose declared ``kinds`` is enabled is not run.
     """
 
     def __init__(

@@ -1,18 +1,9 @@
 """The labeled private-data corpus semcache ships, for tests and the benchmark.
 
-``semcache/data/privacy_prompts.jsonl`` is written by ``scripts/build_privacy_corpus.py`` from
-templates and hand-written cases, with synthetic values only (generated cards, IBANs and IDs
-with valid checksums; no real person's data). One prompt per line::
-
-    {"id": "dev-en-email-003", "split": "dev", "lang": "en", "text": "...",
-     "kinds": ["email"], "spans": [[12, 31, "email"]], "hard": null}
-
-``split`` is ``dev`` (the part the detector rules were tuned on), ``heldout`` (templates and
-hard cases written separately; its first measurement led to three generic rule fixes) or
-``fresh`` (a third batch written after those fixes and never tuned on). ``kinds`` lists the
-kinds present (empty: no private data); ``spans`` gives each private value's offsets; ``hard``
-names the hard case a prompt is (``luhn_fail``, ``order_number``, ``version_string``,
-``phone_in_code``, ``uuid``, ``hash``, ``timestamp``…) or is null.
+``semcache/data/privacy_prompts.jsonl`` (``scripts/build_privacy_corpus.py``, synthetic values
+only) has one prompt per line: ``id``, ``split`` (``dev``: tuned on; ``heldout`` and
+``fresh``: never tuned on), ``lang``, ``text``, ``kinds`` (empty: no private data),
+``spans`` (offsets and kind of each private value) and ``hard`` (the hard case it is, or null).
 """
 
 from __future__ import annotations

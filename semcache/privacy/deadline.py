@@ -1,11 +1,9 @@
 """The deadline of the scan running in this context: long scans check it and stop.
 
-A scan runs in a worker thread that nobody can interrupt, so it must stop itself: whoever
-starts it sets a deadline with :func:`scan_deadline`, and the gate (between texts) and the
-phone detector (between libphonenumber calls) call :func:`check_deadline`, which raises
-:class:`~semcache.errors.ScanTimedOut` once it has passed. A context variable carries it, so
-the detector protocol stays ``detect(text)``. A ``stop`` event ends it early: whoever gave up
-waiting for the scan (a cancelled request, a server shutting down) sets it.
+A scan runs in a worker thread nobody can interrupt, so the gate (between texts) and the
+phone detector call :func:`check_deadline`, which raises :class:`~semcache.errors.ScanTimedOut`
+past the deadline set by :func:`scan_deadline` or once its ``stop`` event is set. A context
+variable carries it, so detectors keep ``detect(text)``.
 """
 
 from __future__ import annotations

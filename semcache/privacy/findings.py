@@ -49,9 +49,6 @@ class Finding:
                 f"Finding span must satisfy 0 <= start < end, got {self.start}..{self.end}"
             )
 
-    def overlaps(self, other: Finding) -> bool:
-        return self.start < other.end and other.start < self.end
-
 
 @runtime_checkable
 class PrivateDataDetector(Protocol):
@@ -62,8 +59,3 @@ class PrivateDataDetector(Protocol):
     """
 
     def detect(self, text: str) -> Sequence[Finding]: ...
-
-
-def kinds_of(findings: Sequence[Finding]) -> frozenset[Kind]:
-    """The set of kinds present in ``findings``."""
-    return frozenset(finding.kind for finding in findings)

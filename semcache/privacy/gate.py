@@ -1,29 +1,13 @@
 """The private-data gate: what a request (and later its answer) may do with the cache.
 
-Policies (per namespace, see :class:`~semcache.privacy.PrivacySettings`):
-
-- ``off``: nothing is scanned; the cache behaves as if this module did not exist.
-- ``no-store`` (default): a request with private data is answered upstream and its answer is
-  never stored, and it is never served from the semantic tier. The exact tier may still be
-  read: its key is the whole request in the caller's own tenant, so only an identical request
-  could have put anything there.
-- ``redact``: a request with private data may be stored, but only in the exact tier under the
-  original request's key, with the private spans of the stored question and answer masked; it
-  is neither looked up in nor indexed into the semantic tier (two questions that differ only
-  in their private values become the same text once masked: serving one's answer for the
-  other would be a false hit and a leak).
-
-The answer is checked too (:meth:`PrivacyGate.inspect_answer`): under ``no-store`` an answer
-containing private data is not stored; under ``redact`` it is stored masked when the question
-was itself redacted (the answer echoes the user's own data), and not stored when the question
-was clean (a masked answer to a clean question would be a wrong answer for everyone).
-
-A text the gate cannot afford to scan (more than ``max_scan_bytes``, a detector out of its
-work budget, or a scan past its deadline) is treated as private whatever the policy: nothing
-is stored or shared, since what was not read may hold anything. :class:`Unscanned` says which.
-
-The decision functions are pure; :class:`PrivacyGate` adds detection and the counters, which
-hold kinds and decisions only, never matched text.
+Policies (per namespace, :class:`~semcache.privacy.PrivacySettings`): ``off`` scans nothing;
+``no-store`` (default) answers a request with private data upstream, never stores the answer
+and never serves it from the semantic tier (the exact tier, keyed by the whole request in the
+caller's tenant, may still be read); ``redact`` stores it masked in the exact tier only (two
+questions differing only in private values mask to one text: a semantic hit would leak).
+:meth:`PrivacyGate.inspect_answer` applies the same to the answer. A text the gate cannot
+afford to scan is private whatever the policy (:class:`Unscanned`). Counters hold kinds and
+decisions, never matched text.
 """
 
 from __future__ import annotations
@@ -68,15 +52,10 @@ _EMPTY: Mapping[Kind, int] = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """What the cache may do with one request.
-
-    ``counts``: findings per kind (empty when clean or not scanned). ``lookup_semantic``: may
-    the semantic tier be searched for it. ``store``: may its answer be stored at all (exact
-    tier, under the original request's key). ``store_semantic``: may the entry be indexed for
-    semantic serving. ``redacted_request``: under ``redact`` with findings, a masked copy of the
-    request params to store as the question (None otherwise; then the original is stored).
-    ``unscanned``: set when the request was not (fully) scanned; it is then private.
-    The exact tier may always be looked up.
+    """What the cache may do with one request: search the semantic tier (``lookup_semantic``),
+    store the answer (``store``, exact tier under the original key), index it semantically
+    (``store_semantic``); ``redacted_request`` is the masked question to store under ``redact``;
+    ``unscanned`` makes it private. The exact tier may always be looked up.
     """
 
     policy: PrivacyPolicy
@@ -105,12 +84,9 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class AnswerVerdict:
-    """Whether an upstream answer may be stored, and in which form.
-
-    ``store``: store it (only ever True when the question's verdict allowed storing).
-    ``redacted_response``: a masked copy to store instead of the original (None: store as is).
-    ``counts``: findings per kind in the answer. ``unscanned``: set when it was not (fully)
-    scanned; it is then never stored.
+    """Whether an upstream answer may be stored (only if the question's verdict allowed it), and
+    in which form: ``redacted_response`` to store instead (None: as is); an ``unscanned`` answer
+    is never stored.
     """
 
     store: bool
@@ -189,13 +165,9 @@ def decide_answer(
 class PrivacyStats:
     """A snapshot of the gate's counters: kinds and decisions only, never matched text.
 
-    ``findings``: spans found per kind, questions and answers together. ``questions``: requests
-    inspected under a policy other than off; ``private_questions``: of those, with findings;
-    ``not_stored``: private questions refused storage (no-store); ``redacted``: private
-    questions stored masked; ``answers_not_stored``: answers refused storage because they held
-    private data; ``answers_redacted``: answers stored masked. ``oversized`` and
-    ``scan_timeouts``: questions and answers treated as private unscanned (see
-    :class:`Unscanned`), also counted in the decisions above.
+    ``findings``: spans per kind; ``questions``: requests inspected under a policy; the decision
+    counters name themselves; ``oversized`` and ``scan_timeouts`` (treated as private unscanned,
+    :class:`Unscanned`) are also counted in the decisions.
     """
 
     findings: Mapping[str, int]
@@ -212,10 +184,9 @@ class PrivacyStats:
 class PrivacyGate:
     """Scans requests and answers with one detector and decides, counting every decision.
 
-    ``max_scan_bytes``: the most UTF-8 bytes of text scanned per request or answer (None: no
-    cap); beyond it the text is :attr:`Unscanned.OVERSIZED`. Thread-safe: detectors are
-    stateless and the counters take a lock, so :meth:`assess` may run in a worker thread while
-    :meth:`record` counts on the caller's.
+    ``max_scan_bytes``: the most UTF-8 bytes scanned per request or answer (None: no cap;
+    beyond: :attr:`Unscanned.OVERSIZED`). Thread-safe: :meth:`assess` may run in a worker thread
+    while :meth:`record` counts on the caller's.
     """
 
     def __init__(

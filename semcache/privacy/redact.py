@@ -1,10 +1,8 @@
 """Masking findings in a text: each merged span becomes a placeholder such as ``[EMAIL]``.
 
-Contract: the result never contains a character of any finding's span (overlapping and adjacent
-spans are merged first); text outside the spans is kept byte for byte; the same inputs always
-give the same output. Redaction is idempotent with :class:`~semcache.privacy.CompositeDetector`:
-placeholders contain nothing a built-in detector flags, and the composite ignores matches that
-fall inside a placeholder, so detecting again on a redacted text finds nothing to change.
+The result holds no character of any finding's span; text outside is kept byte for byte;
+deterministic. Idempotent with :class:`~semcache.privacy.CompositeDetector`, which ignores
+matches inside placeholders.
 """
 
 from __future__ import annotations
@@ -41,11 +39,8 @@ def placeholder(finding: Finding) -> str:
 
 
 def merge(findings: Sequence[Finding]) -> list[Finding]:
-    """Non-overlapping findings covering the union of the spans, sorted by start.
-
-    Overlapping or touching spans become one finding spanning them all. It is named by the
-    finding that contains the others when there is one (an IBAN whose digits also pass as a
-    card number stays an IBAN), else by the kind that ranks first in :data:`PRIORITY`.
+    """Non-overlapping findings covering the union of the spans, sorted by start; a merged span is
+    named by the finding containing the others (an IBAN stays an IBAN), else by :data:`PRIORITY`.
     """
     ordered = sorted(findings, key=lambda f: (f.start, f.end))
     merged: list[Finding] = []

@@ -1,15 +1,10 @@
 """Where the text is in an OpenAI chat request and response, and copies with it replaced.
 
 A :class:`TextField` is one string plus its path (``("messages", 2, "content", 0, "text")``).
-Scanned request fields: every message's ``content`` (a string, or the ``text`` of ``text`` /
-``input_text`` parts), its ``tool_calls[*].function.arguments`` and legacy
-``function_call.arguments``, and a legacy completion ``prompt`` (string or list of strings).
-Scanned response fields: each choice's ``message.content``, its tool-call and function-call
-arguments, ``reasoning_content``, and legacy ``text``. Tool *definitions*, image URLs and the
-model's name are not scanned: they are the caller's schema and media, not conversation text.
-
-Nothing here mutates its input: :func:`replace_texts` returns a copy in which only the
-containers on a replaced path are new objects.
+Scanned: message contents and text parts, tool-call and function-call arguments, a legacy
+``prompt``; in responses also ``reasoning_content`` and legacy ``text``. Tool definitions,
+image URLs and the model name are the caller's schema and media, not conversation text.
+:func:`replace_texts` returns a copy; only containers on a replaced path are new.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The async Redis Cluster client semcache uses (imported only with ``redis.cluster = true``).
 
-Why a subclass: redis-py's async ``ClusterPubSub`` looks up the channel's slot in the
-client's slot table without loading it first, so a subscription made before any other
-command (the purge broadcast subscribes on a cache's first request) fails with a
-``KeyError``. Its commands here load the table first (a no-op once loaded). Pub/sub and
-``PUBLISH`` both go to the master of the channel's slot, so the number of subscribers that
-``PUBLISH`` reports counts every replica's subscription.
+A subclass because redis-py's async ``ClusterPubSub`` looks up a channel's slot before the
+slot table is loaded, so a subscription made before any other command fails; its commands
+here load the table first.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Is the shared Redis allowed to evict the keys that withdrawals rely on?
 
-Purges, withdrawals and the purge log live in keys without a TTL (generations, the log, the
-Redis store's fences). Under ``maxmemory-policy noeviction`` or a ``volatile-*`` policy Redis
-never evicts them; under an ``allkeys-*`` policy it may. semcache fails closed when one is
-lost (a bucket withdrawn, a local store emptied, a purge waiting its whole confirmation
-time), so correctness holds, but answers are lost and purges slow down: an operator should
-know, at start and in ``health()``.
+Generations, the purge log and fences have no TTL; an ``allkeys-*`` policy may evict them.
+semcache then fails closed (correct, but answers lost and purges slow), so an operator is
+told at start and in ``health()``.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """The shared exact tier: exact key -> stored answer in Redis, with purge generations.
 
-Why generations and not only deletes: a purge must win over writes that began before it,
-on every replica. Each write carries the generations its writer read before calling
-upstream (``begin``) and lands only if they are unchanged (checked atomically in a Lua
-script); a read returns an entry only if the generations it was written under are still
-current. A purge bumps one generation field (instantly withdrawing every covered entry, on
-every replica; on a cluster, in every bucket it covers, see ``keys``) and then unlinks the
-entries with one ``SCAN`` (of every master) so memory is freed and counted. Every script
-touches one bucket's keys, so one slot.
-Expiry is Redis's own TTL; the byte bound is Redis's ``maxmemory`` policy.
-
-Why an incarnation field: a generation hash that is lost (deleted, evicted, its master back
-empty) would start again from 0, so a write that read the same numbers before the loss could
-land after a purge and bring a purged answer back. Each hash carries a random field ``!``
-set by the first ``begin``; an entry's generations and a write's token include it, so a hash
-that comes back starts a new incarnation under which nothing older matches (every entry in
-the bucket is withdrawn, every pending write refused: losing answers is safe, serving a
-purged one is not). A read of an entry whose hash lost it fails (counted, a miss).
+A purge must win over writes that began before it, on every replica: a write carries the
+generations its writer read before calling upstream (``begin``) and lands only if they are
+unchanged (atomically, in a script); a read returns an entry only if the generations it was
+written under are current. A purge bumps one generation field, then unlinks the entries by
+``SCAN``. Each generation hash carries a random incarnation field ``!``, so a lost hash that
+starts again from 0 withdraws everything older instead of letting a purged answer back.
+Expiry is Redis's TTL; the byte bound is Redis's ``maxmemory`` policy.
 """
 
 from __future__ import annotations

@@ -1,26 +1,17 @@
 """A cross-replica flight: one upstream call per request key among replicas sharing a Redis.
 
-Protocol (every step one atomic command or Lua script; the lease, the stream and the keys the
-claim reads are all in the tenant's bucket, so each touches one Redis Cluster slot):
+Each step is one atomic command or script on the tenant's bucket (one cluster slot):
 
-- **Claim** (``CLAIM`` script): if the exact tier holds a live answer, that is returned (the
-  previous flight finished and stored it); else ``SET lease <flight id> NX PX lease_ms``
-  makes the caller the leader; else it follows the flight id the lease names. The exact
-  check and the lease are one script, so a request never misses an answer stored just
-  before it claimed.
-- **Lead**: the lease is renewed every ``lease_ms / 3`` while the leader runs. Streamed
-  chunks are appended, in order, to the flight's Redis Stream; the outcome is appended last:
-  ``done`` with the answer, or ``failed`` (an error, an aborted or cut-off stream). The
-  answer is stored before ``done`` is written and the lease released after it, so a request
-  arriving at any moment either follows the flight or finds the stored answer.
-- **Follow**: read the stream from the start (replaying chunks already written), then block
-  for new entries. Between reads the follower checks the lease: when it no longer names
-  this flight (the leader crashed and it expired, or the leader finished), the stream is
-  read once more and, without an outcome, the flight is *lost* and the follower claims again
-  (one of them becomes the new leader).
+- **Claim**: a live stored answer is returned; else ``SET lease NX PX`` makes the caller the
+  leader; else it follows the flight the lease names. One script, so a request never misses
+  an answer stored just before it claimed.
+- **Lead**: renew the lease every ``lease_ms / 3``; append chunks to the flight's stream,
+  then ``done`` (after storing the answer) or ``failed``; release the lease last.
+- **Follow**: replay the stream, then block for more; when the lease no longer names this
+  flight and no outcome came, the flight is lost and the follower claims again.
 
-A ``failed`` or lost flight is never served: a follower that has not yet passed a chunk on
-claims again; one that has cannot take its chunks back and raises ``SharedFlightFailed``.
+A failed or lost flight is never served: a follower that already passed a chunk on raises
+``SharedFlightFailed``.
 """
 
 from __future__ import annotations
@@ -270,14 +261,9 @@ class Leader:
         self._queue.put_nowait((CHUNK, data))
 
     async def finish(self, outcome: dict[str, Any] | None, *, keep: bool = True) -> None:
-        """End the flight: ``done`` with ``outcome``, or ``failed`` when it is None.
-
-        ``done`` is appended before the lease is released (the answer is already stored, so
-        a request arriving after the release finds it); ``failed`` after it, so a follower
-        that reads ``failed`` and claims again never finds this flight's lease still there.
-        ``keep`` False deletes the stream once the lease is released (an answer that may not
-        be stored must not wait in Redis for the stream to expire): followers blocked on it
-        already got the outcome; a later reader finds neither stream nor lease and claims.
+        """End the flight: ``done`` with ``outcome`` (appended before the lease is released: the
+        answer is stored), or ``failed`` when None (after the release, so a follower claiming again
+        never finds this lease). ``keep`` False deletes the stream after the release.
         """
         # A flag as well as cancel(): asyncio.wait_for (inside FailOpen) can swallow a
         # cancellation that arrives as the renewal completes (CPython gh-86296), and the

@@ -1,17 +1,11 @@
 """The questions in flight in every replica: what the cross-replica paraphrase merge reads.
 
-A leader whose answer would be stored in the semantic tier adds its question's vector to its
-partition's vector set (``P:q:{b}:h(partition)``, ``NOQUANT``, so a similarity is the same
-float32 cosine the in-process merge computes), with the question, its exact key and model as
-attributes; it removes it when its call ends. A paraphrase that missed the store in another
-replica asks for the nearest one and, when the semantic tier's hit rule accepts it, follows
-that request's cross-replica flight (:meth:`SharedFlights.peek`).
-
-A leader that crashes leaves its element behind: each carries an expiry (Redis's clock, so
-replicas' clocks never matter) that the search filters on, the set itself expires, and a
-follower whose leader is gone finds no flight and leads itself. Every method raises
-:class:`~semcache.errors.StoreError` on a Redis failure (the caller degrades it through
-``FailOpen``).
+A leader whose answer would be stored semantically adds its question's vector (``NOQUANT``,
+with question, exact key and model) to its partition's set ``P:q:{b}:h(partition)`` and
+removes it when its call ends; a paraphrase that missed elsewhere asks for the nearest and,
+when the hit rule accepts it, follows that flight (:meth:`SharedFlights.peek`). Elements
+expire on Redis's clock, so a crashed leader's entry goes. Redis failures raise
+:class:`~semcache.errors.StoreError`.
 """
 
 from __future__ import annotations

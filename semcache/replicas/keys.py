@@ -1,41 +1,20 @@
 """Every Redis key semcache writes, as pure functions of the request's partition.
 
-Why buckets: Redis Cluster runs a script (and a multi-key command) only when all its keys are
-on one slot, and every script here reads an entry together with the purge generations that
-cover it. So every key of a tenant carries the hash tag ``{b}`` of the tenant's *bucket*
-(``b = h(tenant) mod buckets``): the tenant's entries, generations, leases, streams and model
-snapshots live on one slot, and each script touches that slot only. Generations that cover
-every tenant (a purge without a tenant, a model change) are kept in *every* bucket and bumped
-in all of them, so a reader never needs a key outside its own slot, and a master that is down
-takes only its own buckets' tenants with it. On a single Redis there is one bucket
-(``buckets=1``): one key per global generation, bumped in one command, as before.
+Every key of a tenant carries the hash tag ``{b}`` of its bucket (``b = h(tenant) mod
+buckets``), so each script, which reads an entry with the purge generations covering it,
+touches one Redis Cluster slot; generations covering every tenant are kept and bumped in
+every bucket. ``P`` is the prefix, ``h(x)`` the first 16 hex digits of SHA-256 of x:
 
-Layout (``P`` is the configured prefix, ``h(x)`` the first 16 hex digits of SHA-256 of x,
-so tenant and namespace names never need escaping and never collide with the separators):
-
-- ``P:e:{b}:h(tenant):h(namespace):h(model):<exact key>``: a stored answer (a hash: ``v`` the
-  entry, ``g`` the generations it was written under). The partition is in the name so a
-  purge can find its entries with one ``SCAN MATCH`` pattern per filter.
-- ``P:g:{b}``: the bucket's purge generations, a hash with one field ``<t>:<n>:<m>`` per
-  combination of filter fields, where an unfiltered field is ``_``. A purge of (tenant=A)
-  bumps field ``h(A):_:_`` in A's bucket; a purge of (model=M) bumps ``_:_:h(M)`` in every
-  bucket. An entry of (A, ns, m) is live only while the 8 fields that cover it are what it
-  was written under.
-- ``P:w:{b}:<exact key>``: the key's withdrawal mark (a random value set by each
-  withdrawal, expiring after an hour), read by ``begin`` and checked by the write.
-- ``P:snap:h(model)``: the last upstream snapshot reported for a model name (one key: a
-  model change is decided once, then bumped in every bucket).
-- ``P:lease:{b}:<exact key>`` / ``P:s:{b}:<exact key>:<flight id>``: a cross-replica flight's
-  lease and its chunk stream.
-- ``P:q:{b}:h(partition)``: the questions in flight in one partition (tenant, namespace,
-  scope, embedder), a vector set read by the cross-replica paraphrase merge
-  (:mod:`semcache.replicas.inflight`).
-- ``{P:purges}``: the purge log, a stream every replica reads (purges, withdrawals and
-  model changes); ``{P:purges}:epoch`` names this log's incarnation (a Redis restarted
-  empty gets a new one), ``{P:purges}:trimmed`` the last ID trimmed,
-  ``{P:purges}:readers`` the live readers (a sorted set of heartbeats) and
-  ``{P:purges}:ack:<id>`` one purge's confirmations. One hash tag, so the log's keys live
-  on one slot of a Redis Cluster and one script may touch them all.
+- ``P:e:{b}:h(tenant):h(namespace):h(model):<exact key>``: a stored answer (``v`` the entry,
+  ``g`` its generations); a purge finds entries with one ``SCAN MATCH`` per filter.
+- ``P:g:{b}``: purge generations, one field ``<t>:<n>:<m>`` per combination of filter fields
+  (``_`` unfiltered); an entry is live while the 8 fields covering it are unchanged.
+- ``P:w:{b}:<exact key>``: the key's withdrawal mark, checked by ``begin`` and the write.
+- ``P:snap:h(model)``: the last upstream snapshot reported for a model name.
+- ``P:lease:{b}:<exact key>`` / ``P:s:{b}:<exact key>:<flight id>``: a flight's lease and
+  its chunk stream; ``P:q:{b}:h(partition)``: the questions in flight in one partition.
+- ``{P:purges}``: the purge log stream, with ``:epoch``, ``:trimmed``, ``:readers`` and
+  ``:ack:<id>``, all on one slot.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Where a replica's own store stands in the purge log: saved beside the store, atomically.
 
-A replica that keeps an embedded store must know, when it starts again, which purges its
-store already applied: the log's incarnation (``epoch``) and the ID of the last entry
-applied (``last_id``). The file lives in the store's own directory, which only one process
-may hold at a time (the store's lock), and is replaced with one ``rename`` so a crash leaves
-either the old position or the new one, never half a file. An older position is always
-safe: replaying an entry twice only removes again what is already gone.
+The log's ``epoch`` and the ``last_id`` applied, in the store's own (locked) directory,
+replaced by one ``rename``. An older position is always safe: replaying an entry only
+removes again what is gone.
 """
 
 from __future__ import annotations

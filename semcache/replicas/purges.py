@@ -1,33 +1,20 @@
 """The purge log: every purge and withdrawal, durably, for every replica, including one that
 was down when it happened.
 
-The shared Redis tier withdraws entries for everyone at once (a generation bump), but each
-replica also keeps answers in its own memory and, with the embedded store, on its own disk.
-So each purge (tenant / namespace / model), each withdrawal of one key (a "wrong" verdict)
-and each model change is appended to a Redis stream, ``{P:purges}`` (``XADD ... MAXLEN ~``
-:data:`MAX_ENTRIES`), and every replica reads it (``XREAD BLOCK``, short blocks within the
-command timeout) and applies each entry to its memory tier, write fence and own store.
+Each replica keeps answers in its own memory (and, with the embedded store, on its own disk),
+so each purge, withdrawal and model change is appended to the stream ``{P:purges}`` and
+every replica reads it and applies each entry to its memory tier, write fence and own store.
 
-- **Acks.** Live readers keep a heartbeat in ``{P:purges}:readers``; the purging replica
-  counts them in the same script that appends the entry, then waits (at most
-  ``ack_timeout_s``) until each confirmed, so when ``purge`` returns no live replica serves
-  a purged answer (one that did not confirm is logged).
-- **Replay.** A replica saves the last entry it applied beside its store
-  (:mod:`semcache.replicas.purge_state`). After a start, the store serves no hit (the backend's
-  :class:`~semcache.pipeline.backend.ServingGate` is closed, readiness "warming") until every
-  entry after that position is applied. Also when Redis is unreachable at start: the store
-  then serves nothing until the log could be read, since it cannot know what was purged.
-- **Gaps.** When the position cannot be trusted (no saved position, the log trimmed past it,
-  the log gone, or a new log: ``{P:purges}:epoch`` changes when Redis restarts empty) the
-  replica empties its memory tier and its own store, counts ``purge_log_resets`` and says
-  so in ``health()`` (part ``purge_log``): losing cached answers is safe, serving a purged
-  one is not. A store every replica shares (Redis, a Qdrant server) is not its own: the
-  purging replica purged it for all, so a gap resets only this replica's memory and leaves
-  the shared tiers to their own generations and fences (a joining replica deletes nothing).
-- **Outage while running.** The replica keeps serving from memory and its store (a purge
-  cannot be made meanwhile without Redis; one made by a replica that still reaches Redis is
-  reported by it as unconfirmed) and, once back, applies what it missed before anything
-  else it reads from the log, or empties itself if the log lost it.
+- **Acks.** The purging replica counts the live readers (heartbeats in
+  ``{P:purges}:readers``) in the script that appends, then waits up to ``ack_timeout_s``
+  for each to confirm, so when ``purge`` returns no live replica serves a purged answer.
+- **Replay.** After a start the store serves no hit (readiness "warming") until every entry
+  after the saved position (:mod:`semcache.replicas.purge_state`) is applied, also while
+  Redis is unreachable.
+- **Gaps.** When the position cannot be trusted (none saved, trimmed past, a new log epoch)
+  the replica empties its memory tier and its own store and counts ``purge_log_resets``:
+  losing cached answers is safe, serving a purged one is not. Shared stores keep their own
+  generations and fences.
 """
 
 from __future__ import annotations
@@ -120,12 +107,9 @@ _RESYNC = object()
 class PurgeLog:
     """Publish purges to the log and follow it (one per cache; ``start`` on its loop).
 
-    ``on_purge`` applies one entry locally (memory, fence, store; a ``key``: a withdrawal),
-    ``on_reset`` empties memory and the local store (returns how many entries went),
-    ``store_ready`` waits for the local store to be opened and returns how many entries it
-    held then (0 without a local store; None: unknown),
-    ``gate`` holds the local store's hits back until the log is replayed, ``position``
-    saves where the local store stands (None: a store that does not outlive the process).
+    Callbacks: ``on_purge`` applies one entry locally, ``on_reset`` empties memory and the local
+    store, ``store_ready`` waits for the local store and returns its size, ``gate`` holds its hits
+    back until the log is replayed, ``position`` saves where it stands (None: not persistent).
     """
 
     def __init__(

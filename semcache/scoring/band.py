@@ -1,20 +1,11 @@
 """Where a learned score can change the decision, in the cosine the search already computed.
 
-The semantic stage knows the primary embedder's cosine for free (it is the search score);
-every other feature costs work (lexical features a few microseconds, an extra embedder two
-model calls). :class:`ScoreBand` marks the cosine interval in which scoring is needed:
-
-- below ``lo``: a miss, not scored. ``calibrate`` chooses ``lo`` *before* it tests thresholds
-  (from the fitting part: the lowest cosine at which any fitting pair reached the loosest
-  threshold of the test sequence, less a margin), and the tested decision rule is
-  ``cosine >= lo and score >= threshold``, so the guarantee covers the cut exactly.
-- at or above ``hi``: a hit, not scored, because the model is *saturated* there: no value of
-  the other features, anywhere inside their declared bounds (:func:`features.bounds`), can
-  pull the score under the threshold (:func:`saturation_cosine`). This is a worst case over
-  the whole box, so for a model with negative weights on guard mismatches or a second
-  embedder's cosine, ``hi`` is usually above 1 and every candidate from ``lo`` up is scored.
-  We chose the exact worst case over a data-driven edge because the part above ``hi`` skips
-  the guard features; only a proof makes that safe.
+:class:`ScoreBand` marks the cosine interval in which scoring (extra features, extra
+embedders) is needed. Below ``lo`` a miss: ``calibrate`` fixes ``lo`` before testing, so the
+tested rule is ``cosine >= lo and score >= threshold`` and the guarantee covers the cut. At
+or above ``hi`` a hit: no value of the other features inside their declared bounds can pull
+the score under the threshold (:func:`saturation_cosine`), an exact worst case, because the
+part above ``hi`` skips the guard features and only a proof makes that safe.
 """
 
 from __future__ import annotations

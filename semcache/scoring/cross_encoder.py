@@ -1,10 +1,7 @@
 """``CrossEncoderScorer``: a sentence-transformers cross-encoder, by hub name or local path.
 
-An optional plug-in for deployments that can download weights (none ships offline, and no
-quality figure is claimed for any). A cross-encoder reads both texts together, so it costs
-a model call per scored candidate: use it behind :class:`~semcache.scoring.ScoredDecision`'s
-band, and calibrate its threshold on the user's pairs like any scorer (its scale is the
-model's: a probability for models with a sigmoid head, a logit otherwise).
+A model call per scored candidate, so use it behind a band and calibrate its threshold on
+the user's pairs like any scorer (its scale is the model's).
 """
 
 from __future__ import annotations

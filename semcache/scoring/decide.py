@@ -1,32 +1,11 @@
-"""The decision the semantic stage asks for: is this candidate a hit?
+"""The decision the semantic tier asks for: is this candidate a hit?
 
-Pure logic over a scorer, a threshold and a :class:`~semcache.scoring.band.ScoreBand`; the
-stage calls :meth:`ScoredDecision.decide` with the cosine its search returned. The common
-case (a best candidate below the band) costs one comparison: no feature, no extra embedding.
-
-How the cache runs it (when ``settings.semantic.scorer`` is set; ``semcache/compose/``
-``scorer_factory`` and :class:`semcache.pipeline.semantic_tier.SemanticTier`):
-
-1. at construction, ``load_scorer_file(settings.semantic.scorer)``: a missing, malformed or
-   other-version file, a primary embedder that is not the cache's, a judge's unset API-key
-   variable, or ``store_question=false`` is a ``ConfigError`` naming ``semantic.scorer``
-   (fail at start-up, not per request);
-2. when the semantic tier starts (in a worker thread), any non-primary embedder of a learned
-   file is loaded and ``ScoredDecision.from_saved(saved, extra_embedders)`` is built; for a
-   plug-in file (:mod:`.plugins`) the cross-encoder is loaded or the judge built, and
-   ``ScoredDecision(plugin, saved.threshold, saved.band)``;
-3. the search returns the nearest live candidate as before; ``SemanticTier.judge`` (the one
-   hit rule every serving path asks) calls :meth:`ScoredDecision.decide` with the stored
-   question and the search cosine, and serves only when ``.hit``. ``ajudge`` runs it in a
-   worker thread when the cosine is inside the band. The answer guard is run as a veto on
-   top only when the file says so (``veto``, calibrated as ``learned+guard``); otherwise its
-   rules are model features only. The global cosine ``threshold`` is not applied: the
-   calibrated guarantee is for this rule alone. A namespace threshold is an extra cosine
-   floor (it can only remove hits);
-4. ``decide`` may raise :class:`~semcache.errors.ScorerError` (a plug-in scorer's model or
-   upstream failed) or an embedder error; the semantic stage degrades those to a miss
-   counted as ``semantic_judge`` in ``_failopen``. Outcomes are counted as
-   ``scorer_scored`` / ``scorer_rejections`` and a hit's score is ``CacheInfo.score``.
+Pure logic over a scorer, a threshold and a :class:`~semcache.scoring.band.ScoreBand`;
+:meth:`ScoredDecision.decide` takes the stored question and the search cosine. A candidate
+below the band costs one comparison (no feature, no extra embedding). The global cosine
+threshold is not applied, since the calibrated guarantee is for this rule alone; a namespace
+threshold stays an extra floor and the guard is a veto only when the file says so. ``decide``
+may raise :class:`~semcache.errors.ScorerError`, which the semantic tier degrades to a miss.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """What a learned hit scorer sees of a (query, candidate) pair: a fixed, versioned feature row.
 
-A row is the cosine similarity of the pair under each embedder the model was fit with, then
-lexical overlap, length and structure, then one 0/1 flag per answer-guard rule. The guard's
-per-rule mismatches are *features* here, not vetoes: the model learns from the user's own
-labels how much a number, date, negation, entity, comparison or order mismatch is worth on
-their traffic, because the guard as a fixed veto does not transfer across data sets.
-
-Every feature has declared bounds (:data:`BOUNDS`), used to find the cosine above which no
-other feature can pull a model's score under its threshold (:mod:`semcache.scoring.band`).
-Chinese text is cut into words with ``jieba``; other text into ``\\w+`` runs. The row layout
-is pinned by :data:`FEATURE_VERSION`: a saved model refuses to load against another version.
+The pair's cosine under each embedder, lexical overlap, length and structure, and one flag
+per answer-guard rule: mismatches are features, not vetoes, so the model learns from the
+user's labels what each is worth on their traffic. Every feature has :data:`BOUNDS` (for
+:mod:`semcache.scoring.band`); the layout is pinned by :data:`FEATURE_VERSION`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """``LLMJudgeScorer``: ask an LLM, through LiteLLM, whether one answer serves both questions.
 
-An optional plug-in for deployments with network access (any model LiteLLM can call). It is
-slow and paid, so it is meant to run only inside the uncertainty band of a
-:class:`~semcache.scoring.ScoredDecision`; every call's tokens and cost are counted in
-:class:`JudgeCost`, to weigh against the upstream call a hit saves. The score is 1.0 for
-"yes", 0.0 otherwise (:mod:`semcache.core.llm_reply` reads and prices the reply, the same
-way as shadow verification's judge); no quality figure is claimed for any model.
+Slow and paid, so meant to run only inside a :class:`~semcache.scoring.ScoredDecision`'s
+band; every call's tokens and cost are counted in :class:`JudgeCost`.
 """
 
 from __future__ import annotations
@@ -58,12 +54,9 @@ class CostSink(Protocol):
 
 
 class LLMJudgeScorer:
-    """A :class:`~semcache.scoring.HitScorer` that asks ``model`` yes or no.
-
-    ``completion_kwargs`` go to ``litellm.completion`` as they are (``api_base``, ``api_key``,
-    ``timeout``...). Every answered call is added to :attr:`cost` and to ``sink`` when given
-    (the cache's stats). Upstream errors raise :class:`~semcache.errors.ScorerError`, which
-    the semantic stage degrades to a miss; an answer other than yes scores 0.0 (a miss).
+    """A :class:`~semcache.scoring.HitScorer` that asks ``model`` yes or no (yes 1.0, else 0.0).
+    ``completion_kwargs`` go to ``litellm.completion``; calls are added to :attr:`cost` and
+    ``sink``; upstream errors raise :class:`~semcache.errors.ScorerError`.
     """
 
     def __init__(

@@ -14,12 +14,9 @@ from .saved import SavedScorer
 
 
 class LearnedScorer:
-    """A :class:`~semcache.scoring.HitScorer` over a saved model.
-
-    ``embedders`` maps each non-primary embedder name of the scorer file to a loaded
-    embedder; the primary embedder's cosine arrives as ``similarity`` from the search, so a
-    model fit on the primary embedder alone needs no extra model call. Each extra embedder
-    costs one ``embed([query, candidate])`` per scored candidate (only inside the band).
+    """A :class:`~semcache.scoring.HitScorer` over a saved model. ``embedders`` maps each
+    non-primary embedder of the file to a loaded one (one ``embed`` per scored candidate); the
+    primary's cosine arrives as ``similarity``.
     """
 
     def __init__(self, saved: SavedScorer, embedders: Mapping[str, Embedder] | None = None) -> None:

@@ -1,15 +1,8 @@
 """Fitted hit models as plain numbers: evaluated with numpy, saved as JSON.
 
-Two kinds, both fit by ``semcache calibrate`` (:mod:`semcache.eval.scorer_fit`) and both
-returning the probability that one answer serves both texts:
-
-- ``logistic``: standardise, dot product, sigmoid;
-- ``boosted-trees``: a gradient-boosted ensemble of regression trees (scikit-learn's
-  ``GradientBoostingClassifier``, exported node by node), summed and passed through a sigmoid.
-
-Why JSON and not pickle/joblib: loading a pickle runs arbitrary code, and a scorer file is
-configuration a deployment reads at start-up. Every number a model needs is here; loading
-needs neither scikit-learn nor trust in the file's author beyond its numbers.
+``logistic`` (standardise, dot product, sigmoid) and ``boosted-trees`` (scikit-learn's
+gradient-boosted trees exported node by node), both fit by ``semcache calibrate``. JSON, not
+pickle: loading a pickle runs arbitrary code, and a scorer file is configuration.
 """
 
 from __future__ import annotations

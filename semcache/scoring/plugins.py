@@ -1,13 +1,9 @@
 """Plug-in scorers named in a scorer file: what to build, and the calibrated rule around it.
 
-A plug-in is a scorer semcache does not fit itself: a sentence-transformers cross-encoder
-(``cross-encoder:NAME_OR_PATH``) or an LLM judge through LiteLLM (``llm-judge:MODEL``).
-``semcache calibrate --plugin ...`` certifies its threshold like any scorer's and saves a
-:class:`SavedPlugin`; the cache builds the plug-in from it (:func:`build_plugin`).
-
-The file names a judge's API key by the *environment variable* that holds it, never the key:
-a scorer file is configuration that gets copied and committed. The composition root reads
-the variable (``semcache/compose/``) and a missing one fails construction.
+A cross-encoder (``cross-encoder:NAME_OR_PATH``) or an LLM judge (``llm-judge:MODEL``):
+``semcache calibrate --plugin`` certifies its threshold and saves a :class:`SavedPlugin`,
+which :func:`build_plugin` builds. A judge's API key is named by its environment variable,
+never stored, since a scorer file gets copied and committed.
 """
 
 from __future__ import annotations

@@ -1,32 +1,11 @@
 """A scorer file: exactly what ``semcache calibrate`` chose, for the cache to run unchanged.
 
-JSON, versioned (``format``/``version``; the feature layout has its own
-:data:`~semcache.scoring.features.FEATURE_VERSION`). Version 2 adds ``kind``: ``learned``
-(a model semcache fit; version 1 files are learned files without ``kind`` and still load)
-or a plug-in, ``cross-encoder`` / ``llm-judge`` (:mod:`semcache.scoring.plugins`). A
-learned file::
-
-    {"format": "semcache-scorer", "version": 2, "kind": "learned", "feature_version": 1,
-     "embedders": ["e5-small-4bit", "minilm"],   # cosine features, in row order
-     "primary": "e5-small-4bit",                 # the cache's search embedder
-     "features": [...names...], "model": {"kind": "logistic", ...},
-     "threshold": 0.83,                          # probability; a hit when score >= threshold
-     "band": {"lo": 0.91, "hi": Infinity},       # cosine of the primary embedder
-     "calibration": {...what was measured: delta, confidence, pairs, bound...}}
-
-Version 3 is the same learned file plus ``"veto": "details"``: the guard whose rejection is
-a miss whatever the model says (the ``learned+guard`` candidate of ``calibrate``).
-
-A plug-in file (the judge's key is named by its environment variable, never stored)::
-
-    {"format": "semcache-scorer", "version": 2, "kind": "llm-judge",
-     "plugin": {"kind": "llm-judge", "model": "openai/gpt-4o-mini",
-                "api_base": null, "api_key_env": "OPENAI_API_KEY", "timeout_s": 10.0},
-     "primary": "minilm", "threshold": 1.0,    # the plug-in's scale; a hit when >=
-     "band": {"lo": 0.82, "hi": 0.97}, "calibration": {..., "plugin_calls": 412}}
-
-A threshold, a band and a model only mean something together and with these embedders, so
-they travel in one file and are loaded together or not at all.
+Versioned JSON (``format``/``version``): ``kind`` is ``learned`` (a model semcache fit, with
+its ``embedders``, ``primary``, ``features``, ``model``, ``threshold``, ``band`` and
+``calibration``; version 1 files have no ``kind``, version 3 adds ``"veto": "details"``) or a
+plug-in, ``cross-encoder`` / ``llm-judge`` (:mod:`semcache.scoring.plugins`; a judge's key
+is named by its environment variable, never stored). A threshold, a band and a model only
+mean something together and with these embedders, so they load together or not at all.
 """
 
 from __future__ import annotations

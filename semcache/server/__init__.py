@@ -2,9 +2,7 @@
 
 ``create_app(config, cache=None)`` builds the FastAPI app; ``load_config(path)`` reads a
 TOML/YAML config file into a :class:`ProxyConfig`; ``serve_main(argv)`` runs it with uvicorn.
-
-The names load on first use: the app imports LiteLLM (~4-5 s here), which
-``semcache serve --help`` and the config checks must not wait for.
+The names load on first use, so ``semcache serve --help`` never waits for LiteLLM.
 """
 
 from __future__ import annotations

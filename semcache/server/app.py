@@ -86,13 +86,10 @@ def create_app(
 ) -> FastAPI:
     """The proxy app for ``config``.
 
-    Keys are read from ``environ`` (default ``os.environ``) now, so a missing variable fails
-    here with a :class:`semcache.errors.ConfigError`, not at the first request. Without a
-    ``cache`` one is built from ``config.cache`` and closed when the app's lifespan ends
-    (after uvicorn let in-flight requests finish); a cache passed in stays the caller's to
-    close. No I/O happens here: the store and embedder open on first use or on /readyz.
-    ``settings_source`` re-reads the cache settings for ``POST /admin/reload`` (default:
-    ``CacheSettings()``, the environment and ``.env``).
+    Keys are read from ``environ`` now, so a missing variable fails here, not at the first
+    request. Without ``cache`` one is built from ``config.cache`` and closed when the lifespan
+    ends; a cache passed in stays the caller's. No I/O here. ``settings_source`` re-reads the
+    cache settings for ``POST /admin/reload``.
     """
     keys = KeyRing.from_config(config, environ)
     upstreams = UpstreamTable.from_config(config, environ)

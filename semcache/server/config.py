@@ -1,8 +1,6 @@
 """The proxy's configuration file: cache settings, upstream models, client keys, admin key.
 
-A file is TOML (``.toml``, read with the standard library) or YAML (``.yaml``/``.yml``).
-The upstream list follows LiteLLM's proxy ``model_list`` shape so a LiteLLM config can be
-copied over::
+TOML or YAML; ``model_list`` has LiteLLM's proxy shape so a LiteLLM config can be copied::
 
     [[model_list]]
     model_name = "gpt-4o-mini"                    # the public name clients send
@@ -21,13 +19,9 @@ copied over::
     threshold = 0.93
 
 Secrets are never literal where they would leak furthest: an upstream ``api_key`` and the
-admin key must name an environment variable (``os.environ/NAME``); they are read once by
-:func:`resolve_secret` when the app is built, so a missing variable fails at startup.
-
-The ``[cache]`` table is read like ``CacheSettings(**table)``: its values win over
-``SEMCACHE_*`` variables, which win over ``.env``; an unknown key or a bad value from any of
-them is an error naming it. ``SEMCACHE_*`` variables the file references (an admin key) are
-not reported as unknown settings.
+admin key name an environment variable, read once by :func:`resolve_secret` when the app is
+built. ``[cache]`` wins over ``SEMCACHE_*``, which wins over ``.env``; an unknown key or a
+bad value is an error naming it.
 """
 
 from __future__ import annotations

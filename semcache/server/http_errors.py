@@ -110,12 +110,9 @@ def _upstream_status(exc: openai.OpenAIError) -> int:
 
 
 def to_api_error(exc: BaseException, redact: Callable[[str], str]) -> ApiError:
-    """Map any exception raised while serving a request to the error the client sees.
-
-    Request validation errors become 400 naming the field; cache errors (admin operations
-    do not fail open) 503; upstream errors (LiteLLM raises ``openai`` exception subclasses)
-    keep their status and their redacted message; anything else is an internal error whose
-    details stay in the server log.
+    """Map any exception raised while serving a request to the error the client sees: 400 naming
+    the field, 503 for cache errors, an upstream error's status and redacted message, else an
+    internal error whose details stay in the server log.
     """
     if isinstance(exc, ApiError):
         return exc

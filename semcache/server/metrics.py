@@ -1,18 +1,12 @@
 """Prometheus metrics of one proxy app, in a registry of its own.
 
-A registry per app (not the process-global default) lets tests and embedders run several
-apps in one process without "duplicated timeseries" errors and read exact counts back.
-Label values are bounded: tiers and error kinds are fixed sets, tenants and models come
-from the config file, never from request content. With ``tenant_labels=False`` no series
-carries a tenant label at all.
-
-Cache degradation is exported from ``cache.stats()`` at each scrape: every fail-open
-counter as ``semcache_cache_failures_total{kind}`` and every shed counter (work skipped by
-admission control) as ``semcache_cache_shed_total{kind}``; every other event counter of
-``cache.stats().counts`` (hedged lookups and how they ended, merges, guard vetoes, gathering
-holds...; names fixed in code, never from requests) as ``semcache_cache_events_total{kind}``;
-the tuning loop's live
-false-hit estimate and counters as described in :mod:`semcache.tuning.metrics`.
+A registry per app lets several apps run in one process and tests read exact counts back.
+Label values are bounded: tiers and error kinds are fixed sets, tenants and models come from
+the config file, never from request content (``tenant_labels=False``: no tenant label). At
+each scrape ``cache.stats()`` is exported: fail-open counters as
+``semcache_cache_failures_total{kind}``, shed counters as ``semcache_cache_shed_total{kind}``,
+other event counters as ``semcache_cache_events_total{kind}``, and the tuning loop's
+estimate (:mod:`semcache.tuning.metrics`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Operations endpoints: liveness, readiness and Prometheus metrics.
 
 ``/readyz`` reports ``cache.health(wait=False)``: 200 while the cache can serve (degraded
-parts are listed: a Redis or store server that does not answer is degraded, never down),
-503 while the model is still warming up (it loads in the background from startup; logged
-when readiness changes) or when a local part is down (the policy is in
-:mod:`semcache.runtime.health`). ``/metrics`` needs the metrics key when ``server.metrics_key``
-is set, and carries tenant labels only while ``server.metrics_tenant_labels`` is on.
+parts listed), 503 while the model warms up or a local part is down. ``/metrics`` needs
+``server.metrics_key`` when set, with tenant labels only under ``server.metrics_tenant_labels``.
 """
 
 from __future__ import annotations

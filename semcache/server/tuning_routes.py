@@ -1,15 +1,9 @@
-"""The tuning loop's endpoints: client feedback, and the admin's misses, labels and reload.
+"""The tuning loop's endpoints: client feedback, and the admin's misses, labels and thresholds.
 
-``POST /v1/feedback`` is authenticated exactly like chat: the client key decides the tenant,
-and an answer served to another tenant is "not found" (404), the same as an unknown one, so
-a tenant can neither mark nor probe another's entries. The admin routes sit behind the
-admin key: ``GET /admin/misses`` (near-miss clusters and pairs to label, the rows in the
-format ``semcache calibrate`` reads), ``GET /admin/labels`` (recorded labeled pairs) and
-``POST /admin/reload`` (re-read the settings and serve with their thresholds from now on).
-``GET /admin/threshold`` is the one source of truth for the threshold served now (the
-default and the namespace overrides, after the config file, ``SEMCACHE_*`` and ``.env`` are
-layered and any live change); ``POST /admin/threshold`` serves a new one at once (what
-``semcache calibrate --labels ... --apply --reload-url`` does, then reads it back).
+``POST /v1/feedback`` is authenticated like chat: an answer served to another tenant is "not
+found" (404), as an unknown one is, so a tenant can neither mark nor probe another's entries.
+Behind the admin key: ``GET /admin/misses``, ``GET /admin/labels``, ``POST /admin/reload``,
+and ``GET``/``POST /admin/threshold``, the one source of truth for the threshold served now.
 """
 
 from __future__ import annotations

@@ -86,12 +86,8 @@ class UpstreamTable:
         return self._by_name.get(public_name)
 
     def embedding_params(self, public_name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """``kwargs`` for ``aembedding``, with ``max_retries = 0`` honoured.
-
-        LiteLLM's OpenAI embedding path reads ``max_retries or 2`` and sets that on any
-        client it is given, so a configured 0 would still mean three upstream calls; for
-        OpenAI models a client that keeps ``max_retries`` at 0 (one per upstream, reused)
-        is passed instead.
+        """``kwargs`` for ``aembedding``, with ``max_retries = 0`` honoured: LiteLLM's OpenAI
+        embedding path turns 0 into 2, so OpenAI models get a client that keeps it at 0.
         """
         upstream = self._by_name.get(public_name)
         if upstream is None or upstream.max_retries != 0 or not _is_openai(upstream.model):

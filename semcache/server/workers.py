@@ -1,15 +1,9 @@
 """``semcache serve --workers N``: N processes on one listening socket, each with its own cache.
 
-uvicorn's multi-process supervisor binds the socket once and spawns N fresh interpreters
-(``spawn``, not ``fork``: LiteLLM's and the embedder's threads do not survive a fork). Each
-worker imports :func:`worker_app`, builds its own app and cache from the same config file, and
-answers ``/readyz`` for itself (its pid in ``x-semcache-worker``). SIGTERM on the supervisor
-is passed to every worker, each drains its in-flight requests for ``server.graceful_shutdown_s``
-and closes its cache, and the supervisor returns when all have exited.
-
-Workers share nothing in memory, so more than one needs a shared store and the shared Redis
-tier: an embedded store is one process's directory (a second opener serves misses), and a
-withdrawal or purge must reach every worker's answers. :func:`check_workers` refuses the rest.
+uvicorn's supervisor binds once and spawns N interpreters (``spawn``: LiteLLM's and the
+embedder's threads do not survive a fork); each builds its own app from :func:`worker_app`
+and drains on SIGTERM. Workers share nothing in memory, so :func:`check_workers` requires a
+shared store and the shared Redis tier, for purges and withdrawals to reach every worker.
 """
 
 from __future__ import annotations

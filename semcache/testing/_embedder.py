@@ -1,10 +1,7 @@
 """``FakeEmbedder``: a deterministic bag-of-words embedder for tests that need no model.
 
-Texts sharing words get similar vectors (hashing trick), so paraphrase-like behaviour is
-predictable; it loads instantly (or, given ``loaded``, when the test says so) and counts its
-calls. ``call_latency_s`` and ``text_latency_s`` give each call a controllable latency
-(``call_latency_s + text_latency_s x texts``, slept in the calling thread, as a model's batch
-would take), for tests of what a slow embedder does to the cache.
+Texts sharing words get similar vectors; it loads instantly (or when ``loaded`` says), counts
+its calls, and ``call_latency_s + text_latency_s x texts`` gives each call a latency.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """A local OpenAI-compatible server for tests, the demo and benchmarks.
 
-It speaks just enough of the OpenAI HTTP API (chat completions with and without SSE,
-embeddings, model list) for LiteLLM's real HTTP client to talk to it on loopback, and it
-counts what it was asked, so a test can prove how many upstream calls a cache made.
-Knobs (all attributes, safe to change while it runs): ``delay_s`` before answering,
-``chunk_delay_s`` between stream chunks, ``chunks`` per streamed answer, ``fail_next``
-(HTTP statuses to answer the next calls with), ``abort_stream_after`` (drop the
-connection after that many chunks) and ``responder`` (request body -> answer text).
+Just enough of the OpenAI HTTP API (chat with and without SSE, embeddings, models) for
+LiteLLM's real client on loopback; it counts what it was asked. Knobs are attributes, safe
+to change while it runs: ``delay_s``, ``chunk_delay_s``, ``chunks``, ``fail_next``,
+``abort_stream_after`` and ``responder`` (request body -> answer text).
 """
 
 from __future__ import annotations

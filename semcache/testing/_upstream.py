@@ -1,9 +1,5 @@
-"""``FakeUpstream``: the upstream plug point answered in-process (httpx's ``MockTransport``).
-
-Core tests use it where HTTP is not the point: scripted answers, chunked streams, delays and
-errors, and a count of every call, with no server and no network. Answers are real LiteLLM
-``ModelResponse`` / ``ModelResponseStream`` objects, so the cache handles them exactly as it
-handles the provider's.
+"""``FakeUpstream``: the upstream plug point answered in-process, for tests where HTTP is not
+the point; its answers are real LiteLLM ``ModelResponse`` / ``ModelResponseStream`` objects.
 """
 
 from __future__ import annotations

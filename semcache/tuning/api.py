@@ -74,11 +74,10 @@ class TuningAPI:
     ) -> FeedbackResult:
         """Say whether a cached answer was right for the query it served.
 
-        ``response_or_key``: a response semcache returned, its ``cache_info.serve_id``, or an
-        entry key. "Wrong" (``correct=False``) withdraws the entry at once (see
-        :mod:`semcache.tuning.loop`); both verdicts are counted and, for a semantic hit,
-        recorded as a labeled pair. Raises :class:`semcache.errors.UnknownServe` when no such
-        answer was served to ``tenant`` recently.
+        ``response_or_key``: a response semcache returned, its ``serve_id``, or an entry key.
+        "Wrong" withdraws the entry at once (:mod:`semcache.tuning.loop`); a semantic hit's verdict
+        is also a labeled pair. :class:`semcache.errors.UnknownServe` when none was served to
+        ``tenant`` recently.
         """
         return self._loop.run(self._feedback(response_or_key, correct, tenant))
 
@@ -135,10 +134,6 @@ class TuningAPI:
     def drain_tuning(self) -> None:
         """Wait for background shadow checks and miss lookups started so far."""
         self._loop.run(self._parts.tuning.drain())
-
-    async def adrain_tuning(self) -> None:
-        """``drain_tuning`` for async callers."""
-        await self._loop.arun(self._parts.tuning.drain())
 
     def threshold(self, namespace: str = "default") -> float | None:
         """The cosine a semantic hit needs in ``namespace`` now (None: no semantic tier)."""

@@ -1,19 +1,10 @@
 """The live false-hit rate: a weighted estimate from sampled shadow verdicts, with an interval.
 
-Shadow verification samples semantic hits with unequal probabilities (hits near the threshold
-more often), so the share of wrong answers among *verified* hits over-states the share among
-*served* hits. Each verdict is weighted by the inverse of its sampling probability
-(inverse-probability weighting, the Hájek ratio form):
-
-    p̂ = Σ w_i y_i / Σ w_i,   w_i = 1 / π_i,   y_i = 1 for a wrong answer.
-
-The 95% interval is Wilson's score interval at Kish's effective sample size
-n_eff = (Σ w_i)² / Σ w_i², the usual design-effect correction for a weighted proportion:
-with equal weights it is exactly Wilson's interval, and unequal weights widen it. Wilson
-rather than the normal interval because false hits are rare, where the normal interval
-collapses to zero width. ``benchmarks/bench_tuning_loop.py`` measures its coverage on a
-labeled stream. Feedback labels are not used: users report what they choose to, which is
-not a sample with known probabilities.
+Shadow verification samples hits near the threshold more often, so each verdict is weighted
+by the inverse of its sampling probability (the Hájek ratio p̂ = Σ w_i y_i / Σ w_i,
+w_i = 1 / π_i). The 95% interval is Wilson's at Kish's effective sample size
+(Σ w_i)² / Σ w_i², since false hits are rare and a normal interval collapses there. Feedback
+labels are not used: they are not a sample with known probabilities.
 """
 
 from __future__ import annotations
@@ -33,12 +24,8 @@ Z95 = 1.959963984540054
 class Estimate:
     """The false-hit rate of one namespace's semantic hits (wrong / served), 95% interval.
 
-    ``verdicts``: shadow verdicts used; ``wrong``: how many said wrong; ``effective_n``: Kish's
-    effective sample size. ``alert`` is True only on evidence that ``delta`` is exceeded: when
-    the *lower* end of the 95% interval is above ``delta`` (a one-sided test at 2.5% of
-    "the rate is at most δ"). It never fires with no wrong verdict (``low`` is then 0), nor
-    with no verdicts; "not yet shown to be at most δ" is ``high > delta``, a different
-    question, which ``semcache_false_hit_rate_high`` answers.
+    ``alert`` is True only on evidence that ``delta`` is exceeded (the interval's lower end above
+    it), so never with no wrong verdict; "not yet shown at most δ" is ``high > delta``.
     """
 
     rate: float

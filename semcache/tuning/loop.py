@@ -1,17 +1,10 @@
 """The tuning loop's state in one cache: serves, labels, the live estimate, near misses.
 
-``TuningLoop`` is what feedback, shadow verdicts and miss analysis share. Feedback contract:
-a "wrong" verdict withdraws the entry that served the answer at once: it is fenced against
-pending writes, dropped from the memory tier and ended in the store (re-written with
-``expires_at = now``, so a persistent store keeps it withdrawn across restarts, and the
-janitor deletes it later). With a shared Redis tier the withdrawal reaches every replica:
-the Redis copy is removed and every other replica connected to the purge channel drops its
-in-process copy and ends the entry in its own store too (as this replica does); a replica
-cut off from Redis meanwhile drops its memory tier when it reconnects (see
-``semcache.replicas.purges``). The entry's own question then misses and is answered afresh.
-A verdict on a semantic hit also records a labeled pair (query, served question,
-similarity, score); both verdicts are counted. Feedback names an answer by its serve id
-(``CacheInfo.serve_id``) or its entry key, and only the tenant it was served to may give it.
+Feedback contract: a "wrong" verdict withdraws the entry that served the answer at once
+(fenced against pending writes, dropped from memory, ended in the store so it stays withdrawn
+across restarts; with a shared Redis tier on every replica, :mod:`semcache.replicas.purges`).
+A verdict on a semantic hit also records a labeled pair. Feedback names an answer by its serve
+id or entry key, and only the tenant it was served to may give it.
 """
 
 from __future__ import annotations

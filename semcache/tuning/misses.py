@@ -1,14 +1,9 @@
 """Miss analysis: record misses that came close, group them, export them for labeling.
 
-A miss whose nearest stored question was within ``margin`` under the threshold (or over
-it but vetoed by the answer guard) is the kind of miss a recalibration could turn into a
-hit. :class:`MissStage` records them; :func:`cluster_misses` groups them by the stored
-question they came close to (a group that keeps growing is a frequent near miss), and
-:func:`export_rows` writes pairs in the format ``semcache calibrate`` reads, with ``label``
-left null for a person (or an oracle) to fill in with 0 or 1.
-
-The nearest stored question is the candidate the semantic lookup already found and judged
-(``Request.candidate``): recording a near miss costs no second search, only an append.
+A miss within ``margin`` under the threshold (or over it but vetoed) is one a recalibration
+could turn into a hit. :class:`MissStage` records it from the candidate the lookup already
+judged (no second search); :func:`cluster_misses` groups by stored question;
+:func:`export_rows` writes pairs for ``semcache calibrate`` with ``label`` null.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """``semcache misses``: a running proxy's frequent near misses, and a file to label.
 
-Asks the proxy's ``GET /admin/misses`` (admin key from ``--admin-key-env``), prints the
-clusters (a stored question, how many recent misses came close to it, example queries) and
-writes ``--out``: one JSONL row per (query, stored question) with ``text_a``, ``text_b``,
-``label`` (null: fill in 0 or 1), ``similarity`` and ``count``, the format ``semcache
-calibrate --labels`` reads once labeled.
+Prints the clusters from ``GET /admin/misses`` and writes ``--out``: one JSONL row per
+(query, stored question) with ``label`` null, the format ``semcache calibrate --labels`` reads.
 """
 
 from __future__ import annotations

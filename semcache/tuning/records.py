@@ -20,14 +20,9 @@ class Source(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Served:
-    """One answer served from storage: who asked what, and which entry answered.
-
-    ``question`` is the stored entry's question (None when questions are not stored);
-    ``similarity`` the cosine of the hit (None for an exact hit); ``score`` the scorer's
-    score when one ran; ``scope`` the entry's scope (needed to find it again); ``model``
-    the entry's model (names its copy in a shared Redis tier); ``routed_to`` the fallback
-    embedder whose lane served it (None: the primary's), whose similarities are on another
-    scale and calibrate ``semantic.fallback_threshold``, never the primary threshold.
+    """One answer served from storage: who asked what, and which entry answered (``scope`` and
+    ``model`` find it again). ``routed_to``: the fallback embedder whose lane served it (None:
+    the primary's); its similarities calibrate ``semantic.fallback_threshold`` only.
     """
 
     serve_id: str
@@ -46,13 +41,9 @@ class Served:
 
 @dataclass(frozen=True, slots=True)
 class LabeledPair:
-    """A query and the stored question whose answer served it, with a verdict.
-
-    ``label``: 1 the answer was right for the query, 0 wrong (a false hit), in the sense
-    ``semcache calibrate`` reads (``text_a``, ``text_b``, ``label``). ``sample_probability``:
-    for shadow labels, the probability this hit had of being verified (its estimator weight
-    is the inverse); None for feedback. ``routed_to``: the fallback embedder that served
-    the hit (None: the primary); ``semcache calibrate --labels`` leaves such rows out.
+    """A query and the stored question whose answer served it, with a verdict (``label`` 1 right,
+    0 wrong, as ``semcache calibrate`` reads it). ``sample_probability``: a shadow label's chance
+    of being verified (None for feedback). Rows with ``routed_to`` set are left out of calibration.
     """
 
     text_a: str

@@ -1,16 +1,10 @@
 """Shadow verification: re-ask upstream for a sample of semantic hits, off the caller's path.
 
-The caller already has the cached answer; for a sampled hit (:mod:`.sampling`) this starts a
-background task that calls upstream with the same parameters and asks an
-:class:`~semcache.tuning.compare.AnswerJudge` whether the fresh answer agrees with the cached
-one. The verdict, with the hit's sampling probability, goes to ``on_verdict``.
-
-Contract: :meth:`ShadowVerifier.consider` never awaits and never raises (the caller is not
-delayed); at most ``max_concurrency`` shadow calls run at once and at most ``max_pending``
-wait or run (a sampled hit beyond that is skipped and counted, ``verify_skipped``); a failed
-shadow call is counted by the fail-open boundary (kind ``shadow_verify``) and records no
-verdict; :meth:`close` waits up to its timeout for running checks, then cancels the rest.
-Nothing a shadow call returns is stored: the fresh answer only judges the cached one.
+For a sampled hit (:mod:`.sampling`) a background task asks upstream again and an
+:class:`~semcache.tuning.compare.AnswerJudge` whether the fresh answer agrees; the verdict
+goes to ``on_verdict``. :meth:`ShadowVerifier.consider` never awaits nor raises; concurrency
+and backlog are bounded (skips counted as ``verify_skipped``); a failed call records no
+verdict; nothing a shadow call returns is stored.
 """
 
 from __future__ import annotations

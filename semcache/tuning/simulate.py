@@ -1,16 +1,10 @@
 """A labeled, synthetic traffic stream with drift, to exercise the tuning loop offline.
 
-Used by ``benchmarks/bench_tuning_loop.py`` and ``notebooks/03_tuning_loop.ipynb``. Every
-text is generated here from small word lists (no third-party text). An *intent* is an
-(attribute, entity) pair, e.g. ("population", "north dakota"); a query phrases one intent
-with a template, and the upstream's answer names the intent (``A17 B17 C17``), so whether a
-cached answer was right for a query is known exactly.
-
-:class:`KeywordEmbedder` is a weighted bag of words (hashing trick): entity and attribute
-words weigh 3, the rest 1. Paraphrases of one intent come out close; intents that share an
-entity word ("north dakota" / "south dakota") or an attribute and a template come out close
-too, which is what makes a threshold a trade-off. Drift: a new topic (devices instead of
-places) and a change in phrasing (longer, chattier templates with fewer shared words).
+Every text is generated from small word lists. An *intent* is an (attribute, entity) pair; a
+query phrases one intent with a template and the upstream's answer names the intent, so
+whether a cached answer was right is known exactly. :class:`KeywordEmbedder` is a weighted
+bag of words, so intents sharing an entity or attribute come out close and a threshold is a
+trade-off. Drift: a new topic and chattier phrasing.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ def test_more_testing_pairs_certify_more_often():
 
 def test_needed_is_above_the_pairs_given_and_likely_certifies():
     scores, labels = _pairs(300)
-    need = simulate_needed(scores, labels, 300, 0.2, 0.8, 0.01, 0.05)
+    need = simulate_needed(scores, labels, 300, 0.8, 0.01, 0.05)
     assert need.pairs is not None and need.pairs > 300 and need.chance >= 0.5
     # at that many pairs, the testing part certifies in at least half the simulated runs
     assert certify_chance(scores, labels, round(need.pairs * 0.8), 0.01, 0.05) >= 0.5
@@ -33,7 +33,7 @@ def test_needed_is_above_the_pairs_given_and_likely_certifies():
 def test_no_threshold_under_delta_means_more_pairs_will_not_help():
     rng = np.random.default_rng(1)
     labels = (rng.random(1000) < 0.5).astype(np.int64)
-    need = simulate_needed(rng.random(1000), labels, 1000, 0.2, 0.8, 0.05, 0.05)
+    need = simulate_needed(rng.random(1000), labels, 1000, 0.8, 0.05, 0.05)
     assert need.pairs is None and need.floor_rate > 0.05
 
 

@@ -8,6 +8,7 @@ were not developed on.
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +19,20 @@ from semcache.datasets import load_shipped_pairs
 from semcache.errors import ConfigError
 from semcache.privacy import default_detector, load_privacy_corpus
 from semcache.privacy.corpus import SPLITS
-from semcache.privacy.measure import CHECKSUM_KINDS, covered, score, score_texts
 
 ROOT = Path(__file__).resolve().parents[2]
+_SPEC = importlib.util.spec_from_file_location(
+    "privacy_measure", ROOT / "scripts" / "privacy_measure.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+_measure = sys.modules["privacy_measure"] = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_measure)
+CHECKSUM_KINDS, covered, score, score_texts = (
+    _measure.CHECKSUM_KINDS,
+    _measure.covered,
+    _measure.score,
+    _measure.score_texts,
+)
 KINDS = {"email", "phone", "card", "iban", "national_id", "ip", "secret"}
 
 

@@ -1,11 +1,7 @@
 """Payment card numbers (Luhn + issuer prefix + length) and IBANs (ISO 13616 mod-97).
 
-A card candidate is 12-19 digits, written plain or in groups separated by one kind of separator
-(space or hyphen); it counts only when its Luhn check digit is right *and* its prefix and length
-belong to a card network, so an order number that happens to pass Luhn but starts with, say, 8 is
-not a card. An IBAN candidate is a country code, two check digits and 11-30 alphanumerics
-(optionally grouped by spaces); python-stdnum validates the country's length, BBAN format and
-the mod-97 checksum.
+A card is 12-19 digits, plain or grouped, passing Luhn *and* a network's prefix and length,
+so a Luhn-valid order number is not a card. IBANs are validated by python-stdnum.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """National identity numbers, each validated by python-stdnum (checksum, embedded date, ranges).
 
-Every scheme is a row of data: its shape, its stdnum module, and whether it needs a keyword
-before it. Schemes whose shape is distinctive (an 18-character Chinese resident ID with a birth
-date and check digit, a dashed US SSN, a formatted Brazilian CPF) count on their own; schemes that
-are a bare run of digits with a weak checksum (a 9-digit Dutch BSN passes mod-11 one time in
-eleven) count only after a keyword such as ``BSN`` in the ``_WINDOW`` characters before them, so
-arbitrary numbers do not trip them.
+Every scheme is a row of data. Distinctive shapes (a Chinese resident ID, a dashed US SSN)
+count on their own; a bare digit run with a weak checksum (a Dutch BSN) counts only after a
+keyword within ``_WINDOW`` characters, so arbitrary numbers do not trip it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """IP addresses (IPv4 and IPv6), validated by the standard library's ``ipaddress``.
 
-By default only globally routable addresses count (``public_only``): loopback, private LAN,
-link-local, documentation and other reserved ranges identify nobody (``127.0.0.1:8000``,
-``192.168.1.1`` in a router question). A dotted quad right after a version word (``version
-1.2.3.4``, ``v10.0.0.1``, ``版本 2.1.0.3``), an upgrade verb (``downgrade to 5.1.9.0``) or a
-comparison operator (``numpy>=12.0.4.12``), or right before a version word (``7.7.8.15版本``),
-is a version string, not an address. A product name followed by a four-part version (``Chrome
-11.1.2.11``) or a verb further back (``downgrade the driver to 5.1.9.0``) is not recognised: a
-known false positive when the version happens to be a public address.
+By default only globally routable addresses count (``public_only``): private and reserved
+ranges identify nobody. A dotted quad next to a version word, an upgrade verb or a comparison
+operator (``numpy>=12.0.4.12``) is a version string, not an address.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """Phone numbers, international and national, through Google's libphonenumber port.
 
-``phonenumbers.PhoneNumberMatcher`` runs once per default region (numbers written with ``+`` or
-``00`` are found whatever the region) at ``Leniency.VALID``: the number must be a valid, assigned
-range for its country, which rejects most dates, counters and order numbers.
-
-Two extra rules for national numbers (no ``+``/``00``), because numbering plans are dense enough
-that many digit runs parse as valid: a CN national number counts only when it is a mobile
-number (``1[3-9]`` and 11 digits) or written with the trunk ``0`` (``010-62345678``); and a
-number written as one bare run of digits (``2147483647``) counts only when it is a CN mobile
-number or a phone keyword (``call``, ``tel``, ``电话``…) precedes it. A phone number inside
-code (``send_sms("+8613912345678")``) is still a phone number: it is flagged.
-
-Work is bounded: libphonenumber spends tens of microseconds on every candidate it parses, and
-a text of digit groups (``123 456 789 012 …``) is nothing but candidates. Each ``detect`` call
-may make :data:`TRIES_FLOOR` candidate attempts plus one per :data:`BYTES_PER_TRY` characters,
-across every region and recovery pass; a text that needs more raises
-:class:`~semcache.errors.ScanLimitExceeded` (the gate then treats it as private) rather than
-being scanned partly and reported clean.
+``PhoneNumberMatcher`` runs per default region at ``Leniency.VALID`` (an assigned range for
+its country, which rejects most dates and counters). Because numbering plans are dense, a
+national CN number counts only as a mobile number or with the trunk ``0``, and a bare digit
+run only as a CN mobile number or after a phone keyword. Work is bounded (:data:`TRIES_FLOOR`
+plus one try per :data:`BYTES_PER_TRY` characters); a text needing more raises
+:class:`~semcache.errors.ScanLimitExceeded` rather than being reported clean.
 """
 
 from __future__ import annotations
@@ -178,11 +167,8 @@ class PhoneDetector:
     def _valid(
         self, phonenumbers: ModuleType, tries: _Tries, text: str, start: int, end: int
     ) -> bool:
-        """Whether ``text[start:end]`` alone is a valid number grouped as its country groups it.
-
-        Stricter than the main scan (``STRICT_GROUPING``): a window cut out of a longer digit
-        run has no surrounding text to vouch for it, so "3414 225263" (an Amex-style group)
-        must not pass as the US number 341-422-5263.
+        """Whether ``text[start:end]`` alone is a valid number grouped as its country groups it
+        (``STRICT_GROUPING``: a window cut from a longer digit run has no context to vouch for it).
         """
         raw = text[start:end]
         for region in self._regions:
@@ -213,11 +199,8 @@ class PhoneDetector:
 
 
 def _pieces(text: str) -> list[tuple[int, int]]:
-    """The parts of ``text`` worth handing to libphonenumber, with some context around them.
-
-    A number is digits separated by at most four non-alphanumeric characters (``x`` and ``_``
-    included), so a run of that shape holding fewer than seven digits cannot contain one; the
-    context lets libphonenumber see the letter before a number and its extension after it.
+    """The parts of ``text`` worth handing to libphonenumber (runs that can hold seven digits),
+    with context around them.
     """
     pieces: list[tuple[int, int]] = []
     for run in _NUMBER_RUN.finditer(text):

@@ -1,21 +1,14 @@
 """Secrets: API keys of well-known formats, credentials in assignments, and random-looking tokens.
 
-Three rules, each with its own scheme label:
-
-- **Known formats.** detect-secrets' maintained regex lists (AWS, GitHub, GitLab, Slack, Stripe,
-  OpenAI legacy keys, JWTs, SendGrid, Twilio, npm, PyPI, Discord, Telegram, Azure storage keys,
-  URL basic-auth passwords) plus the formats it lacks (current OpenAI and Anthropic ``sk-`` keys,
-  Google ``AIza`` keys, Hugging Face ``hf_`` tokens, GitHub fine-grained PATs, Alibaba Cloud
-  ``LTAI`` ids) and PEM private-key blocks. Only detect-secrets' patterns are used, not its
-  scanner: the scanner works per line and reports values, not offsets.
-- **Assignments.** ``password: hunter2``, ``api_key = "..."``, ``set the password to X``,
-  ``密码是 Abc12345``: the value after
-  a credential keyword, unless it is a placeholder (``<your-key>``, ``${API_KEY}``, ``xxxx``) or a
-  code reference (``os.environ``, ``config.api_key``).
-- **High entropy.** A token from the base64/url-safe alphabet that looks random (see
-  :func:`random_looking`); the bar is lower right after a credential keyword. Hex-only strings
-  (hashes, git SHAs) and UUIDs never qualify: in prompts they are far more often digests and
-  ids than keys.
+- **Known formats**: detect-secrets' maintained regex lists (its patterns, not its per-line
+  scanner, which reports no offsets) plus the formats it lacks (current OpenAI and Anthropic
+  ``sk-`` keys, Google ``AIza``, Hugging Face ``hf_``, GitHub fine-grained PATs, Alibaba
+  ``LTAI``) and PEM private-key blocks.
+- **Assignments**: the value after a credential keyword (``password: hunter2``, ``密码是 X``)
+  unless it is a placeholder or a code reference.
+- **High entropy**: a base64/url-safe token that looks random (:func:`random_looking`), with
+  a lower bar after a credential keyword. Hex-only strings and UUIDs never qualify: in
+  prompts they are far more often digests and ids than keys.
 """
 
 from __future__ import annotations
@@ -166,12 +159,9 @@ class SecretDetector:
 
 
 def random_looking(token: str, *, context: bool, min_length: int = 24) -> bool:
-    """Whether ``token`` looks like a random key rather than a word, identifier, hash or UUID.
-
-    With ``context`` (a credential keyword just before it) the bar is lower: 16+ characters
-    from at least two of upper/lower/digit with high entropy. Without, it also needs two or
-    more of each class, few vowels among its letters (words have ~40%, random letters ~19%) and
-    frequent switches between classes (CamelCase identifiers switch rarely).
+    """Whether ``token`` looks like a random key rather than a word, identifier, hash or UUID: high
+    entropy and mixed classes; without a credential keyword before it (``context``) also few
+    vowels and frequent switches between classes.
     """
     length = len(token)
     if length < 16 or _UUID.search(token):

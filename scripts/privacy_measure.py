@@ -1,9 +1,10 @@
 """Scoring a detector on labeled prompts: per-kind recall, span coverage, false positives.
 
-Shared by ``benchmarks/bench_privacy.py`` and the corpus-threshold tests, so both report the
-same figures. A labeled span is *recalled* when a finding of its kind overlaps it and the
-findings together cover every character of it (what redaction needs: nothing left to leak).
-A prompt without labels is a *false positive* when anything at all is found in it.
+Shared by ``benchmarks/bench_privacy.py`` and ``tests/privacy/test_privacy_corpus.py``, so
+both report the same figures. A labeled span is *recalled* when a finding of its kind
+overlaps it and the findings together cover every character of it (what redaction needs:
+nothing left to leak). A prompt without labels is a *false positive* when anything at all
+is found in it.
 """
 
 from __future__ import annotations
