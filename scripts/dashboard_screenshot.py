@@ -4,8 +4,8 @@ A proxy in this process (a loopback fake upstream, the test embedder, an in-memo
 answers two tenants' questions over 30 one-minute buckets (a clock the cache reads), with
 exact repeats, paraphrases that hit and paraphrases that just miss; shadow verification
 samples the semantic hits, so the live estimate has verdicts; all but 8 near misses are
-labeled through the API (yes when both name the same animal), and headless Chromium (Debian's ``chromium`` and
-``chromium-driver``) opens ``/ui`` and saves the page.
+labeled through the API (yes when both name the same animal); then headless Chromium
+(Debian's ``chromium`` and ``chromium-driver``) opens ``/ui`` and saves the page.
 
     python scripts/dashboard_screenshot.py [--out docs/dashboard.png]
 """
