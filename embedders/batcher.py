@@ -6,9 +6,11 @@ within a few milliseconds are embedded in one batch. Contract of :class:`MicroBa
 - Every submitted text is embedded exactly once, in a batch of at most ``max_batch`` texts
   (``max_load_batch`` when more are queued), sent when full or when its oldest text has
   waited ``max_wait_ms``; one batch per event loop in flight, each loop with its own queue.
-- The embedder runs in a worker thread, never on the event loop. Each caller gets its own
-  row (a copy) or the exception raised for its batch; a caller cancelled before its batch
-  is sent drops its text. Nothing is cached here.
+- The embedder runs in a worker thread, never on the event loop, in the context
+  (``contextvars``) of the batch's first caller, so what that context carries (its trace)
+  follows its text into the embedder. Each caller gets its own row (a copy) or the
+  exception raised for its batch; a caller cancelled before its batch is sent drops its
+  text. Nothing is cached here.
 - ``background`` texts (store writes) go after every waiting foreground text (lookups);
   while lookups are arriving, a batch takes only the background texts its fitted cost line
   (:class:`BatchCost`) says fit in ``max_background_ms`` (at least one), so a write backlog
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import threading
 import time
 from collections import deque
@@ -42,6 +45,7 @@ class _Waiting:
     text: str
     future: asyncio.Future[np.ndarray]
     queued_at: float
+    context: contextvars.Context
 
 
 @dataclass(slots=True)
@@ -195,9 +199,12 @@ class MicroBatcher:
         queue = self._queue_for(loop)
         now = loop.time()
         futures: list[asyncio.Future[np.ndarray]] = []
+        context = contextvars.copy_context()
         for text in texts:
             future: asyncio.Future[np.ndarray] = loop.create_future()
-            (queue.later if background else queue.items).append(_Waiting(text, future, now))
+            (queue.later if background else queue.items).append(
+                _Waiting(text, future, now, context)
+            )
             futures.append(future)
         if not background:
             self._last_foreground = now
@@ -278,7 +285,9 @@ class MicroBatcher:
         self._loop_time, self._running_since = loop, started
         self._running = len(texts)
         try:
-            job = loop.run_in_executor(self._executor, _embed_checked, self._embedder, texts)
+            job = loop.run_in_executor(
+                self._executor, batch[0].context.copy().run, _embed_checked, self._embedder, texts
+            )
         except RuntimeError as exc:  # the executor was shut down by close()
             job = loop.create_future()
             job.set_exception(EmbedderError(f"the MicroBatcher is closed ({exc})"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from litellm import ModelResponse
@@ -26,11 +27,12 @@ from semcache.facade.embedding_cache import EmbeddingAPI
 from semcache.facade.health import Health, assess, probe
 from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
 from semcache.guard import HitVerifier
+from semcache.observe.lookups import RECENT_BUCKETS
 from semcache.pipeline.base import Request
 from semcache.protocols.api import ProtocolAPI
 from semcache.runtime.loop import shared_loop
 from semcache.runtime.upstream import Upstream
-from semcache.stats import CacheStats, FlushReport, StoredEntry
+from semcache.stats import CacheStats, FlushReport, LookupStats, StoredEntry
 from semcache.stores.base import VectorStore
 from semcache.tuning.api import TuningAPI
 
@@ -87,10 +89,12 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
         request = self._parts.prepare(kwargs)
         if request.stream:
             return SyncCacheStream(self._astream(request))
-        found = self._parts.path.lookup.peek(request)
-        if found is not None:
-            return self._delivery.deliver(found)
-        return self._loop.run(self._find(request))
+        observer = self._parts.observer
+        with observer.operation("completion"):
+            found = self._parts.path.lookup.peek(request)
+            if found is not None:
+                return observer.served(request.tenant, self._delivery.deliver(found))
+            return observer.served(request.tenant, self._loop.run(self._find(request)))
 
     async def acompletion(
         self, **kwargs: Any
@@ -99,10 +103,12 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
         request = self._parts.prepare(kwargs)
         if request.stream:
             return self._astream(request)
-        found = self._parts.path.lookup.peek(request)
-        if found is not None:
-            return self._delivery.deliver(found)
-        return await self._loop.arun(self._find(request))
+        observer = self._parts.observer
+        with observer.operation("completion"):
+            found = self._parts.path.lookup.peek(request)
+            if found is not None:
+                return observer.served(request.tenant, self._delivery.deliver(found))
+            return observer.served(request.tenant, await self._loop.arun(self._find(request)))
 
     def batch_completion(
         self, requests: Sequence[Mapping[str, Any]], *, max_concurrency: int = 8
@@ -127,16 +133,26 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
 
             async def one(request: Request) -> ModelResponse:
                 async with gate:
-                    return await self._find(request)
+                    return observer.served(request.tenant, await self._find(request))
 
             return await asyncio.gather(*(one(r) for r in prepared), return_exceptions=True)
 
-        return self._loop.run(run_all())
+        observer = self._parts.observer
+        with observer.operation("batch_completion"):
+            return self._loop.run(run_all())
 
     # -- operations ---------------------------------------------------------------------------
     def stats(self) -> CacheStats:
-        """Counters since start, plus sizes of the memory tier and the store."""
-        return self._loop.run(ops.stats(self._parts))
+        """Counters since start, plus sizes of the memory tier and the store, and the
+        recorded lookups (``lookups``: hit rate by time, tier and tenant, nearest-similarity
+        histograms; what the proxy's dashboard shows)."""
+        found = self._loop.run(ops.stats(self._parts))
+        return replace(found, lookups=self._parts.observer.lookups.snapshot())
+
+    def lookups(self, *, buckets: int | None = RECENT_BUCKETS) -> LookupStats:
+        """The recorded lookups (``stats().lookups``) with the last ``buckets`` time buckets
+        (None: all kept, up to ``telemetry.buckets``)."""
+        return self._parts.observer.lookups.snapshot(buckets)
 
     def purge(
         self, *, tenant: str | None = None, namespace: str | None = None, model: str | None = None
@@ -224,7 +240,8 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
         await self.aclose()
 
     def _astream(self, request: Request) -> AsyncCacheStream:
-        return AsyncCacheStream(self._delivery.stream(self._parts.path, request), self._loop)
+        items = self._delivery.stream(self._parts.path, request)
+        return AsyncCacheStream(self._parts.observer.stream(request.tenant, items), self._loop)
 
     # -- on the loop --------------------------------------------------------------------------
     async def _find(self, request: Request) -> ModelResponse:

@@ -164,12 +164,54 @@ def cache_info(response: Any) -> CacheInfo | None:
 
 
 @dataclass(frozen=True, slots=True)
+class LookupBucket:
+    """One time bucket: ``start`` (epoch seconds), answers by tier, (hits, lookups) by
+    tenant, and the upstream cost hits saved (USD)."""
+
+    start: float
+    tiers: Mapping[str, int]
+    tenants: Mapping[str, tuple[int, int]]
+    saved_cost_usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class LookupStats:
+    """What :class:`LookupLog` holds (``CacheStats.lookups``; recorded by
+    :class:`semcache.observe.lookups.LookupLog`).
+
+    ``tiers`` and ``tenants`` are totals since start (``tenants``: tier -> count each);
+    ``history`` the most recent time buckets (the last 60 unless asked for more),
+    oldest first, ``bucket_s`` seconds each;
+    ``similarity_edges`` the bin edges (41 over [0, 1]) of ``hit_similarity`` and
+    ``miss_similarity`` (counts of the nearest similarity of semantic lookups that hit and
+    that missed; requests that ran no semantic lookup are not in them).
+    """
+
+    bucket_s: int
+    lookups: int
+    hits: int
+    saved_cost_usd: float
+    tiers: Mapping[str, int]
+    tenants: Mapping[str, Mapping[str, int]]
+    history: tuple[LookupBucket, ...]
+    similarity_edges: tuple[float, ...]
+    hit_similarity: tuple[int, ...]
+    miss_similarity: tuple[int, ...]
+    dropped_tenants: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.lookups if self.lookups else 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class CacheStats:
     """Counters since the cache started, and the sizes of its tiers (``SemanticCache.stats``).
 
     ``errors``: cache failures served as misses, by kind; ``shed``: work admission control
     skipped; ``store_entries``: None when not countable; ``privacy``, ``compression``,
-    ``tuning``: their sections; ``spent_usd``: money the cache spent to decide hits, by kind.
+    ``tuning``: their sections; ``spent_usd``: money the cache spent to decide hits, by kind;
+    ``lookups``: the recorded lookups (:mod:`semcache.observe.lookups`).
     """
 
     requests: int
@@ -190,6 +232,7 @@ class CacheStats:
     shed: Mapping[str, int] = field(default_factory=dict)
     tuning: TuningStats | None = None
     spent_usd: Mapping[str, float] = field(default_factory=dict)
+    lookups: LookupStats | None = None
 
     @property
     def hit_rate(self) -> float:

@@ -370,6 +370,7 @@ def test_sync_and_async_apis_have_the_same_operations():
         "acompletion",
         "batch_completion",
         "stats",
+        "lookups",
         "purge",
         "apurge",
         "recent_entries",

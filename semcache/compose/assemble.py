@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from semcache.compress.accounting import CompressionLedger
@@ -23,6 +24,7 @@ from semcache.config.settings import (
 from semcache.core.coalesce import Coalescer
 from semcache.core.memory import MemoryTier
 from semcache.core.model_watch import ModelWatch
+from semcache.observe.lookups import Observer
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
 from semcache.pipeline.compress import CompressStage
@@ -49,12 +51,14 @@ if TYPE_CHECKING:
 
     from semcache.embedders.base import Embedder
     from semcache.guard import HitVerifier
+    from semcache.observe.otel import Telemetry
     from semcache.replicas.tier import SharedTier
     from semcache.runtime.upstream import Upstream
     from semcache.scoring import ScoredDecision
     from semcache.stores.base import Entry, VectorStore
 
 
+from semcache.compose.observe import observer, telemetry, traced_upstream
 from semcache.compose.semantic import readability_gate, semantic_tier, store_watermark
 from semcache.compose.shared import (
     local_store_dir,
@@ -89,6 +93,7 @@ class Assembly:
     clock: Callable[[], float]
     tuning: TuningLoop
     fresh: Callable[[Entry], bool]
+    observer: Observer
     shared: SharedTier | None = None
     store_wait_s: float = 30.0
     shed_window_s: float = 2.0
@@ -112,6 +117,7 @@ def assemble(
     :mod:`semcache.compose.routing`)."""
     s = settings
     stats = Stats()
+    otel = telemetry(s.telemetry)
     failopen = FailOpen(
         stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
     )
@@ -125,6 +131,7 @@ def assemble(
         stats,
         fallback_embedder=fallback_embedder,
         fallback_store=fallback_store,
+        telemetry=otel,
     )
     backend = SemanticBackend(tier, failopen, stats)
     max_lag_ms = s.admission.max_loop_lag_ms
@@ -138,7 +145,7 @@ def assemble(
         lag=lag,
         max_lag_s=max_lag_ms / 1000.0 if max_lag_ms is not None else 0.0,
     )
-    writer = WriteBehind(
+    writer = write_behind(otel)(
         backend,
         memory,
         failopen,
@@ -155,6 +162,7 @@ def assemble(
         from semcache.runtime.upstream import LiteLLMUpstream
 
         upstream = LiteLLMUpstream()
+    upstream = traced_upstream(upstream, otel)
     privacy = build_gate(s.privacy)
     scans = ScanRunner(s.privacy.scan_timeout_s)
     ledger = CompressionLedger()
@@ -248,7 +256,17 @@ def assemble(
         store_wait_s=s.admission.store_wait_s,
         shed_window_s=s.health.shed_window_s,
         fresh=watch.fresh,
+        observer=observer(s.telemetry, clock, otel, tuning.monitor.estimates),
     )
+
+
+def write_behind(otel: Telemetry | None) -> Callable[..., WriteBehind]:
+    """Write-behind, traced when OpenTelemetry is on."""
+    if otel is None:
+        return WriteBehind
+    from semcache.observe.traced import TracedWriteBehind
+
+    return partial(TracedWriteBehind, telemetry=otel)
 
 
 def gather_window(c: CoalesceSettings, latency: UpstreamLatency) -> GatherWindow:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from semcache.embedders.vector_cache import VectorCache
     from semcache.embedders.window import Window
     from semcache.guard import HitVerifier
+    from semcache.observe.otel import Telemetry
     from semcache.pipeline.backend import SemanticBackend
     from semcache.pipeline.model_watch import OnChange
     from semcache.pipeline.readability import ReadabilityGate
@@ -40,19 +41,28 @@ def semantic_tier(
     *,
     fallback_embedder: Embedder | None = None,
     fallback_store: VectorStore | None = None,
+    telemetry: Telemetry | None = None,
 ) -> SemanticTier | None:
     """The semantic tier, with a fallback lane when ``semantic.fallback_embedder`` is set
-    (or a ``fallback_embedder`` is injected): see :mod:`semcache.compose.routing`."""
+    (or a ``fallback_embedder`` is injected): see :mod:`semcache.compose.routing`.
+    ``telemetry``: the primary lane's embedder and store, and the guard, are traced."""
     if not s.semantic.enabled or (store is None and s.store.backend == "none"):
         return None
+    from semcache.compose.observe import traced_embedder, traced_store, traced_verifier
     from semcache.compose.routing import fallback_lane, routed
 
     lanes: list[SemanticTier] = []  # the tier, once built: the payload check embeds with it
     guard = verifier if verifier is not None else build_verifier(s.semantic.verifier, lanes)
+    guard = traced_verifier(guard, telemetry)
     vectors = vector_cache(s.semantic.vector_cache_entries)
     primary: dict[str, Any] = {
-        "embedder": (lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
-        "store": (lambda: store) if store is not None else store_factory(s.store, s.redis),
+        "embedder": traced_embedder(
+            (lambda: embedder) if embedder is not None else embedder_factory(s.semantic),
+            telemetry,
+        ),
+        "store": traced_store(
+            (lambda: store) if store is not None else store_factory(s.store, s.redis), telemetry
+        ),
         "verifier": guard,
         "threshold": s.semantic.threshold,
         "namespace_thresholds": s.semantic.namespace_thresholds,

@@ -44,6 +44,7 @@ from semcache.config.sections import (
     StoreSettings,
 )
 from semcache.errors import SettingsError, UnknownSettingWarning
+from semcache.observe.settings import TelemetrySettings
 from semcache.privacy.settings import PrivacySettings
 from semcache.replicas.settings import RedisSettings
 from semcache.tuning.settings import TuningSettings, VerifySettings
@@ -98,6 +99,7 @@ class CacheSettings(BaseSettings):
     redis: RedisSettings = Field(default_factory=RedisSettings)
     verify: VerifySettings = Field(default_factory=VerifySettings)
     tuning: TuningSettings = Field(default_factory=TuningSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     strict: bool = Field(
         False,
         description="Unknown SEMCACHE_* environment variables and .env keys are errors, not "

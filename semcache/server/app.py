@@ -22,6 +22,7 @@ from semcache.server import (
     ops_routes,
     protocol_routes,
     tuning_routes,
+    ui_routes,
 )
 from semcache.server.auth import KeyRing
 from semcache.server.config import ProxyConfig
@@ -132,6 +133,7 @@ def create_app(
     app.include_router(tuning_routes.router)
     app.include_router(more_routes.unprefixed(tuning_routes.router))
     app.include_router(ops_routes.router)
+    app.include_router(ui_routes.router)
     app.add_middleware(WorkerHeader)
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]

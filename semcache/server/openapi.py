@@ -4,7 +4,7 @@ Written by hand rather than generated, because the routes read their bodies them
 limit its size and depth before parsing, see :mod:`semcache.server.openai_routes`), so
 FastAPI cannot see its shape. It describes every route: the request bodies the proxy accepts
 (OpenAI's bodies restricted to what :mod:`semcache.server.validate` checks, plus semcache's
-``cache`` object and ``x-semcache-*`` headers), the admin and tuning routes and the
+``cache`` object and ``x-semcache-*`` headers), the admin, tuning and dashboard routes and the
 operations routes (each GET route also answers HEAD). The reliability suite
 generates requests from it (hypothesis-jsonschema) and checks that no client-side error
 ever gets a 5xx.
@@ -303,6 +303,11 @@ def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
         ),
         "/admin/labels": _read(),
         "/admin/reload": {"post": {"security": _CLIENT, "responses": {**_OK, **_ERRORS}}},
+        "/admin/dashboard": _read(
+            tenant, _query("buckets", {"type": "integer", "minimum": 1, "maximum": 100_000})
+        ),
+        "/admin/dashboard/labels": {"post": _post(FEEDBACK_REQUEST)},
+        "/ui": {"get": {"responses": {"200": {"description": "The dashboard page (HTML)."}}}},
         "/healthz": _read(secured=False),
         "/readyz": _read(secured=False),
         "/metrics": _read(optional=True),

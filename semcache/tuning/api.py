@@ -16,6 +16,7 @@ from semcache.stats import cache_info
 from semcache.tuning.misses import MissCluster, cluster_misses, export_rows
 from semcache.tuning.records import LabeledPair
 from semcache.tuning.results import FeedbackResult
+from semcache.tuning.review import find_miss, review_pair, to_label
 
 if TYPE_CHECKING:
     from semcache.compose import Assembly
@@ -103,6 +104,28 @@ class TuningAPI:
     def miss_rows(self, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """Near misses as pairs to label (``text_a``, ``text_b``, ``label`` null)."""
         return export_rows(self._parts.tuning.misses.recent(), tenant=tenant)
+
+    def near_misses_to_label(
+        self, *, tenant: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """Near misses not labeled yet (``miss_rows`` with an ``id``), most frequent first."""
+        tuning = self._parts.tuning
+        return to_label(tuning.misses.recent(), tuning.labels.pairs(), tenant=tenant, limit=limit)
+
+    def label_near_miss(self, miss_id: str, correct: bool) -> LabeledPair:
+        """Record an operator's verdict on a near miss (``correct``: its stored answer would
+        have been right for the query): a labeled pair of source ``review``, appended to
+        ``tuning.labels_path`` where ``semcache calibrate --labels`` reads it. Raises
+        :class:`InvalidRequest` naming ``id`` when no such near miss is remembered."""
+        if not isinstance(correct, bool):
+            raise InvalidRequestType("correct", f"expected true or false, got {correct!r}")
+        tuning = self._parts.tuning
+        miss = find_miss(tuning.misses.recent(), miss_id)
+        if miss is None:
+            raise InvalidRequest("id", f"no near miss {miss_id!r} is remembered")
+        pair = review_pair(miss, correct, self._parts.clock())
+        self._loop.run(tuning.labels.add(pair))
+        return pair
 
     def labeled_pairs(self) -> list[LabeledPair]:
         """Labeled pairs recorded from feedback and shadow verdicts, oldest first."""

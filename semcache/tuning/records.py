@@ -13,6 +13,9 @@ class Source(enum.StrEnum):
 
     FEEDBACK = "feedback"
     SHADOW = "shadow"
+    REVIEW = "review"
+    """An operator's verdict on a near miss (the dashboard): read like a labeled exported
+    near miss, recorded whatever its similarity."""
 
 
 @dataclass(frozen=True, slots=True)

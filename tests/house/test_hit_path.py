@@ -17,8 +17,9 @@ from semcache import CacheSettings, SemanticCache, cache_info
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tuple(str(ROOT / d) + "/" for d in ("semcache", "embedders", "stores", "eval", "guard"))
 
-#: Modules a semantic hit may touch (measured: 56). The target is 30.
-MAX_HIT_MODULES = 56
+#: Modules a semantic hit may touch (measured: 57, one of them the recorded lookups the
+#: dashboard reads). The target is 30.
+MAX_HIT_MODULES = 57
 
 
 class ModuleRecorder:

@@ -1,0 +1,221 @@
+"""OpenTelemetry on a real cache: one trace per request with its phase spans, the request's
+outcome on the operation span, and the lookup metrics (nearest similarity on misses too)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+from semcache import CacheSettings, SemanticCache, cache_info
+from semcache.compose.observe import otel_enabled
+from semcache.observe.otel import tenant_hash
+from semcache.observe.settings import TelemetrySettings
+from semcache.testing import FakeEmbedder, FakeUpstream, InMemoryStore
+
+QUESTION = "how many legs does a spider have"
+PARAPHRASE = "how many legs does a spider have please"
+FAR = "what is the capital city of france"
+
+
+class Lexical:
+    """A guard that always agrees (so the judge phase runs and serves)."""
+
+    name = "agree"
+
+    def verify(self, query: str, candidate: str) -> bool:
+        return True
+
+
+def _cache(otel: bool | None = True) -> SemanticCache:
+    settings = CacheSettings(
+        semantic={"threshold": 0.8},
+        telemetry={"otel": otel},
+        tuning={"miss_margin": 0.5},
+    )
+    return SemanticCache(
+        settings,
+        embedder=FakeEmbedder(),
+        store=InMemoryStore(),
+        verifier=Lexical(),
+        upstream=FakeUpstream(),
+    )
+
+
+def _ask(cache: SemanticCache, text: str, tenant: str = "acme"):
+    return cache.completion(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": text}], tenant=tenant
+    )
+
+
+def _traces(otel) -> dict[int, list]:
+    by_trace: dict[int, list] = defaultdict(list)
+    for span in otel.spans.get_finished_spans():
+        by_trace[span.context.trace_id].append(span)
+    return by_trace
+
+
+def _metric(otel, name: str) -> list:
+    data = otel.metrics.get_metrics_data()
+    points = []
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == name:
+                    points += list(metric.data.data_points)
+    return points
+
+
+def test_one_trace_per_request_with_its_phase_spans(otel) -> None:
+    with _cache() as cache:
+        assert cache.ready()
+        otel.spans.clear()
+        _ask(cache, QUESTION)
+        cache.flush()
+        _ask(cache, PARAPHRASE)
+    traces = _traces(otel)
+    roots = {
+        trace_id: [s for s in spans if s.name == "semcache.completion"]
+        for trace_id, spans in traces.items()
+    }
+    requests = [t for t, r in roots.items() if r]
+    assert len(requests) == 2, {t: [s.name for s in spans] for t, spans in traces.items()}
+    first, second = (sorted(traces[t], key=lambda s: s.start_time) for t in requests)
+    if first[0].start_time > second[0].start_time:
+        first, second = second, first
+    names_miss = {s.name for s in first}
+    names_hit = {s.name for s in second}
+    assert {"semcache.embed", "semcache.search", "semcache.upstream", "semcache.write"} <= (
+        names_miss
+    )
+    assert {"semcache.embed", "semcache.search", "semcache.judge"} <= names_hit
+    assert "semcache.upstream" not in names_hit
+    # every phase span hangs under its request's operation span
+    for spans in (first, second):
+        [root] = [s for s in spans if s.name == "semcache.completion"]
+        assert root.parent is None
+        ids = {s.context.span_id for s in spans}
+        assert all(s.parent is not None and s.parent.span_id in ids for s in spans if s is not root)
+    miss_root = next(s for s in first if s.name == "semcache.completion")
+    hit_root = next(s for s in second if s.name == "semcache.completion")
+    assert miss_root.attributes["semcache.tier"] == "miss"
+    assert miss_root.attributes["semcache.miss_reason"] == "no_candidate"
+    assert miss_root.attributes["semcache.tenant_hash"] == tenant_hash("acme") != "acme"
+    assert hit_root.attributes["semcache.tier"] == "semantic"
+    assert hit_root.attributes["semcache.similarity"] >= 0.8
+    write = next(s for s in first if s.name == "semcache.write")
+    assert write.attributes["semcache.write.outcome"] == "written"
+
+
+def _nearest(otel) -> dict[bool, tuple[int, float]]:
+    """(count, sum) of the nearest-similarity histogram by hit (cumulative since start)."""
+    found: dict[bool, tuple[int, float]] = {True: (0, 0.0), False: (0, 0.0)}
+    for p in _metric(otel, "semcache.lookup.nearest_similarity"):
+        count, total = found[p.attributes["semcache.hit"]]
+        found[p.attributes["semcache.hit"]] = (count + p.count, total + p.sum)
+    return found
+
+
+def test_nearest_similarity_is_recorded_on_misses(otel) -> None:
+    before = _nearest(otel)
+    with _cache() as cache:
+        assert cache.ready()
+        _ask(cache, QUESTION, tenant="t1")
+        cache.flush()
+        far = _ask(cache, FAR, tenant="t1")  # a miss: its nearest is the spider question
+        _ask(cache, PARAPHRASE, tenant="t1")
+        _ask(cache, PARAPHRASE, tenant="t2")  # another tenant sees no entry: no nearest
+    info = cache_info(far)
+    nearest = info.nearest_similarity
+    assert info.tier == "miss" and nearest is not None
+    after = _nearest(otel)
+    assert after[False][0] - before[False][0] == 1
+    assert abs(after[False][1] - before[False][1] - nearest) < 1e-9
+    assert after[True][0] - before[True][0] == 1
+    lookups = {
+        (p.attributes["semcache.tier"], p.attributes["semcache.tenant_hash"]): p.value
+        for p in _metric(otel, "semcache.lookups")
+    }
+    assert lookups[("miss", tenant_hash("t1"))] >= 2
+    assert lookups[("semantic", tenant_hash("t1"))] >= 1
+    assert lookups[("miss", tenant_hash("t2"))] >= 1
+    phases = {p.attributes["semcache.phase"] for p in _metric(otel, "semcache.phase.duration")}
+    assert {"embed", "search", "judge", "upstream", "write"} <= phases
+
+
+def test_off_by_default_and_on_with_a_standard_variable(otel) -> None:
+    assert not otel_enabled(TelemetrySettings(), {})
+    assert otel_enabled(TelemetrySettings(), {"OTEL_TRACES_EXPORTER": "otlp"})
+    assert not otel_enabled(
+        TelemetrySettings(), {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_SDK_DISABLED": "true"}
+    )
+    assert not otel_enabled(TelemetrySettings(otel=False), {"OTEL_TRACES_EXPORTER": "otlp"})
+    with _cache(otel=False) as cache:
+        _ask(cache, QUESTION)
+        assert cache.stats().lookups.lookups == 1
+    assert otel.spans.get_finished_spans() == ()
+
+
+def test_standard_variables_alone_export_spans(tmp_path) -> None:
+    """A process with no provider of its own: OTEL_TRACES_EXPORTER=console prints the spans."""
+    script = (
+        "from semcache import CacheSettings, SemanticCache\n"
+        "s = CacheSettings(store={'backend': 'none'}, semantic={'enabled': False})\n"
+        "with SemanticCache(s) as cache:\n"
+        "    cache.completion(model='gpt-4o-mini', mock_response='Paris.',\n"
+        "                     messages=[{'role': 'user', 'content': 'capital of France?'}])\n"
+    )
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_SERVICE_NAME": "semcache-test",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"name": "semcache.completion"' in done.stdout
+    assert '"name": "semcache.upstream"' in done.stdout
+    assert "semcache-test" in done.stdout
+    unset = subprocess.run(
+        [sys.executable, "-c", script],
+        env={k: v for k, v in env.items() if not k.startswith("OTEL_")},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert unset.returncode == 0 and "semcache.completion" not in unset.stdout
+
+
+def test_a_stream_is_one_trace_and_one_recorded_lookup(otel) -> None:
+    with _cache() as cache:
+        assert cache.ready()
+        otel.spans.clear()
+        chunks = list(
+            cache.completion(
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": QUESTION}],
+                stream=True,
+                tenant="streamer",
+            )
+        )
+        cache.flush()
+        assert chunks and cache.stats().lookups.tenants["streamer"] == {"miss": 1}
+    traces = _traces(otel)
+    [spans] = [s for s in traces.values() if any(x.name == "semcache.completion" for x in s)]
+    names = {s.name for s in spans}
+    assert {"semcache.completion", "semcache.embed", "semcache.search", "semcache.upstream"} <= (
+        names
+    )
+    root = next(s for s in spans if s.name == "semcache.completion")
+    assert root.attributes["semcache.stream"] is True
+    assert root.attributes["semcache.tier"] == "miss"
+    assert root.attributes["semcache.tenant_hash"] == tenant_hash("streamer")
