@@ -12,18 +12,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
 from semcache.protocols.base import Protocol, Translated
 from semcache.protocols.messages import MESSAGES
 from semcache.protocols.responses import RESPONSES
-from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
 from semcache.stats import CacheInfo, Tier, cache_info
 
 if TYPE_CHECKING:
     from litellm import ModelResponse
 
     from semcache.compose import Assembly
-    from semcache.pipeline.base import Request
     from semcache.facade.delivery import Delivery
+    from semcache.pipeline.base import Request
     from semcache.runtime.loop import LoopThread
 
 
