@@ -31,7 +31,7 @@ from semcache.server.config import ServerOptions
 from semcache.server.http_errors import ApiError, model_not_found, to_api_error, unauthorized
 from semcache.server.request import ParsedRequest, parse_chat_request
 from semcache.server.state import READ_METHODS, Proxy, proxy_of
-from semcache.server.validate import check_depth
+from semcache.server.validate import check_depth, whole_numbers
 from semcache.stats import CacheInfo, Tier, cache_info
 
 router = APIRouter()
@@ -138,7 +138,7 @@ async def _json_body(request: Request, options: ServerOptions) -> Any:
     except orjson.JSONDecodeError:
         raise InvalidRequest("body", "is not valid JSON") from None
     check_depth(body, options.max_json_depth)
-    return body
+    return whole_numbers(body)
 
 
 def _too_large(limit: int) -> ApiError:

@@ -65,6 +65,23 @@ def check_depth(value: Any, max_depth: int) -> None:
         stack.extend((child, where, depth + 1) for child, where in children)
 
 
+#: Whole-number floats up to this size are exact integers in a double.
+_EXACT_INTEGER = 2**53
+
+
+def whole_numbers(value: Any) -> Any:
+    """``value`` with every whole-number float (``16.0``) as an int: JSON has one number type,
+    so a client may write an integer field as ``16.0`` and must get what ``16`` gets, the
+    same key included. Call after :func:`check_depth` (the recursion is bounded by it)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) <= _EXACT_INTEGER else value
+    if isinstance(value, dict):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(item) for item in value]
+    return value
+
+
 def validate_chat_params(params: Mapping[str, Any]) -> None:
     """Check OpenAI's documented ranges and message shapes of forwarded chat params."""
     for name, (low, high) in _NUMBER_RANGES.items():

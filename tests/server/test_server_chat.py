@@ -309,3 +309,26 @@ def test_upstream_dropping_mid_stream_ends_with_an_error_event(
     upstream.abort_stream_after = None
     # the cut-off answer was not stored
     assert ask(proxy.client(), QUESTION).headers["x-semcache-tier"] == "miss"
+
+
+# -- JSON numbers ----------------------------------------------------------------------------
+def test_a_whole_number_float_is_the_integer_it_writes(
+    start_proxy: Callable[..., Proxy], upstream: FakeOpenAIServer
+) -> None:
+    """``"max_tokens": 16.0`` is the integer 16 (JSON has one number type): accepted, and the
+    same key as ``16``, so the second ask is an exact hit; a fraction is still refused."""
+    proxy = start_proxy()
+    headers = {"Authorization": f"Bearer {CLIENT_KEYS['team-a']}"}
+    url = f"{proxy.base_url}/v1/chat/completions"
+    body = '{"model": "fast", "messages": [{"role": "user", "content": "hi"}], "max_tokens": %s}'
+    with httpx.Client(timeout=30) as http:
+        first = http.post(url, content=body % "16.0", headers=headers)
+        second = http.post(url, content=body % "16", headers=headers)
+        fraction = http.post(url, content=body % "16.5", headers=headers)
+    assert first.status_code == 200, first.text
+    assert first.headers["x-semcache-tier"] == "miss"
+    assert second.headers["x-semcache-tier"] == "exact"
+    assert first.headers["x-semcache-key"] == second.headers["x-semcache-key"]
+    assert fraction.status_code == 400
+    assert fraction.json()["error"]["param"] == "max_tokens"
+    assert upstream.calls["chat"] == 1

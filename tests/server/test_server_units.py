@@ -341,3 +341,12 @@ def test_compression_and_private_data_are_metric_series() -> None:
     assert samples[("semcache_private_data_findings", (("kind", "card"),))] == 3
     assert samples[("semcache_private_data_decisions", (("decision", "not_stored"),))] == 3
     assert samples[("semcache_private_data_decisions", (("decision", "answers_not_stored"),))] == 2
+
+
+def test_whole_numbers_turns_exact_integral_floats_into_ints() -> None:
+    from semcache.server.validate import whole_numbers
+
+    body = {"a": 16.0, "b": [6.0, 0.5, {"c": -3.0}], "d": 1e300, "e": True, "f": "7.0"}
+    out = whole_numbers(body)
+    assert out == {"a": 16, "b": [6, 0.5, {"c": -3}], "d": 1e300, "e": True, "f": "7.0"}
+    assert type(out["a"]) is int and type(out["b"][1]) is float and type(out["d"]) is float
