@@ -298,7 +298,7 @@ def test_a_failing_scorer_is_a_counted_miss_and_the_answer_is_still_stored():
 
     async def ask(prompt: str) -> Tier:
         request = assembly.prepare(call_kwargs(prompt, None, MODEL, None, None, {}))
-        found = await assembly.pipeline.run(request)
+        found = await assembly.path.run(request)
         await assembly.writer.flush()
         return found.tier
 
