@@ -90,10 +90,12 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
         if request.stream:
             return SyncCacheStream(self._astream(request))
         observer = self._parts.observer
-        with observer.operation("completion"):
-            found = self._parts.path.lookup.peek(request)
-            if found is not None:
-                return observer.served(request.tenant, self._delivery.deliver(found))
+        started = time.time_ns()
+        found = self._parts.path.lookup.peek(request)
+        if found is not None:
+            answer = self._delivery.deliver(found)
+            return observer.answered("completion", request.tenant, answer, started)
+        with observer.operation("completion", started):
             return observer.served(request.tenant, self._loop.run(self._find(request)))
 
     async def acompletion(
@@ -104,10 +106,12 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
         if request.stream:
             return self._astream(request)
         observer = self._parts.observer
-        with observer.operation("completion"):
-            found = self._parts.path.lookup.peek(request)
-            if found is not None:
-                return observer.served(request.tenant, self._delivery.deliver(found))
+        started = time.time_ns()
+        found = self._parts.path.lookup.peek(request)
+        if found is not None:
+            answer = self._delivery.deliver(found)
+            return observer.answered("completion", request.tenant, answer, started)
+        with observer.operation("completion", started):
             return observer.served(request.tenant, await self._loop.arun(self._find(request)))
 
     def batch_completion(

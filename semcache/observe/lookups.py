@@ -143,18 +143,29 @@ class Observer:
         self.lookups = lookups
         self.telemetry = telemetry
 
-    def operation(self, name: str) -> AbstractContextManager[object]:
-        """The span of one public operation (``semcache.<name>``), current while it runs."""
+    def operation(self, name: str, started_ns: int | None = None) -> AbstractContextManager[object]:
+        """The span of one public operation (``semcache.<name>``), current while it runs,
+        from ``started_ns`` (``time.time_ns()``; default: now)."""
         if self.telemetry is None:
             return _NO_SPAN
-        return self.telemetry.operation(name)
+        return self.telemetry.operation(name, started_ns)
+
+    def answered(self, name: str, tenant: str, response: Any, started_ns: int) -> Any:
+        """An operation answered at once (a memory-tier hit: no phase ran): ``response`` is
+        recorded, and with OpenTelemetry gets a ``semcache.<name>`` span from
+        ``started_ns`` to now that is never made current. Returns ``response``."""
+        info = _info(response)
+        if info is not None:
+            self.lookups.record(tenant, info)
+        if self.telemetry is not None:
+            self.telemetry.answered(name, tenant, info, started_ns)
+        return response
 
     def served(self, tenant: str, response: Any) -> Any:
         """Record the answer ``response`` (tagged with its ``CacheInfo``) for ``tenant``;
         returns ``response``."""
-        hidden = getattr(response, "_hidden_params", None)  # where Delivery tags it
-        info = hidden.get("semcache") if isinstance(hidden, dict) else cache_info(response)
-        if isinstance(info, CacheInfo):
+        info = _info(response)
+        if info is not None:
             self.info(tenant, info)
         return response
 
@@ -164,11 +175,11 @@ class Observer:
             self.telemetry.served(tenant, info)
 
     async def stream(
-        self, tenant: str, items: AsyncGenerator[Any, None]
+        self, tenant: str, items: AsyncGenerator[Any, None], name: str = "completion"
     ) -> AsyncGenerator[Any, None]:
         """A streamed answer's items, passed on (closing this closes ``items``); its
         ``CacheInfo`` is recorded. With OpenTelemetry the pipeline starts (on the first
-        item) under a ``semcache.completion`` span that ends with the stream."""
+        item) under a ``semcache.<name>`` span that ends with the stream."""
         telemetry = self.telemetry
         span: Any = None
         try:
@@ -180,7 +191,7 @@ class Observer:
                 return
             from opentelemetry import context, trace
 
-            span, started = telemetry.start("completion")
+            span, started = telemetry.start(name)
             span.set_attribute("semcache.stream", True)
             token = context.attach(trace.set_span_in_context(span))
             try:  # the pipeline's task starts here and keeps this context
@@ -197,12 +208,18 @@ class Observer:
         finally:
             await items.aclose()
             if telemetry is not None and span is not None:
-                telemetry.end("completion", span, started)
+                telemetry.end(name, span, started)
 
     def _note(self, tenant: str, item: Any, telemetry: Telemetry, span: Any) -> None:
         if isinstance(item, CacheInfo):
             self.lookups.record(tenant, item)
             telemetry.served(tenant, item, span)
+
+
+def _info(response: Any) -> CacheInfo | None:
+    hidden = getattr(response, "_hidden_params", None)  # where Delivery tags it
+    info = hidden.get("semcache") if isinstance(hidden, dict) else cache_info(response)
+    return info if isinstance(info, CacheInfo) else None
 
 
 _END = object()

@@ -50,12 +50,25 @@ def tenant_hash(tenant: str) -> str:
     return hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:16]
 
 
+#: Attribute sets shared by every span and point of one kind (tier and tenant); a cap keeps
+#: a stream of new tenants from growing them without bound (past it they are rebuilt).
+_SHARED_MAX = 4096
+
+
 def attributes(info: CacheInfo, tenant: str) -> dict[str, Any]:
     """The span attributes of one answered request (the tier says hit or miss)."""
-    found: dict[str, Any] = {
-        "semcache.tier": str(info.tier),
-        "semcache.tenant_hash": tenant_hash(tenant),
-    }
+    return {**_base(str(info.tier), tenant), **_extra(info)}
+
+
+@lru_cache(maxsize=_SHARED_MAX)
+def _base(tier: str, tenant: str) -> dict[str, Any]:
+    """Tier and hashed tenant, one dict per pair: handed to spans as is (the SDK copies
+    attributes it keeps and never writes into the mapping it is given)."""
+    return {"semcache.tier": tier, "semcache.tenant_hash": tenant_hash(tenant)}
+
+
+def _extra(info: CacheInfo) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     if info.similarity is not None:
         found["semcache.similarity"] = info.similarity
     if info.nearest_similarity is not None:
@@ -65,6 +78,14 @@ def attributes(info: CacheInfo, tenant: str) -> dict[str, Any]:
     if info.saved_cost_usd:
         found["semcache.saved_cost_usd"] = info.saved_cost_usd
     return found
+
+
+def _span_attributes(info: CacheInfo, tenant: str) -> Mapping[str, Any]:
+    """:func:`attributes` without a copy when the request adds nothing to its tier and
+    tenant (an exact hit of a free answer)."""
+    base = _base(str(info.tier), tenant)
+    extra = _extra(info)
+    return {**base, **extra} if extra else base
 
 
 class _Instruments:
@@ -156,6 +177,13 @@ class Telemetry:
         self._instruments = _instruments()
         self._nearest = self._instruments.nearest
         self._phase = self._instruments.phase
+        self._names: dict[str, str] = {}
+        self._phase_points: dict[str, dict[str, str]] = {}
+        self._nearest_points = {
+            (tier, hit): {"semcache.tier": str(tier), "semcache.hit": hit}
+            for tier in Tier
+            for hit in (False, True)
+        }
         self.estimates: Callable[[], Mapping[str, Estimate]] = dict
         self.lookups: Callable[[], LookupStats | None] = lambda: None
 
@@ -170,40 +198,64 @@ class Telemetry:
         self.lookups = lookups
         self._instruments.sources.add(self)
 
+    def _name(self, name: str) -> str:
+        found = self._names.get(name)
+        if found is None:
+            found = self._names[name] = f"{SCOPE}.{name}"
+        return found
+
+    def _record_phase(self, name: str, seconds: float) -> None:
+        point = self._phase_points.get(name)
+        if point is None:
+            point = self._phase_points[name] = {"semcache.phase": name}
+        self._phase.record(seconds, point)
+
     @contextmanager
     def phase(self, name: str, attributes: Mapping[str, Any] | None = None) -> Iterator[Span]:
         """A child span ``semcache.<name>`` of the current one, its duration recorded."""
         started = time.perf_counter()
-        with self.tracer.start_as_current_span(f"semcache.{name}", attributes=attributes) as span:
+        with self.tracer.start_as_current_span(self._name(name), attributes=attributes) as span:
             try:
                 yield span
             finally:
-                self._phase.record(time.perf_counter() - started, {"semcache.phase": name})
+                self._record_phase(name, time.perf_counter() - started)
 
-    def operation(self, name: str) -> AbstractContextManager[Span]:
-        """The span of one public operation, current while it runs (its duration is the
-        span's own: no phase histogram point, one fewer per request)."""
-        return self.tracer.start_as_current_span(f"semcache.{name}")
+    def operation(self, name: str, started_ns: int | None = None) -> AbstractContextManager[Span]:
+        """The span of one public operation, current while it runs, from ``started_ns``
+        (``time.time_ns()``; default: now). Its duration is the span's own: no phase
+        histogram point."""
+        return self.tracer.start_as_current_span(self._name(name), start_time=started_ns)
+
+    def answered(self, name: str, tenant: str, info: CacheInfo | None, started_ns: int) -> None:
+        """The span of an operation answered without a phase of its own (a hit of the
+        memory tier), opened at ``started_ns`` and ended now with the request's attributes:
+        never current, so it costs no context switch; then :meth:`record`."""
+        attributes = None if info is None else _span_attributes(info, tenant)
+        self.tracer.start_span(self._name(name), start_time=started_ns, attributes=attributes).end()
+        if info is not None:
+            self.record(info)
 
     def start(self, name: str) -> tuple[Span, float]:
         """A phase span that ends later (:meth:`end`): a write that finishes in the
         background, a stream that ends when its last chunk is read."""
-        return self.tracer.start_span(f"semcache.{name}"), time.perf_counter()
+        return self.tracer.start_span(self._name(name)), time.perf_counter()
 
     def end(self, name: str, span: Span, started: float) -> None:
         span.end()
-        self._phase.record(time.perf_counter() - started, {"semcache.phase": name})
+        self._record_phase(name, time.perf_counter() - started)
 
     def served(self, tenant: str, info: CacheInfo, span: Span | None = None) -> None:
         """Record one answered request: its attributes on ``span`` (default: the current
-        span) and its nearest similarity (semantic lookups only)."""
+        span), then :meth:`record`."""
         span = span or trace.get_current_span()
         if span.is_recording():  # a trace the sampler left out costs no attributes
-            span.set_attributes(attributes(info, tenant))
+            span.set_attributes(_span_attributes(info, tenant))
+        self.record(info)
+
+    def record(self, info: CacheInfo) -> None:
+        """The request's nearest similarity (semantic lookups only, hits and misses)."""
         nearest = info.nearest_similarity
         if nearest is None and info.tier is Tier.SEMANTIC:
             nearest = info.similarity
         if nearest is not None:
-            self._nearest.record(
-                nearest, {"semcache.tier": str(info.tier), "semcache.hit": info.hit}
-            )
+            self._nearest.record(nearest, self._nearest_points[(info.tier, info.hit)])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -78,6 +79,29 @@ def check_app_config(config: ProxyConfig, environ: Mapping[str, str] | None = No
     UpstreamTable.from_config(config, environ)
 
 
+def _http_telemetry(on: bool) -> dict[str, Any]:
+    """FastAPI's keyword for its own OpenTelemetry (versions that have it): left at
+    FastAPI's defaults when ``server.http_telemetry`` is on, else every part off."""
+    if on or "telemetry" not in inspect.signature(FastAPI).parameters:
+        return {}
+    return {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+
+
+def _join_caller_traces(app: FastAPI, config: ProxyConfig, environ: Mapping[str, str]) -> None:
+    """With the cache's OpenTelemetry on, a request's ``traceparent`` header makes the
+    cache's spans part of the caller's trace (without the ``otel`` extra nothing is traced:
+    nothing to join)."""
+    from semcache.compose.observe import otel_enabled
+
+    if not otel_enabled(config.cache.telemetry, environ):
+        return
+    try:
+        from semcache.observe.propagate import CallerTrace
+    except ImportError:
+        return
+    app.add_middleware(CallerTrace)
+
+
 def create_app(
     config: ProxyConfig,
     cache: SemanticCache | None = None,
@@ -120,6 +144,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        **_http_telemetry(config.server.http_telemetry),
     )
     app.state.proxy = proxy
     setattr(app.state, tuning_routes.SETTINGS_SOURCE, settings_source or CacheSettings)
@@ -135,6 +160,8 @@ def create_app(
     app.include_router(ops_routes.router)
     app.include_router(ui_routes.router)
     app.add_middleware(WorkerHeader)
+    if not config.server.http_telemetry:
+        _join_caller_traces(app, config, os.environ if environ is None else environ)
     app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     return app

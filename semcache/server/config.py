@@ -179,6 +179,15 @@ class ServerOptions(BaseModel):
         "flight on this project's 2-core test machine.",
     )
 
+    http_telemetry: bool = Field(
+        False,
+        description="FastAPI's own OpenTelemetry of the proxy's HTTP layer (a server span per "
+        "request with spans for dependency resolution, the endpoint and serialization; HTTP "
+        "request metrics) when a tracer or meter provider is configured. Off: the cache's "
+        "spans and metrics only (cache.telemetry.otel), a request's traceparent header still "
+        "joining them to the caller's trace. On adds FastAPI's spans to every request's cost.",
+    )
+
     _env_only = field_validator("admin_key", "metrics_key")(_require_env_reference)
 
 

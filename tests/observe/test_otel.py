@@ -219,3 +219,38 @@ def test_a_stream_is_one_trace_and_one_recorded_lookup(otel) -> None:
     assert root.attributes["semcache.stream"] is True
     assert root.attributes["semcache.tier"] == "miss"
     assert root.attributes["semcache.tenant_hash"] == tenant_hash("streamer")
+
+
+def test_an_exact_hit_is_one_span_with_its_outcome(otel) -> None:
+    """A memory-tier hit runs no phase: its trace is the operation span alone, with the
+    request's tier and hashed tenant, timed from before the lookup to the answer."""
+    with _cache() as cache:
+        assert cache.ready()
+        _ask(cache, QUESTION, tenant="exact-tenant")
+        cache.flush()
+        otel.spans.clear()
+        hit = _ask(cache, QUESTION, tenant="exact-tenant")
+        assert cache_info(hit).tier == "exact"
+        assert cache.stats().lookups.tenants["exact-tenant"] == {"miss": 1, "exact": 1}
+    [span] = otel.spans.get_finished_spans()
+    assert span.name == "semcache.completion" and span.parent is None
+    assert span.attributes["semcache.tier"] == "exact"
+    assert span.attributes["semcache.tenant_hash"] == tenant_hash("exact-tenant")
+    assert "semcache.similarity" not in span.attributes
+    assert 0 < span.start_time <= span.end_time
+
+
+def test_an_exact_hit_span_is_a_child_of_the_callers(otel) -> None:
+    from opentelemetry import trace
+
+    with _cache() as cache:
+        _ask(cache, QUESTION)
+        cache.flush()
+        otel.spans.clear()
+        with trace.get_tracer("caller").start_as_current_span("caller") as outer:
+            _ask(cache, QUESTION)
+    spans = {s.name: s for s in otel.spans.get_finished_spans()}
+    assert set(spans) == {"caller", "semcache.completion"}
+    child = spans["semcache.completion"]
+    assert child.context.trace_id == outer.get_span_context().trace_id
+    assert child.parent is not None and child.parent.span_id == outer.get_span_context().span_id
