@@ -93,7 +93,11 @@ def as_response(response: str | ModelResponse, model: str | None) -> ModelRespon
 
 
 class DirectAPI:
-    """``check`` / ``store`` and their async twins; mixed into ``SemanticCache``."""
+    """``check`` / ``store`` and their async twins; mixed into ``SemanticCache``.
+
+    Each call is one operation span (``semcache.check``, ``semcache.store``,
+    ``semcache.store_many``, ``semcache.lookup``, ``semcache.drop``) when OpenTelemetry is
+    on; a lookup's outcome is recorded (the dashboard's lookups) as ``completion``'s is."""
 
     _parts: Assembly
     _loop: LoopThread
@@ -126,20 +130,21 @@ class DirectAPI:
         only be stricter than the served one unless ``allow_looser=True``. With any of the
         three the lookup is :meth:`~semcache.pipeline.lookup.Lookup.many`, through the same gates.
         """
-        return self._loop.run(
-            self._checking(
-                prompt,
-                model,
-                messages,
-                tenant,
-                cache,
-                filters,
-                num_results,
-                threshold,
-                allow_looser,
-                params,
+        with self._parts.observer.operation("check"):
+            return self._loop.run(
+                self._checking(
+                    prompt,
+                    model,
+                    messages,
+                    tenant,
+                    cache,
+                    filters,
+                    num_results,
+                    threshold,
+                    allow_looser,
+                    params,
+                )
             )
-        )
 
     async def acheck(
         self,
@@ -156,20 +161,21 @@ class DirectAPI:
         **params: Any,
     ) -> Any:
         """``check`` for async callers."""
-        return await self._loop.arun(
-            self._checking(
-                prompt,
-                model,
-                messages,
-                tenant,
-                cache,
-                filters,
-                num_results,
-                threshold,
-                allow_looser,
-                params,
+        with self._parts.observer.operation("check"):
+            return await self._loop.arun(
+                self._checking(
+                    prompt,
+                    model,
+                    messages,
+                    tenant,
+                    cache,
+                    filters,
+                    num_results,
+                    threshold,
+                    allow_looser,
+                    params,
+                )
             )
-        )
 
     def drop(
         self,
@@ -185,7 +191,8 @@ class DirectAPI:
         from memory and the store; returns how many copies were removed (0: none stored).
         A write of it still pending never lands after."""
         request = self._parts.prepare(call_kwargs(prompt, messages, model, tenant, cache, params))
-        return self._loop.run(query.drop(self._parts, request))
+        with self._parts.observer.operation("drop"):
+            return self._loop.run(query.drop(self._parts, request))
 
     async def adrop(
         self,
@@ -199,7 +206,8 @@ class DirectAPI:
     ) -> int:
         """``drop`` for async callers."""
         request = self._parts.prepare(call_kwargs(prompt, messages, model, tenant, cache, params))
-        return await self._loop.arun(query.drop(self._parts, request))
+        with self._parts.observer.operation("drop"):
+            return await self._loop.arun(query.drop(self._parts, request))
 
     def _checking(
         self,
@@ -227,7 +235,8 @@ class DirectAPI:
         async def run() -> Any:
             await self._settle(request)
             options = Query(parsed, limit, cut, allow_looser)
-            hits = await self._delivery.query(self._parts.path, request, options)
+            found = await self._delivery.query(self._parts.path, request, options)
+            hits = self._looked(request, found)
             if num_results is not None:
                 return hits
             return hits[0] if hits else None
@@ -259,7 +268,8 @@ class DirectAPI:
         request, answer, meta = self._prepare_store(
             prompt, response, model, messages, tenant, cache, params, metadata
         )
-        return self._loop.run(writes.store(self._parts, request, answer, meta)).key
+        with self._parts.observer.operation("store"):
+            return self._loop.run(writes.store(self._parts, request, answer, meta)).key
 
     async def astore(
         self,
@@ -277,7 +287,8 @@ class DirectAPI:
         request, answer, meta = self._prepare_store(
             prompt, response, model, messages, tenant, cache, params, metadata
         )
-        return (await self._loop.arun(writes.store(self._parts, request, answer, meta))).key
+        with self._parts.observer.operation("store"):
+            return (await self._loop.arun(writes.store(self._parts, request, answer, meta))).key
 
     update = store
     """``update(prompt, response, metadata=...)``: replace the answer and metadata stored for
@@ -304,9 +315,10 @@ class DirectAPI:
         share store calls; ``on_progress(done, total)`` is called after each chunk.
         """
         prepared = self._prepare_many(items, model, tenant, chunk)
-        return self._loop.run(
-            writes.store_many(self._parts, prepared, chunk=chunk, on_progress=on_progress)
-        )
+        with self._parts.observer.operation("store_many"):
+            return self._loop.run(
+                writes.store_many(self._parts, prepared, chunk=chunk, on_progress=on_progress)
+            )
 
     async def astore_many(
         self,
@@ -319,9 +331,10 @@ class DirectAPI:
     ) -> ImportReport:
         """``store_many`` for async callers."""
         prepared = self._prepare_many(items, model, tenant, chunk)
-        return await self._loop.arun(
-            writes.store_many(self._parts, prepared, chunk=chunk, on_progress=on_progress)
-        )
+        with self._parts.observer.operation("store_many"):
+            return await self._loop.arun(
+                writes.store_many(self._parts, prepared, chunk=chunk, on_progress=on_progress)
+            )
 
     # -- shared core (validation in the caller's thread, work on the cache's loop) -------------
     def _prepare_store(
@@ -355,19 +368,34 @@ class DirectAPI:
 
     async def _check(self, request: Request) -> CacheHit | None:
         await self._settle(request)
-        found = await self._delivery.lookup(self._parts.path, request)
+        found = await self._lookup(request)
         return found if isinstance(found, CacheHit) else None
+
+    async def _lookup(self, request: Request) -> CacheHit | CacheInfo:
+        found = await self._delivery.lookup(self._parts.path, request)
+        self._looked(request, found if isinstance(found, CacheInfo) else [found])
+        return found
+
+    def _looked(self, request: Request, found: list[CacheHit] | CacheInfo) -> list[CacheHit]:
+        """Record a lookup's outcome as ``completion``'s are (the recorded lookups, the
+        operation span's attributes), unless the policy kept it out of every tier; the hits."""
+        info = found if isinstance(found, CacheInfo) else found[0].info
+        if request.decision.lookup:
+            self._parts.observer.info(request.tenant, info)
+        return [] if isinstance(found, CacheInfo) else found
 
     def lookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
         """``check`` with ``completion``'s keyword arguments, for integrations: a miss
         returns its ``CacheInfo`` (why it missed, how close it came) instead of None."""
         request = self._parts.prepare(kwargs)
-        return self._loop.run(self._delivery.lookup(self._parts.path, request))
+        with self._parts.observer.operation("lookup"):
+            return self._loop.run(self._lookup(request))
 
     async def alookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
         """``lookup`` for async callers."""
         request = self._parts.prepare(kwargs)
-        return await self._loop.arun(self._delivery.lookup(self._parts.path, request))
+        with self._parts.observer.operation("lookup"):
+            return await self._loop.arun(self._lookup(request))
 
     def _prepare_many(
         self,

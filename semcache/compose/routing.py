@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from semcache.embedders.readability import Readability
     from semcache.embedders.vector_cache import VectorCache
     from semcache.guard import HitVerifier
+    from semcache.observe.otel import Telemetry
     from semcache.stores.base import VectorStore
 
 
@@ -38,13 +39,16 @@ def fallback_lane(
     primary_injected: bool,
     verifier: HitVerifier,
     vectors: VectorCache | None,
+    telemetry: Telemetry | None = None,
 ) -> tuple[SemanticTier, str] | None:
     """The fallback's tier and configured name; None when no fallback is configured.
+    ``telemetry``: its embedder and store are traced as the primary's are.
 
     ``embedder`` / ``store``: injected replacements (tests); with an injected primary store
     the fallback's must be injected too (there is no path to put it beside). Raises
     :class:`ConfigError` naming the setting: no threshold, an embedder that does not declare
     what it reads, or the primary itself."""
+    from semcache.compose.observe import traced_embedder, traced_store
     from semcache.compose.semantic import embedder_factory, store_factory
 
     sem = s.semantic
@@ -74,9 +78,12 @@ def fallback_lane(
         if embedder is not None
         else embedder_factory(sem.model_copy(update={"embedder": name}))
     )
+    make_store: Callable[[], VectorStore] = (
+        (lambda: store) if store is not None else store_factory(*beside(s, name))
+    )
     tier = SemanticTier(
-        embedder=make_embedder,
-        store=(lambda: store) if store is not None else store_factory(*beside(s, name)),
+        embedder=traced_embedder(make_embedder, telemetry),
+        store=traced_store(make_store, telemetry),
         verifier=verifier,
         threshold=sem.fallback_threshold,
         max_batch=sem.batch_size,

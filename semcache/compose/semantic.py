@@ -45,7 +45,7 @@ def semantic_tier(
 ) -> SemanticTier | None:
     """The semantic tier, with a fallback lane when ``semantic.fallback_embedder`` is set
     (or a ``fallback_embedder`` is injected): see :mod:`semcache.compose.routing`.
-    ``telemetry``: the primary lane's embedder and store, and the guard, are traced."""
+    ``telemetry``: both lanes' embedders and stores, and the guard, are traced."""
     if not s.semantic.enabled or (store is None and s.store.backend == "none"):
         return None
     from semcache.compose.observe import traced_embedder, traced_store, traced_verifier
@@ -83,6 +83,7 @@ def semantic_tier(
         primary_injected=store is not None,
         verifier=guard,
         vectors=vectors,
+        telemetry=telemetry,
     )
     tier = (
         SemanticTier(**primary)

@@ -73,13 +73,17 @@ class Delivery:
             return info
         return self.hits([looked])[0]
 
-    async def query(self, path: RequestPath, request: Request, query: Query) -> list[CacheHit]:
+    async def query(
+        self, path: RequestPath, request: Request, query: Query
+    ) -> list[CacheHit] | CacheInfo:
         """``check`` with filters, several results or its own threshold
-        (:meth:`Lookup.many`); the first hit is recorded, or the miss."""
+        (:meth:`Lookup.many`): the hits, the first recorded as served, or the miss's
+        ``CacheInfo`` (recorded as a miss)."""
         looked = await path.lookup.many(request, query)
         if isinstance(looked, Miss):
-            self.record(missed(looked.request))
-            return []
+            info = missed(looked.request)
+            self.record(info)
+            return info
         return self.hits(looked)
 
     def hits(self, found: list[Found]) -> list[CacheHit]:

@@ -29,7 +29,8 @@ from semcache.stores.base import Entry, Match, VectorStore, Where
 
 
 class TracedEmbedder:
-    """An :class:`Embedder` whose every batch is a ``semcache.embed`` span."""
+    """An :class:`Embedder` whose every batch is a ``semcache.embed`` span naming the
+    embedder (``semcache.embedder``: which lane of a routed tier embedded)."""
 
     def __init__(self, inner: Embedder, telemetry: Telemetry) -> None:
         self._inner = inner
@@ -44,7 +45,8 @@ class TracedEmbedder:
         return self._inner.dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        with self._telemetry.phase("embed", {"semcache.batch_size": len(texts)}):
+        attributes = {"semcache.embedder": self._inner.name, "semcache.batch_size": len(texts)}
+        with self._telemetry.phase("embed", attributes):
             return self._inner.embed(texts)
 
     def __getattr__(self, name: str) -> Any:

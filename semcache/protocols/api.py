@@ -5,10 +5,13 @@ takes (the memory tier's peek, then the pipeline on semcache's loop, or the same
 delivery), with the protocol's name in its keys; the answer comes back in the protocol's
 own shape: a :class:`ProtocolReply` (the response body, a ``dict``) or an iterator of its
 stream events (dicts with a ``type``), each carrying ``cache_info`` as ``completion``'s do.
+Each call is recorded and traced as ``completion`` is, under its protocol's name
+(``semcache.responses``, ``semcache.messages``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -69,10 +72,16 @@ class ProtocolAPI:
             return cast(
                 Iterator[dict[str, Any]], SyncCacheStream(self._stream(protocol, asked, request))
             )
+        observer, started = self._parts.observer, time.time_ns()
         found = self._parts.path.lookup.peek(request)
         if found is not None:
-            return _reply(protocol, asked, self._delivery.deliver(found))
-        return _reply(protocol, asked, self._loop.run(self._find(request)))
+            answer = self._delivery.deliver(found)
+            return _reply(
+                protocol, asked, observer.answered(protocol.name, request.tenant, answer, started)
+            )
+        with observer.operation(protocol.name, started):
+            answer = self._loop.run(self._find(request))
+            return _reply(protocol, asked, observer.served(request.tenant, answer))
 
     async def _async(
         self, protocol: Protocol, kwargs: Mapping[str, Any]
@@ -80,17 +89,24 @@ class ProtocolAPI:
         asked, request = self._prepare(protocol, kwargs)
         if request.stream:
             return cast(AsyncIterator[dict[str, Any]], self._stream(protocol, asked, request))
+        observer, started = self._parts.observer, time.time_ns()
         found = self._parts.path.lookup.peek(request)
         if found is not None:
-            return _reply(protocol, asked, self._delivery.deliver(found))
-        return _reply(protocol, asked, await self._loop.arun(self._find(request)))
+            answer = self._delivery.deliver(found)
+            return _reply(
+                protocol, asked, observer.answered(protocol.name, request.tenant, answer, started)
+            )
+        with observer.operation(protocol.name, started):
+            answer = await self._loop.arun(self._find(request))
+            return _reply(protocol, asked, observer.served(request.tenant, answer))
 
     def _prepare(self, protocol: Protocol, kwargs: Mapping[str, Any]) -> tuple[Translated, Request]:
         asked = protocol.translate(kwargs)
         return asked, self._parts.prepare(asked.chat, protocol=protocol.name)
 
     def _stream(self, protocol: Protocol, asked: Translated, request: Request) -> AsyncCacheStream:
-        chunks = self._delivery.stream(self._parts.path, request)
+        found = self._delivery.stream(self._parts.path, request)
+        chunks = self._parts.observer.stream(request.tenant, found, protocol.name)
         events = protocol.events(chunks, asked)
         return AsyncCacheStream(cast(Any, events), self._loop)
 

@@ -254,3 +254,90 @@ def test_an_exact_hit_span_is_a_child_of_the_callers(otel) -> None:
     child = spans["semcache.completion"]
     assert child.context.trace_id == outer.get_span_context().trace_id
     assert child.parent is not None and child.parent.span_id == outer.get_span_context().span_id
+
+
+def _roots(otel) -> list[tuple[str, set[str], dict]]:
+    """Per trace: its root span's name, the names of its other spans, the root's attributes."""
+    found = []
+    for spans in _traces(otel).values():
+        [root] = [s for s in spans if s.parent is None]
+        found.append((root.name, {s.name for s in spans if s is not root}, root.attributes))
+    return sorted(found, key=lambda r: r[0])
+
+
+def test_check_store_and_lookup_are_operation_spans(otel) -> None:
+    with _cache() as cache:
+        assert cache.ready()
+        otel.spans.clear()
+        assert cache.check(QUESTION, model="gpt-4o-mini", tenant="direct") is None
+        cache.store(QUESTION, "Eight.", model="gpt-4o-mini", tenant="direct")
+        cache.flush()
+        hit = cache.check(PARAPHRASE, model="gpt-4o-mini", tenant="direct")
+        assert hit is not None and hit.info.tier == "semantic"
+        far = cache.check(FAR, model="gpt-4o-mini", tenant="direct", num_results=2)
+        assert far == []
+        looked = cache.lookup(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": QUESTION}], tenant="direct"
+        )
+        assert looked.info.tier == "exact"
+        assert cache.stats().lookups.tenants["direct"] == {"miss": 2, "semantic": 1, "exact": 1}
+    roots = _roots(otel)
+    checks = [r for r in roots if r[0] == "semcache.check"]
+    assert [c[2]["semcache.tier"] for c in checks] == ["miss", "semantic", "miss"]
+    assert all(c[2]["semcache.tenant_hash"] == tenant_hash("direct") for c in checks)
+    assert {"semcache.embed", "semcache.search", "semcache.judge"} <= checks[1][1]
+    [store] = [r for r in roots if r[0] == "semcache.store"]
+    assert "semcache.upsert" in store[1]  # the write, under the call that made it
+    [lookup] = [r for r in roots if r[0] == "semcache.lookup"]
+    assert lookup[2]["semcache.tier"] == "exact"
+
+
+def test_protocol_calls_are_operation_spans_and_recorded(otel) -> None:
+    ask = {"model": "gpt-4o-mini", "input": QUESTION, "tenant": "proto"}
+    with _cache() as cache:
+        assert cache.ready()
+        otel.spans.clear()
+        assert cache.responses(**ask).cache_info.tier == "miss"
+        cache.flush()
+        assert cache.responses(**ask).cache_info.tier == "exact"
+        events = list(cache.responses(**ask, stream=True))
+        assert events[-1]["type"] == "response.completed"
+        assert cache.stats().lookups.tenants["proto"] == {"miss": 1, "exact": 2}
+    roots = [r for r in _roots(otel) if r[0] == "semcache.responses"]
+    assert len(roots) == 3
+    miss = next(r for r in roots if r[2]["semcache.tier"] == "miss")
+    assert "semcache.upstream" in miss[1]
+    exact = [r for r in roots if r[2]["semcache.tier"] == "exact"]
+    assert len(exact) == 2 and any(r[2].get("semcache.stream") for r in exact)
+    assert all(r[2]["semcache.tenant_hash"] == tenant_hash("proto") for r in roots)
+
+
+def test_the_fallback_lane_is_traced_like_the_primary(otel) -> None:
+    """A question only the fallback embedder reads: its embed and search spans come from
+    the fallback's lane, named by its embedder."""
+    from tests.pipeline.test_routing import RU_A, RU_B, English, Multilingual
+
+    settings = CacheSettings(
+        semantic={"threshold": 0.85, "fallback_threshold": 0.85, "verifier": "none"},
+        store={"backend": "edge"},
+        telemetry={"otel": True},
+    )
+    with SemanticCache(
+        settings,
+        embedder=English(dim=64, name="en"),
+        store=InMemoryStore(),
+        fallback_embedder=Multilingual(dim=32, name="multi"),
+        fallback_store=InMemoryStore(),
+        upstream=FakeUpstream(),
+    ) as cache:
+        assert cache.ready()
+        _ask(cache, RU_A)
+        cache.flush()
+        otel.spans.clear()
+        hit = _ask(cache, RU_B)
+        assert cache_info(hit).tier == "semantic" and cache_info(hit).routed_to == "multi-32"
+    [(name, children, attributes)] = _roots(otel)
+    assert name == "semcache.completion" and attributes["semcache.tier"] == "semantic"
+    assert {"semcache.embed", "semcache.search"} <= children
+    embeds = [s for s in otel.spans.get_finished_spans() if s.name == "semcache.embed"]
+    assert {s.attributes["semcache.embedder"] for s in embeds} == {"multi-32"}
