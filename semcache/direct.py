@@ -368,10 +368,10 @@ class DirectAPI:
 
     async def _check(self, request: Request) -> CacheHit | None:
         await self._settle(request)
-        found = await self._lookup(request)
+        found = await self._direct_lookup(request)
         return found if isinstance(found, CacheHit) else None
 
-    async def _lookup(self, request: Request) -> CacheHit | CacheInfo:
+    async def _direct_lookup(self, request: Request) -> CacheHit | CacheInfo:
         found = await self._delivery.lookup(self._parts.path, request)
         self._looked(request, found if isinstance(found, CacheInfo) else [found])
         return found
@@ -389,13 +389,13 @@ class DirectAPI:
         returns its ``CacheInfo`` (why it missed, how close it came) instead of None."""
         request = self._parts.prepare(kwargs)
         with self._parts.observer.operation("lookup"):
-            return self._loop.run(self._lookup(request))
+            return self._loop.run(self._direct_lookup(request))
 
     async def alookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
         """``lookup`` for async callers."""
         request = self._parts.prepare(kwargs)
         with self._parts.observer.operation("lookup"):
-            return await self._loop.arun(self._lookup(request))
+            return await self._loop.arun(self._direct_lookup(request))
 
     def _prepare_many(
         self,

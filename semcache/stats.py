@@ -166,12 +166,13 @@ def cache_info(response: Any) -> CacheInfo | None:
 @dataclass(frozen=True, slots=True)
 class LookupBucket:
     """One time bucket: ``start`` (epoch seconds), answers by tier, (hits, lookups) by
-    tenant, and the upstream cost hits saved (USD)."""
+    tenant, the upstream cost hits saved (USD), and answers by tenant and tier."""
 
     start: float
     tiers: Mapping[str, int]
     tenants: Mapping[str, tuple[int, int]]
     saved_cost_usd: float
+    tenant_tiers: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

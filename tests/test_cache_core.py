@@ -406,3 +406,17 @@ async def test_consumer_leaving_mid_read_can_close_the_stream(cache, upstream, r
     upstream.chunk_delay_s = 0.0
     response = await cache.acompletion(**req())
     assert response.choices[0].message.content.endswith("France?")
+
+
+def test_no_mixin_of_the_facade_shadows_anothers_attribute():
+    """``SemanticCache`` is assembled from mixins; a name two of them define (a private
+    helper included) silently replaces one of them for every caller."""
+    owners: dict[str, list[str]] = {}
+    for base in SemanticCache.__mro__[1:]:
+        if base is object:
+            continue
+        for name in vars(base):
+            if not (name.startswith("__") and name.endswith("__")):
+                owners.setdefault(name, []).append(base.__name__)
+    shared = {name: found for name, found in owners.items() if len(found) > 1}
+    assert shared == {}, shared

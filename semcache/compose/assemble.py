@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from semcache.runtime.upstream import Upstream
     from semcache.scoring import ScoredDecision
     from semcache.stores.base import Entry, VectorStore
+    from semcache.tuning.applied import AppliedThresholds
 
 
 from semcache.compose.observe import observer, telemetry, traced_upstream
@@ -68,7 +69,7 @@ from semcache.compose.shared import (
     shared_merge,
     shared_tier,
 )
-from semcache.compose.tuning import tuning_loop
+from semcache.compose.tuning import applied_thresholds, tuning_loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +96,7 @@ class Assembly:
     fresh: Callable[[Entry], bool]
     observer: Observer
     shared: SharedTier | None = None
+    applied: AppliedThresholds | None = None
     store_wait_s: float = 30.0
     shed_window_s: float = 2.0
 
@@ -122,6 +124,7 @@ def assemble(
         stats, timeout_s=s.store.timeout_s, warn_interval_s=s.health.warn_interval_s
     )
     memory = MemoryTier(max_entries=s.exact.max_entries, max_bytes=s.exact.max_bytes, clock=clock)
+    applied = applied_thresholds(s)
     tier = semantic_tier(
         s,
         embedder,
@@ -132,6 +135,7 @@ def assemble(
         fallback_embedder=fallback_embedder,
         fallback_store=fallback_store,
         telemetry=otel,
+        served=None if applied is None else applied.served(),
     )
     backend = SemanticBackend(tier, failopen, stats)
     max_lag_ms = s.admission.max_loop_lag_ms
@@ -257,6 +261,7 @@ def assemble(
         shed_window_s=s.health.shed_window_s,
         fresh=watch.fresh,
         observer=observer(s.telemetry, clock, otel, tuning.monitor.estimates),
+        applied=applied,
     )
 
 

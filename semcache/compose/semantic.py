@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from semcache.scoring import ScoredDecision
     from semcache.scoring.plugins import SavedPlugin
     from semcache.stores.base import VectorStore
+    from semcache.tuning.applied import Thresholds
 
 
 def semantic_tier(
@@ -42,10 +43,12 @@ def semantic_tier(
     fallback_embedder: Embedder | None = None,
     fallback_store: VectorStore | None = None,
     telemetry: Telemetry | None = None,
+    served: Thresholds | None = None,
 ) -> SemanticTier | None:
     """The semantic tier, with a fallback lane when ``semantic.fallback_embedder`` is set
     (or a ``fallback_embedder`` is injected): see :mod:`semcache.compose.routing`.
-    ``telemetry``: both lanes' embedders and stores, and the guard, are traced."""
+    ``telemetry``: both lanes' embedders and stores, and the guard, are traced.
+    ``served``: the thresholds to serve instead of the configured ones (applied earlier)."""
     if not s.semantic.enabled or (store is None and s.store.backend == "none"):
         return None
     from semcache.compose.observe import traced_embedder, traced_store, traced_verifier
@@ -64,8 +67,10 @@ def semantic_tier(
             (lambda: store) if store is not None else store_factory(s.store, s.redis), telemetry
         ),
         "verifier": guard,
-        "threshold": s.semantic.threshold,
-        "namespace_thresholds": s.semantic.namespace_thresholds,
+        "threshold": s.semantic.threshold if served is None else served.threshold,
+        "namespace_thresholds": s.semantic.namespace_thresholds
+        if served is None
+        else dict(served.namespaces),
         "scorer": (lambda: scorer)
         if scorer is not None
         else scorer_factory(s.semantic, embedder, stats),

@@ -15,6 +15,7 @@ from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.write_behind import WriteBehind
 from semcache.runtime.failopen import FailOpen
 from semcache.stats import Stats
+from semcache.tuning.applied import AppliedThresholds, Thresholds
 from semcache.tuning.estimate import FalseHitMonitor
 from semcache.tuning.labels import LabelLog
 from semcache.tuning.ledger import ServeLedger
@@ -58,6 +59,15 @@ def tuning_loop(
         shadow=shadow_factory(s.verify, backend, failopen, stats, upstream),
         shared=shared,
     )
+
+
+def applied_thresholds(s: CacheSettings) -> AppliedThresholds | None:
+    """Where thresholds applied at runtime are kept (``tuning.thresholds_path``; None: in
+    memory only), over the configured ones."""
+    if s.tuning.thresholds_path is None:
+        return None
+    configured = Thresholds(s.semantic.threshold, dict(s.semantic.namespace_thresholds))
+    return AppliedThresholds(s.tuning.thresholds_path, configured)
 
 
 def shadow_factory(

@@ -1,8 +1,10 @@
 """The dashboard's data, one JSON document: what ``GET /admin/dashboard`` returns and the
 page at ``/ui`` draws.
 
-Fields: ``threshold`` (served now: ``default`` and ``namespaces``), ``lookups`` (the
-recorded lookups: totals by tier and tenant, ``history`` by time bucket, the
+Fields: ``threshold`` (served now: ``default`` and ``namespaces``; ``persisted``: whether
+an applied one outlives a restart), ``lookups`` (the
+recorded lookups: totals by tier and tenant, ``history`` by time bucket (each: by tier,
+(hits, lookups) by tenant, by tenant and tier), the
 nearest-similarity histograms of hits and misses, ``saved_cost_usd``), ``estimate`` (the
 live wrong-answer rate of semantic hits per namespace, from shadow verdicts, with its 95%
 interval, against ``delta``), ``near_misses`` (to label, each with an ``id``),
@@ -44,7 +46,11 @@ def document(
     sources = Counter(f"{p.source}:{'yes' if p.label else 'no'}" for p in pairs)
     return {
         "object": "dashboard",
-        "threshold": {"default": default, "namespaces": namespaces},
+        "threshold": {
+            "default": default,
+            "namespaces": namespaces,
+            "persisted": cache.thresholds_persisted(),
+        },
         "lookups": _lookups(stats),
         "estimate": _estimate(stats),
         "near_misses": cache.near_misses_to_label(tenant=tenant, limit=MISSES_SHOWN),
@@ -71,6 +77,7 @@ def _lookups(stats: CacheStats) -> dict[str, Any]:
                 "start": b.start,
                 "tiers": b.tiers,
                 "tenants": b.tenants,
+                "tenant_tiers": b.tenant_tiers,
                 "saved_cost_usd": b.saved_cost_usd,
             }
             for b in found.history

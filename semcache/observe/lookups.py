@@ -40,8 +40,15 @@ OTHER_TENANTS = "(other)"
 class _Bucket:
     start: float
     tiers: dict[str, int] = field(default_factory=dict)
-    tenants: dict[str, list[int]] = field(default_factory=dict)
+    tenants: dict[str, dict[str, int]] = field(default_factory=dict)  # tier -> count
     saved: float = 0.0
+
+
+_HIT_TIERS = frozenset(str(t) for t in Tier if t.is_hit)
+
+
+def _hits_and_lookups(tiers: dict[str, int]) -> tuple[int, int]:
+    return sum(n for t, n in tiers.items() if t in _HIT_TIERS), sum(tiers.values())
 
 
 def similarity_bin(similarity: float) -> int:
@@ -50,7 +57,8 @@ def similarity_bin(similarity: float) -> int:
 
 
 class LookupLog:
-    """Counts by time, tier and tenant, and nearest-similarity histograms (thread-safe)."""
+    """Counts by time, tier and tenant (each bucket: by tenant and tier), and
+    nearest-similarity histograms (thread-safe)."""
 
     def __init__(
         self,
@@ -91,9 +99,8 @@ class LookupLog:
                 while len(self._history) > self._max_buckets:
                     self._history.popitem(last=False)
             bucket.tiers[tier] = bucket.tiers.get(tier, 0) + 1
-            counts = bucket.tenants.setdefault(tenant, [0, 0])
-            counts[0] += hit
-            counts[1] += 1
+            counts = bucket.tenants.setdefault(tenant, {})
+            counts[tier] = counts.get(tier, 0) + 1
             totals = self._tenants.setdefault(tenant, {})
             totals[tier] = totals.get(tier, 0) + 1
             self._tiers[tier] = self._tiers.get(tier, 0) + 1
@@ -112,8 +119,9 @@ class LookupLog:
                 LookupBucket(
                     b.start,
                     dict(b.tiers),
-                    {t: (c[0], c[1]) for t, c in b.tenants.items()},
+                    {t: _hits_and_lookups(c) for t, c in b.tenants.items()},
                     b.saved,
+                    {t: dict(c) for t, c in b.tenants.items()},
                 )
                 for b in recent
             )

@@ -224,6 +224,19 @@ FEEDBACK_REQUEST: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+#: ``POST /admin/threshold``: the cosine to serve, as the default or one namespace's.
+THRESHOLD_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "required": ["threshold"],
+    "properties": {
+        "threshold": {"type": "number", "minimum": 0, "maximum": 1},
+        "namespace": {
+            "anyOf": [{"type": "string", "minLength": 1, "maxLength": 200}, {"type": "null"}]
+        },
+    },
+    "additionalProperties": False,
+}
+
 _CLIENT: list[dict[str, list[str]]] = [{"bearer": []}]
 _HEADER = {"in": "header", "required": False}
 _CONTROLS = [
@@ -303,6 +316,7 @@ def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
         ),
         "/admin/labels": _read(),
         "/admin/reload": {"post": {"security": _CLIENT, "responses": {**_OK, **_ERRORS}}},
+        "/admin/threshold": {**_read(), "post": _post(THRESHOLD_REQUEST)},
         "/admin/dashboard": _read(
             tenant, _query("buckets", {"type": "integer", "minimum": 1, "maximum": 100_000})
         ),

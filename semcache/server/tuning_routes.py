@@ -136,7 +136,7 @@ async def reload(request: Request) -> Response:
     return await _answer(request, _reload)
 
 
-@router.get("/admin/threshold")
+@router.api_route("/admin/threshold", methods=READ_METHODS)
 async def threshold(request: Request) -> Response:
     return await _answer(request, _threshold)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from semcache.core.policy import validate_tenant
 from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.stats import cache_info
+from semcache.tuning.applied import Thresholds
 from semcache.tuning.misses import MissCluster, cluster_misses, export_rows
 from semcache.tuning.records import LabeledPair
 from semcache.tuning.results import FeedbackResult
@@ -146,36 +147,54 @@ class TuningAPI:
         tier = self._parts.backend.tier
         return (None, {}) if tier is None else (tier.threshold, dict(tier.namespace_thresholds))
 
+    def thresholds_persisted(self) -> bool:
+        """Whether a threshold applied now is kept across a restart
+        (``tuning.thresholds_path`` is set)."""
+        return self._parts.applied is not None
+
     def apply_thresholds(self, settings: CacheSettings) -> ThresholdChange:
         """Serve with ``settings``' semantic threshold and namespace overrides from now on
-        (the proxy's admin reload); other settings need a restart."""
+        (the proxy's admin reload); other settings need a restart. With
+        ``tuning.thresholds_path``, thresholds applied over these same settings stay served
+        (as after a restart); once the configured ones changed, they win."""
         tier = self._parts.backend.tier
-        new_default = settings.semantic.threshold
-        new_ns = dict(settings.semantic.namespace_thresholds)
+        configured = Thresholds(
+            settings.semantic.threshold, dict(settings.semantic.namespace_thresholds)
+        )
+        applied = self._parts.applied
+        if applied is not None:
+            applied.configured = configured
+        new = configured if applied is None else applied.served()
+        new_ns = dict(new.namespaces)
         if tier is None:
-            return ThresholdChange(new_default, new_default, new_ns, new_ns)
+            return ThresholdChange(new.threshold, new.threshold, new_ns, new_ns)
         change = ThresholdChange(
-            tier.threshold, new_default, dict(tier.namespace_thresholds), new_ns
+            tier.threshold, new.threshold, dict(tier.namespace_thresholds), new_ns
         )
         tier.namespace_thresholds = new_ns
-        tier.threshold = new_default
+        tier.threshold = new.threshold
         return change
 
     def serve_threshold(self, threshold: float, namespace: str | None = None) -> ThresholdChange:
         """Serve with ``threshold`` (cosine, a hit when >=) from now on, as the default or as
         ``namespace``'s override: the proxy's ``POST /admin/threshold``, which
-        ``semcache calibrate --apply --reload-url`` calls. Not persisted: a restart serves
-        the configured threshold again."""
+        ``semcache calibrate --apply --reload-url`` and the dashboard's apply call. With
+        ``tuning.thresholds_path`` it is written there first (a failed write changes
+        nothing), so a restart serves it; without, a restart serves the configured one."""
         if isinstance(threshold, bool) or not 0.0 <= threshold <= 1.0:
             raise InvalidRequest("threshold", f"expected a cosine in [0, 1], got {threshold!r}")
         tier = self._parts.backend.tier
         if tier is None:
             raise InvalidRequest("threshold", "this cache has no semantic tier")
         before_ns = dict(tier.namespace_thresholds)
-        change = ThresholdChange(tier.threshold, tier.threshold, before_ns, before_ns)
-        if namespace is None:
-            tier.threshold = threshold
-            return ThresholdChange(change.threshold_before, threshold, before_ns, before_ns)
-        after_ns = {**before_ns, namespace: threshold}
-        tier.namespace_thresholds = after_ns
-        return ThresholdChange(tier.threshold, tier.threshold, before_ns, after_ns)
+        after = (
+            Thresholds(threshold, before_ns)
+            if namespace is None
+            else Thresholds(tier.threshold, {**before_ns, namespace: threshold})
+        )
+        if self._parts.applied is not None:
+            self._parts.applied.save(after)
+        change = ThresholdChange(tier.threshold, after.threshold, before_ns, dict(after.namespaces))
+        tier.namespace_thresholds = dict(after.namespaces)
+        tier.threshold = after.threshold
+        return change

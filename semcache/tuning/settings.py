@@ -78,6 +78,13 @@ class TuningSettings(SettingsSection):
         description="JSONL file labeled pairs (feedback, shadow verdicts) are appended to, "
         "in the format 'semcache calibrate --labels' reads (None: memory only).",
     )
+    thresholds_path: str | None = Field(
+        None,
+        description="JSON file the thresholds applied at runtime (POST /admin/threshold, the "
+        "dashboard's apply) are written to before they are served, and read at start: a "
+        "restart serves them until the configured thresholds change (then the configuration "
+        "wins). None: an applied threshold lasts until the process ends.",
+    )
     max_labels: int = Field(
         10_000, ge=0, description="Labeled pairs kept in memory (oldest dropped first)."
     )

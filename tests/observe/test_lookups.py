@@ -30,3 +30,18 @@ def test_buckets_tenants_and_histograms_are_bounded() -> None:
     assert stats.hit_similarity[int(0.95 * SIMILARITY_BINS)] == 250
     assert stats.miss_similarity[int(0.5 * SIMILARITY_BINS)] == 750
     assert abs(stats.saved_cost_usd - 2.5) < 1e-9
+
+
+def test_each_bucket_counts_by_tenant_and_tier() -> None:
+    now = [0.0]
+    log = LookupLog(bucket_s=60, clock=lambda: now[0])
+    for tenant, tier in [("a", Tier.EXACT), ("a", Tier.SEMANTIC), ("a", Tier.MISS)]:
+        log.record(tenant, CacheInfo(tier=tier))
+    now[0] = 60.0
+    log.record("b", CacheInfo(tier=Tier.EXACT))
+    log.record("a", CacheInfo(tier=Tier.BYPASS))
+    first, second = log.snapshot().history
+    assert first.tenant_tiers == {"a": {"exact": 1, "semantic": 1, "miss": 1}}
+    assert first.tenants == {"a": (2, 3)}
+    assert second.tenant_tiers == {"b": {"exact": 1}, "a": {"bypass": 1}}
+    assert second.tenants == {"b": (1, 1), "a": (0, 1)}

@@ -32,12 +32,23 @@ def _text(driver, element_id: str) -> str:
     return driver.find_element("id", element_id).text
 
 
+def _tier_counts(driver) -> dict[str, int]:
+    """The hits the time chart draws, by tier (each bar segment carries its count), read
+    in one script so a re-render cannot interleave."""
+    return driver.execute_script(
+        "const c = {};"
+        "for (const r of document.querySelectorAll('#time-chart rect[data-tier]'))"
+        "  c[r.dataset.tier] = (c[r.dataset.tier] || 0) + Number(r.dataset.count);"
+        "return c;"
+    )
+
+
 def test_label_near_misses_then_apply_the_certified_threshold(
     start_proxy, upstream: FakeOpenAIServer, tmp_path
 ) -> None:
     need_browser()
     from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     config = dashboard_config(upstream.api_base, tmp_path / "labels.jsonl")
     proxy = start_proxy(cache=dashboard_cache(config), config=config)
@@ -53,6 +64,13 @@ def test_label_near_misses_then_apply_the_certified_threshold(
         assert _text(driver, "threshold") == f"{THRESHOLD:.4f}"
         assert _text(driver, "certified") == "none"
         assert _text(driver, "lookups") == "43"
+        # hit rate over time by tier: team-a's two exact hits, none for team-b
+        assert _tier_counts(driver) == {"exact": 2}
+        Select(driver.find_element("id", "tenant")).select_by_value("team-b")
+        assert _tier_counts(driver) == {}
+        Select(driver.find_element("id", "tenant")).select_by_value("team-a")
+        assert _tier_counts(driver) == {"exact": 2}
+        assert "exact" in _text(driver, "time-legend")
         before = _text(driver, "whatif")
         yes = "#misses button[data-correct='true']"
         assert len(driver.find_elements("css selector", yes)) == 20
@@ -76,6 +94,7 @@ def test_label_near_misses_then_apply_the_certified_threshold(
         driver.find_element("id", "apply").send_keys(Keys.ENTER)
         confirm = wait.until(lambda d: d.find_element("id", "confirm-apply"))
         assert certified in _text(driver, "confirm-text")
+        assert "is not saved" in _text(driver, "confirm-persist")
         confirm.send_keys(Keys.ENTER)
         wait.until(lambda d: _text(d, "threshold") == certified)
         assert "Now serving" in _text(driver, "status")
@@ -85,6 +104,10 @@ def test_label_near_misses_then_apply_the_certified_threshold(
             "return document.documentElement.scrollWidth - window.innerWidth"
         )
         assert overflow <= 1
-    served = httpx.get(f"{base}/admin/threshold", headers=ADMIN, timeout=10).json()
-    assert f"{served['threshold']:.4f}" == certified
-    assert chat(base, LATER).headers["x-semcache-tier"] == "semantic"
+        served = httpx.get(f"{base}/admin/threshold", headers=ADMIN, timeout=10).json()
+        assert f"{served['threshold']:.4f}" == certified
+        assert chat(base, LATER).headers["x-semcache-tier"] == "semantic"
+        # the semantic hit joins the chart after a refresh, stacked on the exact ones
+        driver.set_window_size(1280, 1000)
+        driver.find_element("id", "refresh").send_keys(Keys.ENTER)
+        wait.until(lambda d: _tier_counts(d) == {"exact": 2, "semantic": 1})

@@ -55,6 +55,10 @@ def test_lookups_by_tier_and_tenant_and_the_near_misses(proxy) -> None:
     history = lookups["history"]
     assert sum(b["tenants"]["team-a"][1] for b in history if "team-a" in b["tenants"]) == 42
     assert sum(b["tenants"]["team-a"][0] for b in history if "team-a" in b["tenants"]) == 2
+    by_tier = [b["tenant_tiers"]["team-a"] for b in history if "team-a" in b["tenant_tiers"]]
+    assert sum(t.get("exact", 0) for t in by_tier) == 2
+    assert sum(t.get("miss", 0) for t in by_tier) == 40
+    assert body["threshold"]["persisted"] is False  # no tuning.thresholds_path
     assert body["threshold"]["default"] == THRESHOLD
     assert len(body["near_misses"]) == 20
     assert {row["text_a"] for row in body["near_misses"]} == set(PARAPHRASES)
