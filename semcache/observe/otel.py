@@ -126,7 +126,7 @@ class _Instruments:
             "semcache.phase.duration",
             unit="s",
             description="Seconds per phase: embed, search, retrieve, judge, upstream, write, "
-            "upsert, and a whole stream (completion).",
+            "upsert, and a whole stream (its operation: completion, responses, messages).",
         )
 
     def _observe_lookups(self, options: CallbackOptions) -> Iterable[Observation]:
