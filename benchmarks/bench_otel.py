@@ -15,8 +15,9 @@ only (the hit is the memory tier's):
 - ``on_console`` (``--console``): the standard variables alone, console exporters into
   /dev/null (spans serialised too).
 
-Rounds interleave the processes, each round starting with the next one; a round sends the
-same question sequentially over one keep-alive socket. Prints the median of the per-round
+Requests interleave the processes: each round sends the same question in blocks of
+``--block`` to one process after another (one keep-alive socket each, sequentially), so load
+elsewhere on the machine falls on all of them alike. Prints the median of the per-round
 p50s (client side), the median of the proxy's own latency from its access log
 (``server_p50_ms``), and the ratios to ``off`` and ``baseline``.
 
@@ -127,19 +128,33 @@ enabled = false
         time.sleep(0.2)
 
 
-def p50_ms(base: str, n: int) -> float:
-    client = RawClient(base)
+def round_p50s_ms(bases: dict[str, str], n: int, first: int, block: int) -> dict[str, float]:
+    """One round: ``n`` exact hits per process, in blocks of ``block`` sent to one process
+    after another, so a burst of load elsewhere on the machine falls on every process alike
+    while each block finds its process warm (a block's first request, which wakes the
+    process, is not counted). The turn starts at process ``first``. The median latency of
+    each, in ms."""
+    names = list(bases)
+    order = names[first % len(names) :] + names[: first % len(names)]
+    clients = {name: RawClient(bases[name]) for name in names}
+    times: dict[str, list[float]] = {name: [] for name in names}
     try:
-        client.post("/v1/chat/completions", BODY, f"Bearer {CLIENT_KEY}")  # the miss, stored
-        times = []
-        for _ in range(n):
-            t0 = time.perf_counter()
-            headers = client.post("/v1/chat/completions", BODY, f"Bearer {CLIENT_KEY}")
-            times.append(time.perf_counter() - t0)
-            assert headers["x-semcache-tier"] == "exact", headers
-        return statistics.median(times) * 1000
+        for name in order:  # the miss, stored (a hit from then on)
+            clients[name].post("/v1/chat/completions", BODY, f"Bearer {CLIENT_KEY}")
+        for _ in range(max(1, n // block)):
+            for name in order:
+                for i in range(block + 1):
+                    t0 = time.perf_counter()
+                    headers = clients[name].post(
+                        "/v1/chat/completions", BODY, f"Bearer {CLIENT_KEY}"
+                    )
+                    if i:
+                        times[name].append(time.perf_counter() - t0)
+                    assert headers["x-semcache-tier"] == "exact", headers
     finally:
-        client.close()
+        for client in clients.values():
+            client.close()
+    return {name: statistics.median(values) * 1000 for name, values in times.items()}
 
 
 def server_p50_ms(log: Path) -> float:
@@ -156,7 +171,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-python", help="interpreter of the code to compare with")
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--requests", type=int, default=400, help="per process and round")
+    parser.add_argument("--block", type=int, default=25, help="requests in a row to one process")
     parser.add_argument("--console", action="store_true", help="add the console exporters")
     args = parser.parse_args()
     upstream = FakeOpenAIServer().start()
@@ -176,13 +192,12 @@ def main() -> None:
         for name, (python, otel) in configs.items()
     }
     try:
-        for process in processes.values():  # warm each up
-            p50_ms(process.base, 50)  # type: ignore[attr-defined]
+        bases = {name: process.base for name, process in processes.items()}  # type: ignore[attr-defined]
+        round_p50s_ms(bases, 50, 0, args.block)  # warm each up
         rounds: dict[str, list[float]] = {name: [] for name in processes}
-        names = list(processes)
-        for i in range(args.rounds):  # each round starts with the next process
-            for name in names[i % len(names) :] + names[: i % len(names)]:
-                rounds[name].append(p50_ms(processes[name].base, args.requests))  # type: ignore[attr-defined]
+        for i in range(args.rounds):
+            for name, value in round_p50s_ms(bases, args.requests, i, args.block).items():
+                rounds[name].append(value)
     finally:
         for process in processes.values():
             process.terminate()
