@@ -55,11 +55,6 @@ def tenant_hash(tenant: str) -> str:
 _SHARED_MAX = 4096
 
 
-def attributes(info: CacheInfo, tenant: str) -> dict[str, Any]:
-    """The span attributes of one answered request (the tier says hit or miss)."""
-    return {**_base(str(info.tier), tenant), **_extra(info)}
-
-
 @lru_cache(maxsize=_SHARED_MAX)
 def _base(tier: str, tenant: str) -> dict[str, Any]:
     """Tier and hashed tenant, one dict per pair: handed to spans as is (the SDK copies
@@ -81,8 +76,9 @@ def _extra(info: CacheInfo) -> dict[str, Any]:
 
 
 def _span_attributes(info: CacheInfo, tenant: str) -> Mapping[str, Any]:
-    """:func:`attributes` without a copy when the request adds nothing to its tier and
-    tenant (an exact hit of a free answer)."""
+    """The span attributes of one answered request (the tier says hit or miss); the shared
+    tier-and-tenant dict itself when the request adds nothing to it (an exact hit of a free
+    answer)."""
     base = _base(str(info.tier), tenant)
     extra = _extra(info)
     return {**base, **extra} if extra else base
