@@ -96,7 +96,10 @@ class CacheInfo:
     ``saved_cost_usd`` / ``saved_tokens``: what the upstream call that was avoided would cost.
     ``compression_saved_tokens`` / ``compression_saved_usd``: input tokens (and their price)
     that prompt compression removed from this request's upstream call; counted apart from the
-    cache's own savings. ``private_data``: kinds of private data the gate found in the question
+    cache's own savings. ``provider_cached_tokens`` / ``provider_cached_usd``: input tokens
+    the provider's prompt cache served on this request's own upstream call (a miss's; never a
+    replay's), and what they saved against uncached input; also apart from the cache's savings.
+    ``private_data``: kinds of private data the gate found in the question
     (``card``, ``email``, ...; never the text), which kept it out of the semantic tier.
     ``score``: for a semantic hit judged by a calibrated scorer (``semantic.scorer``), the
     learned probability that the stored answer serves this question (hit when >= the saved
@@ -120,6 +123,8 @@ class CacheInfo:
     origin: Tier | None = None
     compression_saved_tokens: int = 0
     compression_saved_usd: float = 0.0
+    provider_cached_tokens: int = 0
+    provider_cached_usd: float = 0.0
     private_data: tuple[str, ...] = ()
     score: float | None = None
     serve_id: str | None = None
@@ -212,7 +217,9 @@ class CacheStats:
     ``errors``: cache failures served as misses, by kind; ``shed``: work admission control
     skipped; ``store_entries``: None when not countable; ``privacy``, ``compression``,
     ``tuning``: their sections; ``spent_usd``: money the cache spent to decide hits, by kind;
-    ``lookups``: the recorded lookups (:mod:`semcache.observe.lookups`).
+    ``lookups``: the recorded lookups (:mod:`semcache.observe.lookups`);
+    ``provider_cached_tokens`` / ``provider_cached_usd``: input tokens the providers' prompt
+    caches served on the cache's upstream calls, and what they saved (apart from hits).
     """
 
     requests: int
@@ -234,6 +241,8 @@ class CacheStats:
     tuning: TuningStats | None = None
     spent_usd: Mapping[str, float] = field(default_factory=dict)
     lookups: LookupStats | None = None
+    provider_cached_tokens: int = 0
+    provider_cached_usd: float = 0.0
 
     @property
     def hit_rate(self) -> float:
@@ -269,6 +278,8 @@ class Stats:
         self._spent: dict[str, float] = {}
         self._saved_cost = 0.0
         self._saved_tokens = 0
+        self._provider_cached_tokens = 0
+        self._provider_cached_usd = 0.0
 
     def served(self, info: CacheInfo) -> None:
         with self._lock:
@@ -276,6 +287,9 @@ class Stats:
             if info.hit:
                 self._saved_cost += info.saved_cost_usd
                 self._saved_tokens += info.saved_tokens
+            else:
+                self._provider_cached_tokens += info.provider_cached_tokens
+                self._provider_cached_usd += info.provider_cached_usd
 
     def error(self, kind: str) -> None:
         with self._lock:
@@ -307,6 +321,8 @@ class Stats:
                 errors=dict(self._errors),
                 saved_cost_usd=self._saved_cost,
                 saved_tokens=self._saved_tokens,
+                provider_cached_tokens=self._provider_cached_tokens,
+                provider_cached_usd=self._provider_cached_usd,
                 counts=counts,
                 shed=dict(self._shed),
                 spent_usd=dict(self._spent),

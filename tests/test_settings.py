@@ -109,8 +109,8 @@ def _sections() -> list[type[BaseModel]]:
 
 
 def test_there_are_sections_to_check():
-    assert len(_sections()) == 13  # policy, exact, coalesce, semantic, store, privacy,
-    # compression, admission, health, redis, verify, tuning, telemetry
+    assert len(_sections()) == 14  # policy, exact, coalesce, semantic, store, privacy,
+    # compression, prompt_cache, admission, health, redis, verify, tuning, telemetry
 
 
 @pytest.mark.parametrize("section", _sections(), ids=lambda s: s.__name__)

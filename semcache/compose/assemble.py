@@ -5,7 +5,7 @@ path, in order. Library classes take explicit arguments; the facade, the CLI and
 call :func:`assemble`. Adding a stage is a new module under ``semcache/pipeline/`` and one
 line in :func:`assemble`'s list. The order: private-data gate, exact memory, exact store,
 coalescer, semantic, in-flight merge (and gathering window), write-behind, answer check,
-compression, then the upstream call.
+compression, provider prompt-cache marks, then the upstream call.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from semcache.config.settings import (
 from semcache.core.coalesce import Coalescer
 from semcache.core.memory import MemoryTier
 from semcache.core.model_watch import ModelWatch
+from semcache.core.prompt_cache import PromptCacheMarks
 from semcache.observe.lookups import Observer
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Pipeline, Stage
@@ -36,6 +37,7 @@ from semcache.pipeline.model_watch import ModelWatchStage
 from semcache.pipeline.path import RequestPath
 from semcache.pipeline.prepare import Prepare
 from semcache.pipeline.privacy import PrivacyAnswerStage, QuestionGate, ScanRunner
+from semcache.pipeline.prompt_cache import PromptCacheStage
 from semcache.pipeline.upstream import UpstreamCall
 from semcache.pipeline.write_behind import WriteBehind, WriteBehindStage
 from semcache.privacy.gate import PrivacyGate
@@ -225,6 +227,7 @@ def assemble(
         ModelWatchStage(watch, store_watermark(backend, failopen)),
         PrivacyAnswerStage(privacy, scans),
         CompressStage(s.compression, ledger, failopen),
+        PromptCacheStage(prompt_cache_marks(s, clock)),
     ]
     terminal = UpstreamCall(
         upstream,
@@ -272,6 +275,17 @@ def write_behind(otel: Telemetry | None) -> Callable[..., WriteBehind]:
     from semcache.observe.traced import TracedWriteBehind
 
     return partial(TracedWriteBehind, telemetry=otel)
+
+
+def prompt_cache_marks(s: CacheSettings, clock: Callable[[], float]) -> PromptCacheMarks | None:
+    """The prompt-cache marker of ``prompt_cache``; None when it is off (nothing marked,
+    the providers' reported cached tokens still counted)."""
+    p = s.prompt_cache
+    if not p.enabled:
+        return None
+    return PromptCacheMarks(
+        min_tokens=p.min_tokens, window_s=p.window_s, max_prefixes=p.max_prefixes, clock=clock
+    )
 
 
 def gather_window(c: CoalesceSettings, latency: UpstreamLatency) -> GatherWindow:

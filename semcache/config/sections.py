@@ -365,3 +365,36 @@ class HealthSettings(SettingsSection):
         description="Seconds between two warnings of the same kind of failure or shed (the "
         "ones in between are counted and logged at debug level).",
     )
+
+
+class PromptCacheSettings(SettingsSection):
+    """Provider prompt caching on misses: a long prefix shared with recent requests of the
+    same partition is sent so the provider's own cache serves it (never in the key)."""
+
+    enabled: bool = Field(
+        True,
+        description="Mark misses for the provider's prompt cache where it supports one: an "
+        "Anthropic cache_control breakpoint at the end of a prefix shared with a recent "
+        "request of the same tenant, namespace and model, an OpenAI prompt_cache_key per "
+        "partition (a hash). A request that sets its own marks or key is sent as it is. "
+        "False: requests go upstream as the caller made them.",
+    )
+    min_tokens: int = Field(
+        1024,
+        ge=1,
+        description="Smallest prefix to mark, in tokens (estimated at four characters a "
+        "token); the providers' minimum cacheable prompt is 1024 tokens for most models.",
+    )
+    window_s: float = Field(
+        300.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds a prefix counts as recent: a request sharing it within this gets "
+        "the breakpoint (Anthropic keeps a cached prefix 5 minutes from its last use).",
+    )
+    max_prefixes: int = Field(
+        20_000,
+        ge=1,
+        description="Prefix digests remembered in all partitions (least recently seen "
+        "dropped first); each is a few hundred bytes.",
+    )

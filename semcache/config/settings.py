@@ -40,6 +40,7 @@ from semcache.config.sections import (
     ExactSettings,
     HealthSettings,
     PolicySettings,
+    PromptCacheSettings,
     SemanticSettings,
     StoreSettings,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "ExactSettings",
     "HealthSettings",
     "PolicySettings",
+    "PromptCacheSettings",
     "SemanticSettings",
     "StoreSettings",
 ]
@@ -94,6 +96,7 @@ class CacheSettings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     privacy: PrivacySettings = Field(default_factory=PrivacySettings)
     compression: CompressionSettings = Field(default_factory=CompressionSettings)
+    prompt_cache: PromptCacheSettings = Field(default_factory=PromptCacheSettings)
     admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
     health: HealthSettings = Field(default_factory=HealthSettings)
     redis: RedisSettings = Field(default_factory=RedisSettings)

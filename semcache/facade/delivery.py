@@ -38,6 +38,8 @@ class Delivery:
                 nearest_similarity=found.nearest,
                 compression_saved_tokens=found.compression_saved_tokens,
                 compression_saved_usd=found.compression_saved_usd,
+                provider_cached_tokens=found.provider_cached_tokens,
+                provider_cached_usd=found.provider_cached_usd,
                 private_data=found.private_data,
                 miss_reason=found.miss_reason,
                 unreadable=found.unreadable,
@@ -113,7 +115,9 @@ class Delivery:
         """Chunks for a streaming caller; its ``CacheInfo`` is yielded before the first chunk.
 
         Live chunks (this caller's upstream call, or a flight it joined) are passed on as they
-        arrive; an answer found in storage is replayed as chunks. Closing the stream early
+        arrive; an answer found in storage is replayed as chunks. A miss whose provider reported
+        prompt-cache tokens yields its final ``CacheInfo`` again after the last chunk (they are
+        known only then). Closing the stream early
         cancels this caller's part of the work (a shared flight runs on for the others).
         """
         queue: asyncio.Queue[tuple[ModelResponseStream, bool] | None] = asyncio.Queue()
@@ -134,6 +138,8 @@ class Delivery:
                 yield final
                 for chunk in as_stream(found.answer.response().model_dump()):
                     yield tag(chunk, final)
+            elif not final.hit and final.provider_cached_tokens:
+                yield final
             self.record(final)
         finally:
             if not task.done():

@@ -86,6 +86,8 @@ class Found:
     answer, the tier the leader's answer came from. ``storable`` False keeps a fresh answer out
     of every tier; ``stored`` is what to keep instead of ``answer`` (a masked copy).
     ``compression_saved_tokens`` / ``_usd``: input saved by compressing the upstream prompt.
+    ``provider_cached_tokens`` / ``_usd``: input tokens the provider's prompt cache served on
+    this request's own upstream call, and what they saved.
     ``private_data``: kinds of private data found in the question (never the text).
     ``score``: the scorer's score of a semantic hit when one ran; ``serve_id``: the id the
     tuning stage gave a semantic hit (feedback names it). ``unreadable``: the question is in
@@ -104,6 +106,8 @@ class Found:
     stored: Answer | None = None
     compression_saved_tokens: int = 0
     compression_saved_usd: float = 0.0
+    provider_cached_tokens: int = 0
+    provider_cached_usd: float = 0.0
     private_data: tuple[str, ...] = ()
     score: float | None = None
     serve_id: str | None = None

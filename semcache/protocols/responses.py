@@ -186,6 +186,9 @@ class ResponsesProtocol:
             )
 
         chat = self._requests.get([provider, body], translated)
+        if provider == "openai" and body.get("prompt_cache_key") is not None:
+            # LiteLLM's bridge drops it; OpenAI's chat call takes the caller's own key
+            chat["prompt_cache_key"] = body["prompt_cache_key"]
         return Translated(body=body, chat={**chat, **options})
 
     def reply(self, response: ModelResponse, asked: Translated, info: CacheInfo) -> dict[str, Any]:

@@ -182,6 +182,18 @@ class ProxyMetrics:
             "Price of the input tokens prompt compression removed, USD.",
             registry=r,
         )
+        self.provider_cached_tokens = Counter(
+            "semcache_provider_cached_tokens",
+            "Input tokens the provider's prompt cache served on upstream calls (apart from hits).",
+            tenant,
+            registry=r,
+        )
+        self.provider_cache_saved_cost = Counter(
+            "semcache_provider_cache_saved_cost_usd",
+            "What those tokens saved against uncached input, USD (apart from hits).",
+            tenant,
+            registry=r,
+        )
         self.private_data = Gauge(
             "semcache_private_data_findings",
             "Private-data spans found since start, by kind (questions and answers; never text).",
@@ -220,6 +232,9 @@ class ProxyMetrics:
         if info.compression_saved_tokens:
             self.compression_saved_tokens.inc(info.compression_saved_tokens)
             self.compression_saved_cost.inc(info.compression_saved_usd)
+        if info.provider_cached_tokens and not info.hit:
+            self._by_tenant(self.provider_cached_tokens, by_tenant).inc(info.provider_cached_tokens)
+            self._by_tenant(self.provider_cache_saved_cost, by_tenant).inc(info.provider_cached_usd)
 
     @staticmethod
     def _by_tenant(counter: Counter, labels: dict[str, str]) -> Counter:

@@ -260,7 +260,7 @@ async def _events(
             yield sse.data(sse.chunk_payload(chunk))
         yield sse.DONE
         finished = True
-        exchange.succeed(info)
+        exchange.succeed(cache_info(stream) or info)  # a miss's final info, when it came
     except Exception as exc:  # headers are out: the error travels as the last event
         error = to_api_error(exc, proxy.upstreams.redact)
         finished = True

@@ -6,6 +6,11 @@ to change while it runs: ``delay_s``, ``chunk_delay_s``, ``chunks``, ``fail_next
 ``abort_stream_after``, ``responder`` (request body -> answer text) and ``call_tools``
 (answer a request offering tools, unless ``tool_choice`` is ``none``, with a call to its
 first tool).
+
+It models OpenAI's prompt cache for requests that carry a ``prompt_cache_key``: the longest
+run of whole content parts (a string content is one part), from the start of the prompt,
+that an earlier request with the same key and model began with is reported as
+``usage.prompt_tokens_details.cached_tokens`` when it holds at least ``min_cached_tokens``.
 """
 
 from __future__ import annotations
@@ -86,6 +91,8 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.hung_up = 0
+        self.min_cached_tokens = 1024
+        self._prefixes: set[str] = set()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -131,6 +138,7 @@ class FakeOpenAIServer:
             self.requests.clear()
             self.headers.clear()
             self.fail_next.clear()
+            self._prefixes.clear()
         self.abort_stream_after = None
         self.call_tools = False
 
@@ -148,6 +156,39 @@ class FakeOpenAIServer:
                 "arguments": json.dumps({"question": question}),
             },
         }
+
+    def usage(self, body: dict[str, Any], answer: str) -> dict[str, Any]:
+        """Token usage of an answer, with what the modelled prompt cache served."""
+        messages = body.get("messages") or []
+        prompt = sum(count_tokens(json.dumps(m.get("content"))) for m in messages)
+        parts: list[Any] = []  # (the message's other fields with its first part, the part)
+        for message in messages:
+            content = message.get("content")
+            head = {k: v for k, v in message.items() if k != "content"}
+            items = content if isinstance(content, list) else [content]
+            parts += [([head] if i == 0 else [], item) for i, item in enumerate(items)]
+        tokens = [count_tokens(json.dumps(item)) for _, item in parts]
+        completion = count_tokens(answer)
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        key = body.get("prompt_cache_key")
+        if key is None:
+            return usage
+        cached = 0
+        running = hashlib.sha256(json.dumps([key, body.get("model")]).encode())
+        with self._lock:
+            for i, part in enumerate(parts):
+                running.update(json.dumps(part, sort_keys=True).encode())
+                digest = running.hexdigest()
+                size = sum(tokens[: i + 1])
+                if digest in self._prefixes and size >= self.min_cached_tokens:
+                    cached = min(size, prompt)
+                self._prefixes.add(digest)
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+        return usage
 
     # -- used by the handler ---------------------------------------------------------------
     def _record(self, kind: str, body: dict[str, Any], headers: dict[str, str]) -> int | None:
@@ -249,16 +290,6 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(404, {"error": {"message": "not found", "type": "not_found"}})
 
-    @staticmethod
-    def _usage(body: dict[str, Any], answer: str) -> dict[str, int]:
-        prompt = sum(count_tokens(json.dumps(m.get("content"))) for m in body.get("messages") or [])
-        completion = count_tokens(answer)
-        return {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
-
     def _chat(self, body: dict[str, Any]) -> None:
         call = self.server_state.tool_call(body)
         if call is not None:
@@ -276,7 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
                             "finish_reason": "tool_calls",
                         }
                     ],
-                    "usage": self._usage(body, call["function"]["arguments"]),
+                    "usage": self.server_state.usage(body, call["function"]["arguments"]),
                 },
             )
             return
@@ -295,7 +326,7 @@ class _Handler(BaseHTTPRequestHandler):
                         "finish_reason": "stop",
                     }
                 ],
-                "usage": self._usage(body, answer),
+                "usage": self.server_state.usage(body, answer),
             },
         )
 
@@ -349,7 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "created": created,
                     "model": body.get("model"),
                     "choices": [],
-                    "usage": self._usage(body, answer),
+                    "usage": self.server_state.usage(body, answer),
                 }
                 self.wfile.write(f"data: {json.dumps(usage_chunk)}\n\n".encode())
             self.wfile.write(b"data: [DONE]\n\n")
