@@ -118,7 +118,7 @@ class PutResult(NamedTuple):
 WITHDRAWN_TTL_MS = 3_600_000
 
 
-def _is_cluster(client: object) -> bool:
+def is_cluster(client: object) -> bool:
     from redis.asyncio.cluster import RedisCluster
 
     return isinstance(client, RedisCluster)
@@ -252,32 +252,6 @@ class RedisExact:
             pipe.hincrby(name, field, 1)
         await pipe.execute()
 
-    async def find(self, exact: str, *, tenant: str) -> Entry | None:
-        """The tenant's live entry stored under ``exact`` in any namespace and model, or None:
-        what a replica that never served the key needs to act on feedback naming it. One
-        ``SCAN`` of the tenant's bucket (every key on one Redis): for rare calls only."""
-        ks, client = self._keys, self._client
-        scan: dict[str, Any] = {"match": ks.entries_of(exact, tenant=tenant), "count": 1000}
-        if _is_cluster(client):
-            cluster: Any = client
-            scan["target_nodes"] = cluster.get_node_from_key(ks.generation_hash(tenant))
-        async with mapped():
-            names = [name async for name in client.scan_iter(**scan)]
-            for name in names:
-                data = await client.hget(name, "v")
-                if data is None:
-                    continue
-                stored = decode_entry(data)
-                try:
-                    live = await self.get(
-                        exact, tenant=tenant, namespace=stored.namespace, model=stored.model
-                    )
-                except StoreError:  # its generations were lost: withdrawn
-                    continue
-                if live is not None:
-                    return live
-        return None
-
     async def withdraw(self, exact: str, *, tenant: str, namespace: str, model: str) -> int:
         """Remove the one entry stored under ``exact`` in this partition; returns 0 or 1.
         First a new withdrawal mark of the key (kept ``WITHDRAWN_TTL_MS``), so a write of it
@@ -297,7 +271,7 @@ class RedisExact:
             await self._bump(ks.purge_hashes(purge.tenant), ks.purge_generation(**fields))
             batch: list[bytes] = []
             scan: dict[str, Any] = {"match": ks.purge_pattern(**fields), "count": 1000}
-            if purge.tenant is not None and _is_cluster(client):
+            if purge.tenant is not None and is_cluster(client):
                 # the tenant's entries are on its bucket's slot: scan that master only, so
                 # another master being down does not fail this purge
                 cluster: Any = client

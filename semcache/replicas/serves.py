@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from semcache.errors import StoreError
 from semcache.replicas.connect import mapped
-from semcache.replicas.exact import RedisExact
+from semcache.replicas.exact import RedisExact, decode_entry, is_cluster
 from semcache.replicas.keys import KeySpace
 from semcache.runtime.failopen import FailOpen
+from semcache.stores.base import Entry
 from semcache.tuning.records import Served
 
 if TYPE_CHECKING:
@@ -71,7 +73,7 @@ class SharedServes:
         if data is not None:
             served = Served(**orjson.loads(data))
             return served if served.tenant == tenant else None
-        entry = await self._exact.find(ref, tenant=tenant)
+        entry = await self._entry(ref, tenant)
         if entry is None:
             return None
         return Served(
@@ -87,3 +89,28 @@ class SharedServes:
             at=entry.created_at,
             model=entry.model,
         )
+
+    async def _entry(self, exact: str, tenant: str) -> Entry | None:
+        """The tenant's live entry stored under ``exact`` in any namespace and model, or None.
+        One ``SCAN`` of the tenant's bucket (every key on one Redis): feedback is rare."""
+        ks, client = self._keys, self._client
+        scan: dict[str, Any] = {"match": ks.entries_of(exact, tenant=tenant), "count": 1000}
+        if is_cluster(client):
+            cluster: Any = client
+            scan["target_nodes"] = cluster.get_node_from_key(ks.generation_hash(tenant))
+        async with mapped():
+            names = [name async for name in client.scan_iter(**scan)]
+            for name in names:
+                data = await client.hget(name, "v")
+                if data is None:
+                    continue
+                stored = decode_entry(data)
+                try:
+                    live = await self._exact.get(
+                        exact, tenant=tenant, namespace=stored.namespace, model=stored.model
+                    )
+                except StoreError:  # its generations were lost: withdrawn
+                    continue
+                if live is not None:
+                    return live
+        return None
