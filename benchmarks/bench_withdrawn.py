@@ -368,7 +368,9 @@ def deployment(
                 reasons = Counter(f.reason for f in report.failed)
                 print(
                     f"  filled {report.written} of {args.fill} in "
-                    f"{time.monotonic() - started:.0f} s (failed: {dict(reasons) or 0}); "
+                    f"{time.monotonic() - started:.0f} s (failed: {dict(reasons) or 0}; "
+                    f"skipped by the policy: {report.skipped}; refused writes by tier and "
+                    f"reason: {dict(filler.stats().write_refused) or 0}); "
                     f"a fresh cache serves {left} of 1000 filler questions; "
                     f"evicted_keys {evicted_keys(url)}"
                 )

@@ -83,6 +83,18 @@ class StoreBackpressure(StoreError, TimeoutError):
     answer was not accepted (nothing is dropped in silence: raise, or retry later)."""
 
 
+class WriteRefused(StoreError):
+    """A write the caller asked for (``store()``, an item of ``store_many``) was refused by a
+    fence: a purge or withdrawal since it began, or a purge history that was lost. ``reason``
+    names which (``stats().write_refused`` counts them); the answer is neither in memory nor
+    in the store (the shared Redis exact tier decides by its own fences). Storing it again
+    keeps it."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class StoreLockedError(StoreError):
     """The embedded store directory is held by another process."""
 

@@ -215,11 +215,13 @@ class CacheStats:
     """Counters since the cache started, and the sizes of its tiers (``SemanticCache.stats``).
 
     ``errors``: cache failures served as misses, by kind; ``shed``: work admission control
-    skipped; ``store_entries``: None when not countable; ``privacy``, ``compression``,
-    ``tuning``: their sections; ``spent_usd``: money the cache spent to decide hits, by kind;
-    ``lookups``: the recorded lookups (:mod:`semcache.observe.lookups`);
-    ``provider_cached_tokens`` / ``provider_cached_usd``: input tokens the providers' prompt
-    caches served on the cache's upstream calls, and what they saved (apart from hits).
+    skipped; ``write_refused``: writes a fence refused, by tier and reason (never silent: a
+    requested write raises :class:`~semcache.errors.WriteRefused`); ``store_entries``: None
+    when not countable; ``privacy``, ``compression``, ``tuning``: their sections;
+    ``spent_usd``: money the cache spent to decide hits, by kind; ``lookups``: the recorded
+    lookups (:mod:`semcache.observe.lookups`); ``provider_cached_tokens`` /
+    ``provider_cached_usd``: input tokens the providers' prompt caches served on the cache's
+    upstream calls, and what they saved (apart from hits).
     """
 
     requests: int
@@ -243,6 +245,7 @@ class CacheStats:
     lookups: LookupStats | None = None
     provider_cached_tokens: int = 0
     provider_cached_usd: float = 0.0
+    write_refused: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     @property
     def hit_rate(self) -> float:
@@ -266,6 +269,13 @@ class StoredEntry:
     last_similarity: float | None
 
 
+def _nested(counts: Mapping[tuple[str, str], int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (outer, inner), n in counts.items():
+        out.setdefault(outer, {})[inner] = n
+    return out
+
+
 class Stats:
     """Thread-safe counters behind :class:`CacheStats`."""
 
@@ -274,6 +284,7 @@ class Stats:
         self._tiers: Counter[Tier] = Counter()
         self._errors: Counter[str] = Counter()
         self._shed: Counter[str] = Counter()
+        self._refused: Counter[tuple[str, str]] = Counter()
         self._counts: Counter[str] = Counter()
         self._spent: dict[str, float] = {}
         self._saved_cost = 0.0
@@ -303,6 +314,11 @@ class Stats:
         with self._lock:
             self._counts[name] += n
 
+    def refused(self, tier: str, reason: str) -> None:
+        """A write to ``tier`` refused by a fence, and why (``pipeline.fence.Refusal``)."""
+        with self._lock:
+            self._refused[(tier, reason)] += 1
+
     def spend(self, kind: str, usd: float) -> None:
         """Money the cache spent deciding (``kind``: what spent it), in USD."""
         with self._lock:
@@ -325,6 +341,7 @@ class Stats:
                 provider_cached_usd=self._provider_cached_usd,
                 counts=counts,
                 shed=dict(self._shed),
+                write_refused=_nested(self._refused),
                 spent_usd=dict(self._spent),
                 **sizes,
             )
@@ -386,8 +403,9 @@ class CacheHit:
 class FlushReport:
     """What write-behind did with the answers handed to it since the previous ``flush``:
     ``written``; ``dropped`` (kept in memory only, ``admission.max_pending_writes`` reached;
-    ``store()`` never drops); ``failed``; ``fenced`` (overtaken by a purge, by design);
-    ``reasons`` for dropped and failed.
+    ``store()`` never drops); ``failed``; ``fenced`` (refused by a fence: overtaken by a
+    purge, by design, or begun before a lost purge history); ``reasons`` for dropped, failed
+    and fenced (``refused: <reason>``).
     """
 
     written: int = 0

@@ -212,7 +212,13 @@ def assemble(
         if tier is None
         else readability_gate(s, tier, embedder, fallback_embedder, stats),
         admission=embed_gate,
-        serves=Serves(backend, tuning.ledger, tuning.shadow, clock),
+        serves=Serves(
+            backend,
+            tuning.ledger,
+            tuning.shadow,
+            clock,
+            shared=None if shared is None else shared.serves,
+        ),
         near_misses=tuning.near_misses,
         shared=redis_lookup(shared),
         deadline_s=deadline_ms / 1000.0 if deadline_ms is not None else None,

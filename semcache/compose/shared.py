@@ -14,7 +14,7 @@ from semcache.core.memory import MemoryTier
 from semcache.core.model_watch import ModelWatch
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Stage
-from semcache.pipeline.fence import PurgeFilter
+from semcache.pipeline.fence import PurgeFilter, Refusal
 from semcache.pipeline.lookup import Shared
 from semcache.pipeline.write_behind import WriteBehind
 from semcache.replicas.settings import RedisSettings
@@ -68,6 +68,7 @@ def shared_tier(
     from semcache.replicas.keys import CLUSTER_BUCKETS, KeySpace
     from semcache.replicas.purge_state import FILE_NAME, PositionFile
     from semcache.replicas.purges import PurgeLog
+    from semcache.replicas.serves import SharedServes
     from semcache.replicas.tier import SharedTier
 
     client = connect(redis_options(r, r.url))
@@ -79,7 +80,7 @@ def shared_tier(
     apply = writer.forget if store_dir is False else writer.purge
 
     async def reset() -> int:  # the log cannot say what was missed: forget everything local
-        return await apply(PurgeFilter())
+        return await apply(PurgeFilter(), Refusal.PURGE_LOG_RESET)
 
     async def opened_with() -> int | None:  # entries in the local store before our writes
         await backend.ready()
@@ -119,7 +120,8 @@ def shared_tier(
         )
         questions = SharedQuestions(client, keys, lifetime_s=IN_FLIGHT_LIFETIME_S)
     exact = RedisExact(client, keys, clock, failopen=failopen)
-    return SharedTier(client, exact, log, flights, questions)
+    serves = SharedServes(client, keys, exact, failopen)
+    return SharedTier(client, exact, log, flights, questions, serves=serves)
 
 
 def redis_lookup(shared: SharedTier | None) -> Shared | None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from semcache.errors import StoreError
+from semcache.errors import StoreError, WriteRefused
 from semcache.pipeline.base import Found, Pipeline, Request
 from semcache.pipeline.lookup import Miss
 from semcache.pipeline.write_behind import WriteBehindStage, storable
@@ -41,7 +41,8 @@ async def store(
     keeps it out, or without a semantic tier, where memory is the only tier).
 
     Raises :class:`StoreError` when the semantic tier cannot be set up (the answer could not
-    reach the store) and :class:`~semcache.errors.StoreBackpressure` when no room came.
+    reach the store), :class:`~semcache.errors.StoreBackpressure` when no room came and
+    :class:`~semcache.errors.WriteRefused` when a fence refuses it (a purge since it began).
     """
     if not request.decision.store:
         return StoreResult(None, None)
@@ -71,18 +72,17 @@ async def store(
     if metadata is not None:
         answer = replace(answer, entry=replace(answer.entry, metadata=metadata))
     if tier is None:  # memory only: nothing else to write
-        parts.writer.submit(answer, prompt=prompt, vector=vector, token=token)
-        key = answer.entry.key
-        return StoreResult(key if parts.memory.get(key) is not None else None, None)
+        parts.writer.keep(answer, token)
+        return StoreResult(answer.entry.key, None)
     write = await parts.writer.store(
         answer, prompt=prompt, vector=vector, token=token, timeout_s=parts.store_wait_s
     )
-    return StoreResult(answer.entry.key if write is not None else None, write)
+    return StoreResult(answer.entry.key, write)
 
 
 class StoreResult:
     """A requested write in progress: its key (None: nothing to store) and its task, whose
-    result is ``"written"``, ``"fenced"`` or ``"failed: <reason>"``."""
+    result is ``"written"``, ``"refused: <reason>"`` or ``"failed: <reason>"``."""
 
     __slots__ = ("key", "write")
 
@@ -116,7 +116,9 @@ async def store_many(
         writes: list[tuple[int, asyncio.Task[str]]] = []
         for offset, result in enumerate(results):
             index = start + offset
-            if isinstance(result, BaseException):
+            if isinstance(result, WriteRefused):
+                failed.append(ImportFailure(index, f"refused: {result.reason}"))
+            elif isinstance(result, BaseException):
                 if not isinstance(result, Exception):
                     raise result
                 failed.append(ImportFailure(index, f"{type(result).__name__}: {result}"))

@@ -100,7 +100,7 @@ class HedgeStage:
             looked = None if search.cancelled() or search.exception() else search.result()
             if not isinstance(looked, Judged):
                 return await upstream
-            judged = self._lookup.judged(request, looked, may_serve=not committed)
+            judged = await self._lookup.judged(request, looked, may_serve=not committed)
             if isinstance(judged, Found):
                 self._stats.count("hedge_hits")
                 await _cancelled(upstream)

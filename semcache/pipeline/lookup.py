@@ -349,7 +349,7 @@ class Lookup:
             return Miss(_missing(request, MissReason.SHED))
         if not isinstance(looked, Judged):  # failed (counted by FailOpen)
             return Miss(_missing(request, MissReason.FAILED))
-        return self.judged(request, looked)
+        return await self.judged(request, looked)
 
     def semantic_tier(self) -> SemanticTier | None:
         """The semantic tier when a lookup may run now (for a hedged race)."""
@@ -382,7 +382,9 @@ class Lookup:
 
         return await tier.settle(prompt, found, namespace, through)
 
-    def judged(self, request: Request, looked: Judged, *, may_serve: bool = True) -> Found | Miss:
+    async def judged(
+        self, request: Request, looked: Judged, *, may_serve: bool = True
+    ) -> Found | Miss:
         """A completed semantic lookup as a hit (with its serve id), or the miss it leaves:
         the request dressed with the vector, the nearest similarity and the candidate (a
         near miss is recorded for miss analysis); ``may_serve`` False: a miss either way."""
@@ -403,7 +405,7 @@ class Lookup:
                 looked.nearest,
                 score=looked.score,
             )
-            return learned(request, self._serves(request, hit))
+            return learned(request, await self._serves(request, hit))
         missed = replace(
             request,
             vector=looked.vector,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from semcache.core.answer import is_complete
 from semcache.core.model_watch import ModelWatch, snapshot_of
 from semcache.pipeline.base import Found, Next, Request
+from semcache.pipeline.fence import Refusals
 from semcache.replicas.exact import RedisExact
 from semcache.replicas.purges import PurgeLog
 from semcache.runtime.failopen import FailOpen
@@ -34,6 +35,7 @@ class RedisWriteStage:
         self._failopen = failopen
         self._stats = stats
         self._watch = watch
+        self._refusals = Refusals(stats)
 
     async def __call__(self, request: Request, call_next: Next) -> Found:
         if not request.decision.store:
@@ -69,8 +71,10 @@ class RedisWriteStage:
                 None,
             )
             if result is not None:
-                stored, changed = result
+                stored, changed, refused = result
                 self._stats.count("redis_stored" if stored else "redis_fenced_writes")
+                if refused is not None:
+                    self._refusals.note("redis_exact", refused, entry.key)
                 if changed:  # decided in Redis for everyone; tell the replicas' watches
                     self._stats.count("redis_model_changes")
                     self._watch.mark(entry.model, entry.created_at)

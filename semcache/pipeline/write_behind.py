@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 
 from semcache.core.answer import Answer, is_complete
 from semcache.core.memory import MemoryTier
-from semcache.errors import StoreBackpressure, StoreError
+from semcache.errors import StoreBackpressure, StoreError, WriteRefused
 from semcache.pipeline.backend import SemanticBackend
 from semcache.pipeline.base import Found, Next, Request
-from semcache.pipeline.fence import Fence, PurgeFilter
+from semcache.pipeline.fence import Fence, PurgeFilter, Refusal, Refusals
 from semcache.pipeline.semantic_tier import EXACT_ONLY_SCOPE, SemanticTier
 from semcache.runtime.failopen import FailOpen, failure_reason
 from semcache.stats import FlushReport, Stats, Tier
@@ -82,6 +82,7 @@ class WriteBehind:
         self._clock = clock
         self._purge_interval_s = purge_interval_s
         self.fence = Fence()
+        self._refusals = Refusals(stats)
         self._lock = asyncio.Lock()
         self._pending: set[asyncio.Task[str]] = set()
         self._landing: dict[str, asyncio.Task[str]] = {}  # the pending write of each key
@@ -118,16 +119,16 @@ class WriteBehind:
         vector: np.ndarray | None,
         token: int,
         timeout_s: float,
-    ) -> asyncio.Task[str] | None:
+    ) -> asyncio.Task[str]:
         """A requested write: memory now, the store as soon as there is room (backpressure).
 
         Waits at most ``timeout_s`` for fewer than ``max_pending`` writes to be pending, then
         raises :class:`StoreBackpressure` (the answer is then in memory only, and the caller
         knows). Returns the write's task, whose result is its outcome (``"written"``,
-        ``"fenced"``, or ``"failed: <reason>"``); None when a purge since ``token`` fenced it.
+        ``"refused: <reason>"``, or ``"failed: <reason>"``); raises :class:`WriteRefused` when
+        a fence refuses it now (a purge since ``token``, or a lost purge history).
         """
-        if not self._admit(answer, token):
-            return None
+        self.keep(answer, token)
         bound = max(1, self._max_pending)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
@@ -144,13 +145,36 @@ class WriteBehind:
             )
         return self._spawn(answer, prompt, vector, token)
 
+    def keep(self, answer: Answer, token: int) -> None:
+        """A requested write's memory half: ``answer`` in memory now, or
+        :class:`WriteRefused` naming why a fence refuses it (counted, logged; then nothing
+        goes to memory or the store)."""
+        refusal = self.fence.refusal(answer.entry, token)
+        if refusal is not None:
+            self._refused(refusal, answer.entry.key)
+            raise WriteRefused(
+                str(refusal),
+                f"write refused ({refusal}): a purge or withdrawal covering it, or a lost purge "
+                "history, since it began; not kept in memory or the store (the shared exact "
+                "tier keeps its own fences); store it again to keep it",
+            )
+        self._memory.put(answer)
+
     def _admit(self, answer: Answer, token: int) -> bool:
-        if not self.fence.admits(answer.entry, token):
-            self._stats.count("fenced_writes")
-            self._tally["fenced"] += 1
+        refusal = self.fence.refusal(answer.entry, token)
+        if refusal is not None:
+            self._refused(refusal, answer.entry.key)
             return False
         self._memory.put(answer)
         return True
+
+    def _refused(self, reason: Refusal, key: str) -> str:
+        """Count, log and tally one write a fence refused; its outcome."""
+        self._stats.count("fenced_writes")
+        self._refusals.note("store", reason, key)
+        outcome = f"refused: {reason}"
+        self._note("fenced", outcome)
+        return outcome
 
     def _spawn(
         self, answer: Answer, prompt: str | None, vector: np.ndarray | None, token: int
@@ -219,7 +243,8 @@ class WriteBehind:
             )
             self._note("failed", reason)
             return f"failed: {reason}"
-        self._note(outcome)
+        if outcome == "written":  # a refusal was tallied where the fence refused it
+            self._note(outcome)
         return outcome
 
     async def _write(
@@ -253,11 +278,11 @@ class WriteBehind:
             async with self._lock:
                 admitted = []
                 for entry, token, future in batch:
-                    if self.fence.admits(entry, token):
+                    refusal = self.fence.refusal(entry, token)
+                    if refusal is None:
                         admitted.append((entry, future))
                         continue
-                    self._stats.count("fenced_writes")
-                    _settle(future, "fenced")
+                    _settle(future, self._refused(refusal, entry.key))
                 if not admitted:
                     continue
                 job = asyncio.get_running_loop().create_task(
@@ -273,7 +298,7 @@ class WriteBehind:
                     self._stats.count("stored")
                     _settle(future, "written")
 
-    async def purge(self, purge: PurgeFilter) -> int:
+    async def purge(self, purge: PurgeFilter, reason: Refusal | None = None) -> int:
         """Delete matching entries everywhere, fencing writes that began before; return a count.
 
         Store errors are raised here, including a store that cannot be opened (locked by
@@ -288,7 +313,7 @@ class WriteBehind:
             name = type(started.store).__name__
             raise StoreError(f"{name} cannot purge (no StoreAdmin operations)")
         async with self._lock:
-            self.fence.record(purge)
+            self.fence.record(purge, reason)
             removed = self._memory.purge(
                 tenant=purge.tenant, namespace=purge.namespace, model=purge.model
             )
@@ -306,13 +331,13 @@ class WriteBehind:
                 )
             return max(removed, stored)
 
-    async def forget(self, purge: PurgeFilter) -> int:
+    async def forget(self, purge: PurgeFilter, reason: Refusal | None = None) -> int:
         """Apply a purge or withdrawal to this process's own tiers only: fence pending writes
         and drop the matching memory entries (how many). For a store every process shares,
         which the process that purged has already purged (and fenced) for all: doing it
         again from here could only delete what others wrote since."""
         async with self._lock:
-            self.fence.record(purge)
+            self.fence.record(purge, reason)
             if purge.key is not None:
                 return self._memory.discard(purge.key)
             return self._memory.purge(

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 #: The ``usage`` field naming who served a replayed answer (``{"tier": ..., "billed": false}``).
 SERVED_BY = "semcache"
+#: The largest integer a body field may hold: I-JSON's (RFC 7493) exact range, so what the
+#: client wrote is what is read (a larger JSON number may arrive as an inexact float).
+MAX_SAFE_INTEGER = 2**53 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +99,27 @@ def check_type(body: Mapping[str, Any], name: str, kinds: tuple[type, ...], what
         raise InvalidRequestType(name, f"expected {what}, got {type(value).__name__}")
 
 
+def check_integer(
+    body: Mapping[str, Any], name: str, low: int, high: int = MAX_SAFE_INTEGER
+) -> None:
+    """Raise naming ``name`` when it is present, not None and not an integer from ``low`` to
+    ``high``."""
+    check_type(body, name, (int,), "an integer")
+    value = body.get(name)
+    if value is not None and not low <= value <= high:
+        raise InvalidRequest(name, f"expected an integer from {low} to {high}, got {value!r}")
+
+
 def check_range(body: Mapping[str, Any], name: str, low: float, high: float) -> None:
     check_type(body, name, (int, float), "a number")
     value = body.get(name)
     if value is not None and not low <= value <= high:
         raise InvalidRequest(name, f"expected a number from {low:g} to {high:g}, got {value!r}")
+
+
+def one_of(value: Any, allowed: frozenset[str]) -> bool:
+    """``value in allowed`` for any JSON value (a list or an object is not hashable)."""
+    return isinstance(value, str) and value in allowed
 
 
 def check_objects(body: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:

@@ -7,7 +7,10 @@ Messages→chat translator (the one its ``litellm.anthropic.messages`` bridge us
 is the semantic scope), ``tools``, ``tool_choice``, ``thinking``, ``stop_sequences``,
 ``max_tokens`` and sampling are in the key; ``cache_control`` marks are not (they say where
 the provider may reuse a prefix, not what it answers); ``metadata`` (``user_id``) is not,
-and never decides the tenant (the caller's key or ``tenant=`` does).
+and never decides the tenant (the caller's key or ``tenant=`` does). A block the translator
+would drop in silence (a type it does not carry, an image without data or URL, an empty user
+string) is refused by name: the provider would otherwise answer a question the client did not
+ask.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ from semcache.protocols.base import (
     JsonMemo,
     Translated,
     answer_identity,
+    check_integer,
     check_objects,
     check_range,
     check_type,
+    one_of,
     provider_of,
     served_by,
     split,
@@ -58,44 +63,101 @@ _TOOL_CHOICES = frozenset({"auto", "any", "tool", "none"})
 _PROVIDER_CACHE_FIELDS = ("cache_read_input_tokens", "cache_creation_input_tokens")
 
 
-def _check_content(content: Any, field: str) -> None:
+#: Block types each place may hold: the ones LiteLLM's translator carries to the chat
+#: request (it drops any other silently, so one is refused by name instead).
+BLOCKS: dict[str, frozenset[str]] = {
+    "user": frozenset({"text", "image", "document", "tool_result"}),
+    "assistant": frozenset({"text", "tool_use", "thinking", "redacted_thinking"}),
+    "system": frozenset({"text"}),
+}
+#: Each block type's required string fields (``text`` may be empty; ``id``/``name``: a call).
+_BLOCK_STRINGS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "tool_result": ("tool_use_id",),
+    "tool_use": ("id", "name"),
+    "thinking": ("thinking",),
+    "redacted_thinking": ("data",),
+}
+
+
+def _string(value: Any, field: str, *, empty: bool = True) -> None:
+    if not isinstance(value, str) or (not empty and not value):
+        what = "a string" if empty else "a non-empty string"
+        raise InvalidRequestType(field, f"expected {what}, got {type(value).__name__}")
+
+
+def _check_source(source: Any, field: str) -> None:
+    """An image's or document's ``source``: base64 ``data`` or a ``url`` (what the translator
+    turns into a chat content part; it drops any other)."""
+    if not isinstance(source, Mapping):
+        raise InvalidRequestType(field, "expected an object with type base64 or url")
+    if source.get("type") == "base64":
+        _string(source.get("data"), f"{field}.data", empty=False)
+        if source.get("media_type") is not None:
+            _string(source["media_type"], f"{field}.media_type")
+    elif source.get("type") == "url":
+        _string(source.get("url"), f"{field}.url", empty=False)
+    else:
+        raise InvalidRequest(f"{field}.type", f"expected base64 or url, got {source.get('type')!r}")
+
+
+def _check_block(block: Any, field: str, allowed: frozenset[str]) -> None:
+    if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+        raise InvalidRequestType(field, "expected a block with a type")
+    kind = block["type"]
+    if kind not in allowed:
+        raise InvalidRequest(f"{field}.type", f"expected one of {sorted(allowed)}, got {kind!r}")
+    for name in _BLOCK_STRINGS.get(kind, ()):
+        _string(block.get(name), f"{field}.{name}")
+    if kind in ("image", "document"):
+        _check_source(block.get("source"), f"{field}.source")
+    elif kind == "tool_use" and not isinstance(block.get("input"), Mapping):
+        raise InvalidRequestType(f"{field}.input", "expected an object")
+    elif kind == "tool_result" and not isinstance(block.get("content"), (str, list, type(None))):
+        raise InvalidRequestType(f"{field}.content", "expected a string or a list of blocks")
+    elif kind == "thinking" and block.get("signature") is not None:
+        _string(block["signature"], f"{field}.signature")
+
+
+def _check_content(content: Any, field: str, place: str) -> None:
+    """A message's content or ``system``: a string (non-empty from the user: the translator
+    drops an empty one) or a non-empty list of the blocks ``place`` may hold."""
     if isinstance(content, str):
+        if place == "user" and not content:
+            raise InvalidRequest(field, "expected a non-empty string")
         return
     if not isinstance(content, list) or not content:
         raise InvalidRequestType(field, "expected a string or a non-empty list of blocks")
     for j, block in enumerate(content):
-        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
-            raise InvalidRequestType(f"{field}[{j}]", "expected a block with a type")
-        if block["type"] == "text" and not isinstance(block.get("text"), str):
-            raise InvalidRequestType(f"{field}[{j}].text", "expected a string")
+        _check_block(block, f"{field}[{j}]", BLOCKS[place])
 
 
 def check_messages_body(body: Mapping[str, Any]) -> None:
     """Raise :class:`InvalidRequest` naming the first field that the Messages API refuses."""
-    max_tokens = body.get("max_tokens")
-    if max_tokens is None:
+    if body.get("max_tokens") is None:
         raise InvalidRequest("max_tokens", "is required")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise InvalidRequest("max_tokens", f"expected a positive integer, got {max_tokens!r}")
+    check_integer(body, "max_tokens", 1)
     if "messages" not in body:
         raise InvalidRequest("messages", "is required")
     messages = check_objects(body, "messages")
     if not messages:
         raise InvalidRequest("messages", "expected at least one message")
     for i, message in enumerate(messages):
-        if message.get("role") not in _ROLES:
+        if not one_of(message.get("role"), _ROLES):
             raise InvalidRequest(
                 f"messages[{i}].role", f"expected user or assistant, got {message.get('role')!r}"
             )
-        _check_content(message.get("content"), f"messages[{i}].content")
+        _check_content(message.get("content"), f"messages[{i}].content", message["role"])
     if body.get("system") is not None:
-        _check_content(body["system"], "system")
+        _check_content(body["system"], "system", "system")
     for i, tool in enumerate(check_objects(body, "tools")):
+        if "type" in tool and not isinstance(tool["type"], str):
+            raise InvalidRequestType(f"tools[{i}].type", "expected a string")
         if "type" not in tool and not isinstance(tool.get("name"), str):
             raise InvalidRequestType(f"tools[{i}].name", "expected a tool name")
     check_type(body, "tool_choice", (dict,), "an object")
     choice = body.get("tool_choice")
-    if choice is not None and choice.get("type") not in _TOOL_CHOICES:
+    if choice is not None and not one_of(choice.get("type"), _TOOL_CHOICES):
         raise InvalidRequest("tool_choice.type", f"expected one of {sorted(_TOOL_CHOICES)}")
     check_type(body, "thinking", (dict,), "an object")
     check_type(body, "metadata", (dict,), "an object")
@@ -106,7 +168,7 @@ def check_messages_body(body: Mapping[str, Any]) -> None:
         raise InvalidRequestType("stop_sequences", "expected a list of strings")
     check_range(body, "temperature", 0.0, 1.0)
     check_range(body, "top_p", 0.0, 1.0)
-    check_type(body, "top_k", (int,), "an integer")
+    check_integer(body, "top_k", 0)
 
 
 class MessagesProtocol:

@@ -9,7 +9,8 @@ the semantic scope), ``tools``, ``tool_choice``, ``text.format``, ``reasoning``,
 ``safety_identifier`` and ``prompt_cache_key`` are not (identity and prompt-cache routing,
 not content). ``previous_response_id``, ``conversation``, ``store: true`` and ``background``
 ask the provider to hold state the cache can neither see nor create, so they are refused by
-name rather than answered as if stateless.
+name rather than answered as if stateless. So is an input item the translator would drop in
+silence (a type other than a message, a function call or its output; a call without an id).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from semcache.protocols.base import (
     JsonMemo,
     Translated,
     answer_identity,
+    check_integer,
     check_objects,
     check_range,
     check_type,
+    one_of,
     provider_of,
     served_by,
     split,
@@ -78,10 +81,52 @@ STATEFUL: dict[str, str] = {
     "background": "true asks the provider to run the response as a stored background job; "
     "leave it out",
 }
+#: The stateful fields that may be sent as ``false`` (off) rather than left out.
+_OFF_IS_FALSE = frozenset({"store", "background"})
 
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
 _TOOL_CHOICES = frozenset({"none", "auto", "required"})
 _FORMATS = frozenset({"text", "json_object", "json_schema"})
+
+
+#: Input item types besides messages, with their required fields: the ones LiteLLM's
+#: translator carries to the chat request (it drops any other silently, so one is refused
+#: by name instead). ``output`` may also be a list of content parts; ``call_id`` is not empty.
+ITEMS: dict[str, tuple[str, ...]] = {
+    "function_call": ("call_id", "name", "arguments"),
+    "function_call_output": ("call_id", "output"),
+}
+
+
+def _check_item(item: Mapping[str, Any], i: int) -> None:
+    kind = item.get("type", "message")
+    if not isinstance(kind, str):
+        raise InvalidRequestType(f"input[{i}].type", "expected a string")
+    if kind == "message":
+        if not one_of(item.get("role"), _ROLES):
+            raise InvalidRequest(
+                f"input[{i}].role", f"expected one of {sorted(_ROLES)}, got {item.get('role')!r}"
+            )
+        content = item.get("content")
+        if isinstance(content, str):
+            return
+        if not isinstance(content, list) or not all(
+            isinstance(p, Mapping) and isinstance(p.get("type"), str) for p in content
+        ):
+            raise InvalidRequestType(
+                f"input[{i}].content", "expected a string or a list of typed parts"
+            )
+        return
+    if kind not in ITEMS:
+        allowed = sorted(["message", *ITEMS])
+        raise InvalidRequest(f"input[{i}].type", f"expected one of {allowed}, got {kind!r}")
+    for name in ITEMS[kind]:
+        value = item.get(name)
+        if not isinstance(value, str) and not (name == "output" and isinstance(value, list)):
+            kind_of = type(value).__name__
+            raise InvalidRequestType(f"input[{i}].{name}", f"expected a string, got {kind_of}")
+    if not item["call_id"]:  # the translator drops a call it cannot name
+        raise InvalidRequest(f"input[{i}].call_id", "expected a non-empty string")
 
 
 def _check_input(body: Mapping[str, Any]) -> None:
@@ -96,31 +141,14 @@ def _check_input(body: Mapping[str, Any]) -> None:
     if not items:
         raise InvalidRequest("input", "expected at least one item")
     for i, item in enumerate(items):
-        kind = item.get("type", "message")
-        if not isinstance(kind, str):
-            raise InvalidRequestType(f"input[{i}].type", "expected a string")
-        if kind != "message":
-            continue
-        if item.get("role") not in _ROLES:
-            raise InvalidRequest(
-                f"input[{i}].role", f"expected one of {sorted(_ROLES)}, got {item.get('role')!r}"
-            )
-        content = item.get("content")
-        if isinstance(content, str):
-            continue
-        if not isinstance(content, list) or not all(
-            isinstance(p, Mapping) and isinstance(p.get("type"), str) for p in content
-        ):
-            raise InvalidRequestType(
-                f"input[{i}].content", "expected a string or a list of typed parts"
-            )
+        _check_item(item, i)
 
 
 def check_responses_body(body: Mapping[str, Any]) -> None:
     """Raise :class:`InvalidRequest` naming the first field the cache cannot answer."""
     for name, why in STATEFUL.items():
         value = body.get(name)
-        if value is not None and value is not False:
+        if value is not None and not (value is False and name in _OFF_IS_FALSE):
             raise InvalidRequest(name, f"not supported through the cache: {why}")
     _check_input(body)
     check_type(body, "instructions", (str,), "a string")
@@ -138,23 +166,26 @@ def check_responses_body(body: Mapping[str, Any]) -> None:
     check_type(body, "text", (dict,), "an object")
     text_format = (body.get("text") or {}).get("format")
     if text_format is not None and (
-        not isinstance(text_format, Mapping) or text_format.get("type") not in _FORMATS
+        not isinstance(text_format, Mapping) or not one_of(text_format.get("type"), _FORMATS)
     ):
         raise InvalidRequest("text.format.type", f"expected one of {sorted(_FORMATS)}")
     for name in ("reasoning", "metadata", "stream_options"):
         check_type(body, name, (dict,), "an object")
+    for key, value in (body.get("metadata") or {}).items():  # OpenAI's string-to-string map
+        if not isinstance(value, str):
+            kind = type(value).__name__
+            raise InvalidRequestType(f"metadata.{key}", f"expected a string, got {kind}")
     for name in ("user", "safety_identifier", "prompt_cache_key", "service_tier", "truncation"):
         check_type(body, name, (str,), "a string")
     check_type(body, "parallel_tool_calls", (bool,), "true or false")
     check_type(body, "include", (list,), "a list of strings")
+    if not all(isinstance(item, str) for item in body.get("include") or []):
+        raise InvalidRequestType("include", "expected a list of strings")
     check_range(body, "temperature", 0.0, 2.0)
     check_range(body, "top_p", 0.0, 1.0)
-    check_range(body, "top_logprobs", 0, 20)
-    for name in ("max_output_tokens", "max_tool_calls"):
-        check_type(body, name, (int,), "an integer")
-        value = body.get(name)
-        if value is not None and value < 1:
-            raise InvalidRequest(name, f"expected a positive integer, got {value!r}")
+    check_integer(body, "top_logprobs", 0, 20)
+    check_integer(body, "max_output_tokens", 1)
+    check_integer(body, "max_tool_calls", 1)
 
 
 class ResponsesProtocol:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
 from semcache.errors import StoreError
-from semcache.pipeline.fence import PurgeFilter
+from semcache.pipeline.fence import PurgeFilter, Refusal
 from semcache.replicas.connect import mapped
 from semcache.replicas.keys import KeySpace
 from semcache.runtime.failopen import FailOpen
@@ -72,11 +72,17 @@ WRITE = (
     + """
 local mark = redis.call('GET', KEYS[3]) or ''
 local admitted = incarnation and current .. '|' .. mark == ARGV[9]
+local refused = 0
+if not incarnation then
+  refused = -1
+elseif string.match(ARGV[9], '^([^|]*)|') == current then
+  refused = -2
+end
 if ARGV[12] == '1' then
   redis.call('HINCRBY', KEYS[2], ARGV[13], 1)
   current = generations()
 end
-if not admitted then return 0 end
+if not admitted then return refused end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'g', current, 'v', ARGV[10])
 if tonumber(ARGV[11]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[11]) end
@@ -90,7 +96,21 @@ field (``_:_:h(model)``).
 Writes only if no purge covering the entry and no withdrawal of its key happened since begin
 (and the hash was not lost meanwhile); a model change bumps the name's generation (every
 older answer of it is withdrawn) and this answer is written under the new generations.
-Returns 1 written, 0 refused."""
+Returns 1 written; refused: 0 by a purge, -2 by a withdrawal of the key, -1 because the hash
+was lost (no incarnation: what was purged is unknown)."""
+
+#: The write script's refusals, by its return value.
+REFUSALS = {0: Refusal.PURGED, -1: Refusal.FENCE_MISSING, -2: Refusal.WITHDRAWN}
+
+
+class PutResult(NamedTuple):
+    """What ``put`` did: ``stored``; ``changed``: the answer's model snapshot differs from
+    the last one recorded; ``refused``: why a fence refused it (None when stored, or when
+    the entry was already expired and nothing was to be stored)."""
+
+    stored: bool
+    changed: bool
+    refused: Refusal | None = None
 
 
 #: How long a key's withdrawal mark is kept: longer than any write takes from its ``begin``
@@ -98,7 +118,7 @@ Returns 1 written, 0 refused."""
 WITHDRAWN_TTL_MS = 3_600_000
 
 
-def _is_cluster(client: object) -> bool:
+def is_cluster(client: object) -> bool:
     from redis.asyncio.cluster import RedisCluster
 
     return isinstance(client, RedisCluster)
@@ -165,9 +185,9 @@ class RedisExact:
 
     async def put(
         self, entry: Entry, token: bytes, *, snapshot: str | None = None, invalidate: bool = True
-    ) -> tuple[bool, bool]:
+    ) -> PutResult:
         """Store ``entry`` unless a purge covering it happened since ``token``, and record the
-        answer's model ``snapshot``; returns (stored, the snapshot changed)."""
+        answer's model ``snapshot``."""
         ttl_ms = 0
         if entry.expires_at < NEVER_EXPIRES:
             ttl_ms = max(0, int((entry.expires_at - self._clock()) * 1000))
@@ -177,7 +197,8 @@ class RedisExact:
             ks.generation_hash(tenant),
             ks.withdrawn(entry.key, tenant=tenant),
         ]
-        if ttl_ms == 0 and entry.expires_at < NEVER_EXPIRES:
+        expired = ttl_ms == 0 and entry.expires_at < NEVER_EXPIRES
+        if expired:
             keys[0] = ks.discard(tenant)  # already expired: record the snapshot, store nothing
             token = b"-"
         model_field = ks.purge_generation(tenant=None, namespace=None, model=model)
@@ -195,7 +216,9 @@ class RedisExact:
             written = await self._write(keys=keys, args=args)
             if bump:  # the tenant's bucket is bumped; every other bucket too (cluster)
                 await self._bump(ks.other_generation_hashes(tenant), model_field)
-        return bool(written), changed
+        if written == 1:
+            return PutResult(True, changed)
+        return PutResult(False, changed, None if expired else REFUSALS.get(int(written)))
 
     async def _record_snapshot(self, model: str, snapshot: str) -> bool:
         """Record the answer's snapshot; True when it differs from the last one recorded.
@@ -248,7 +271,7 @@ class RedisExact:
             await self._bump(ks.purge_hashes(purge.tenant), ks.purge_generation(**fields))
             batch: list[bytes] = []
             scan: dict[str, Any] = {"match": ks.purge_pattern(**fields), "count": 1000}
-            if purge.tenant is not None and _is_cluster(client):
+            if purge.tenant is not None and is_cluster(client):
                 # the tenant's entries are on its bucket's slot: scan that master only, so
                 # another master being down does not fail this purge
                 cluster: Any = client

@@ -11,6 +11,8 @@ every bucket. ``P`` is the prefix, ``h(x)`` the first 16 hex digits of SHA-256 o
   (``_`` unfiltered); an entry is live while the 8 fields covering it are unchanged.
 - ``P:w:{b}:<exact key>``: the key's withdrawal mark, checked by ``begin`` and the write.
 - ``P:snap:h(model)``: the last upstream snapshot reported for a model name.
+- ``P:serve:{b}:<serve id>``: one semantic hit's serve record, so feedback on any replica or
+  worker finds it (:mod:`semcache.replicas.serves`).
 - ``P:lease:{b}:<exact key>`` / ``P:s:{b}:<exact key>:<flight id>``: a flight's lease and
   its chunk stream; ``P:q:{b}:h(partition)``: the questions in flight in one partition.
 - ``{P:purges}``: the purge log stream, with ``:epoch``, ``:trimmed``, ``:readers`` and
@@ -95,6 +97,15 @@ class KeySpace:
         write of ``tenant`` is applied after the write script bumped the tenant's own."""
         own = self.bucket(tenant)
         return [self._generation_hash(b) for b in range(self.buckets) if b != own]
+
+    def serve(self, serve_id: str, *, tenant: str) -> str:
+        """One semantic hit's serve record (in the tenant's bucket)."""
+        return f"{self.prefix}:serve:{self.tag(tenant)}:{serve_id}"
+
+    def entries_of(self, exact: str, *, tenant: str) -> str:
+        """``SCAN MATCH`` pattern of the tenant's entries stored under ``exact`` (any namespace
+        and model)."""
+        return f"{self.prefix}:e:{self.tag(tenant)}:{h(tenant)}:*:*:{exact}"
 
     def discard(self, tenant: str) -> str:
         """A key written by nothing (stands in for an entry that must not be stored)."""

@@ -10,6 +10,7 @@ from semcache.replicas.exact import RedisExact
 from semcache.replicas.flights import SharedFlights
 from semcache.replicas.inflight import SharedQuestions
 from semcache.replicas.purges import PurgeLog
+from semcache.replicas.serves import SharedServes
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -18,8 +19,8 @@ _log = logging.getLogger("semcache")
 
 
 class SharedTier:
-    """The Redis client and what uses it: exact tier, purge log, flights and the questions
-    in flight (both None without ``redis.coalesce``)."""
+    """The Redis client and what uses it: exact tier, purge log, serve records, flights and
+    the questions in flight (both None without ``redis.coalesce``)."""
 
     def __init__(
         self,
@@ -29,8 +30,10 @@ class SharedTier:
         flights: SharedFlights | None,
         questions: SharedQuestions | None = None,
         *,
+        serves: SharedServes,
         ack_timeout_s: float = 2.0,
     ) -> None:
+        self.serves = serves
         self.ack_timeout_s = ack_timeout_s
         self.client = client
         self.exact = exact

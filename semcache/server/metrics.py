@@ -75,6 +75,7 @@ class CacheCounters(Collector):
         self.failures: Mapping[str, int] = {}
         self.shed: Mapping[str, int] = {}
         self.events: Mapping[str, int] = {}
+        self.refused: Mapping[str, Mapping[str, int]] = {}
 
     def collect(self) -> Iterator[Metric]:
         failures = CounterMetricFamily(
@@ -99,9 +100,20 @@ class CacheCounters(Collector):
         )
         for kind, n in sorted(self.events.items()):
             events.add_metric([kind], n)
+        refused = CounterMetricFamily(
+            "semcache_write_refused",
+            "Writes a fence refused, by tier (store: write-behind and requested writes; "
+            "redis_exact: the shared exact tier) and reason (purged, withdrawn, "
+            "purge_log_reset, fence_window, fence_missing).",
+            labels=["tier", "reason"],
+        )
+        for tier, reasons in sorted(self.refused.items()):
+            for reason, n in sorted(reasons.items()):
+                refused.add_metric([tier, reason], n)
         yield failures
         yield shed
         yield events
+        yield refused
 
     def describe(self) -> Iterator[Metric]:
         return iter(())
@@ -249,6 +261,7 @@ class ProxyMetrics:
             self.cache_counters.failures = dict(stats.errors)
             self.cache_counters.shed = dict(stats.shed)
             self.cache_counters.events = dict(stats.counts)
+            self.cache_counters.refused = stats.write_refused
             self.tuning.stats = stats.tuning
             if stats.store_entries is not None:
                 self.store_entries.set(stats.store_entries)

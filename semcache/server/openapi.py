@@ -12,10 +12,10 @@ ever gets a 5xx.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from semcache.server.protocol_openapi import protocol_paths
+from semcache.protocols.base import MAX_SAFE_INTEGER
+from semcache.server.protocol_openapi import MESSAGES_REQUEST, RESPONSES_REQUEST
 
 #: Message parts and messages may carry more fields than these (a provider's ``cache_control``,
 #: what an SDK echoes back from a reply): they are passed on, and are part of the cache key.
@@ -60,6 +60,8 @@ def _message(role: str, content: dict[str, Any], **extra: Any) -> dict[str, Any]
 
 
 _STRING = {"type": "string"}
+#: A count with no upper bound of its own: as large as a JSON number stays exact (I-JSON).
+_COUNT = {"type": "integer", "minimum": 1, "maximum": MAX_SAFE_INTEGER}
 _TEXT_CONTENT = {"anyOf": [_STRING, {"type": "array", "minItems": 1, "items": _TEXT_PART}]}
 
 #: JSON Schema of ``POST /v1/chat/completions`` request bodies.
@@ -96,8 +98,8 @@ CHAT_REQUEST: dict[str, Any] = {
         "temperature": {"type": "number", "minimum": 0, "maximum": 2},
         "top_p": {"type": "number", "minimum": 0, "maximum": 1},
         "n": {"type": "integer", "minimum": 1, "maximum": 128},
-        "max_tokens": {"type": "integer", "minimum": 1},
-        "max_completion_tokens": {"type": "integer", "minimum": 1},
+        "max_tokens": _COUNT,
+        "max_completion_tokens": _COUNT,
         "presence_penalty": {"type": "number", "minimum": -2, "maximum": 2},
         "frequency_penalty": {"type": "number", "minimum": -2, "maximum": 2},
         "top_logprobs": {"type": "integer", "minimum": 0, "maximum": 20},
@@ -125,7 +127,8 @@ CHAT_REQUEST: dict[str, Any] = {
 
 
 _CACHE = CHAT_REQUEST["properties"]["cache"]
-_INTEGER_TOKENS = {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}}
+_TOKEN_ID = {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER}
+_INTEGER_TOKENS = {"type": "array", "minItems": 1, "items": _TOKEN_ID}
 
 #: JSON Schema of ``POST /v1/embeddings`` request bodies (:data:`validate.EMBEDDING_TYPES`).
 EMBEDDING_REQUEST: dict[str, Any] = {
@@ -141,7 +144,7 @@ EMBEDDING_REQUEST: dict[str, Any] = {
                 {"type": "array", "minItems": 1, "items": _INTEGER_TOKENS},
             ]
         },
-        "dimensions": {"type": "integer", "minimum": 1},
+        "dimensions": _COUNT,
         "encoding_format": {"enum": ["float", "base64"]},
         "user": _STRING,
         "cache": _CACHE,
@@ -185,21 +188,33 @@ COMPLETION_REQUEST: dict[str, Any] = {
 }
 
 
+def _with_cache(body: dict[str, Any]) -> dict[str, Any]:
+    return {**body, "properties": {**body["properties"], "cache": _CACHE}}
+
+
+#: ``POST /v1/responses`` and ``POST /v1/messages`` (:mod:`.protocol_openapi`), with the
+#: ``cache`` object every model route reads.
+RESPONSES_BODY = _with_cache(RESPONSES_REQUEST)
+MESSAGES_BODY = _with_cache(MESSAGES_REQUEST)
+
+
 def _unset_is_null(schema: dict[str, Any]) -> None:
-    """Every optional field of an OpenAI request body may be ``null``: OpenAI's "unset",
-    which the proxy reads so too (``validate.py``)."""
+    """Every optional field of a request body may be ``null``: OpenAI's "unset", which the
+    proxy reads so too (``validate.py``, and the protocol adapters)."""
+    required = schema.get("required", [])
     for name, prop in schema["properties"].items():
         allows_null = (
             prop.get("type") == "null"
             or "null" in (prop.get("type") or [])
             or any(option.get("type") == "null" for option in prop.get("anyOf", []))
         )
-        if name not in schema["required"] and not allows_null:
+        if name not in required and not allows_null:
             schema["properties"][name] = {"anyOf": [prop, {"type": "null"}]}
 
 
-for _body in (CHAT_REQUEST, EMBEDDING_REQUEST, COMPLETION_REQUEST):
+for _body in (CHAT_REQUEST, EMBEDDING_REQUEST, COMPLETION_REQUEST, RESPONSES_BODY, MESSAGES_BODY):
     _unset_is_null(_body)
+_unset_is_null(MESSAGES_BODY["properties"]["metadata"]["anyOf"][0])  # metadata.user_id
 
 _NAME = {"type": "string", "minLength": 1}
 _FILTER = {"tenant": _NAME, "namespace": _NAME, "model": _NAME}
@@ -303,7 +318,10 @@ def openapi_document(models: list[str] | None = None) -> dict[str, Any]:
         "/v1/embeddings": {
             "post": _post(_with_models(EMBEDDING_REQUEST, models), parameters=_CONTROLS)
         },
-        **protocol_paths(_post, partial(_with_models, models=models), _CONTROLS),
+        "/v1/responses": {
+            "post": _post(_with_models(RESPONSES_BODY, models), parameters=_CONTROLS)
+        },
+        "/v1/messages": {"post": _post(_with_models(MESSAGES_BODY, models), parameters=_CONTROLS)},
         "/v1/models": _read(),
         "/v1/feedback": {"post": _post(FEEDBACK_REQUEST)},
         "/admin/purge": {"post": _post(PURGE_REQUEST)},

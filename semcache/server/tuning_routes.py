@@ -75,10 +75,10 @@ async def _feedback(request: Request) -> dict[str, Any]:
     body = await _body(request, FeedbackRequest)
     try:
         result = await proxy.cache.afeedback(body.id, body.correct, tenant=tenant)
-    except UnknownServe:
+    except UnknownServe as exc:  # its message says where serve ids are known
         raise ApiError(
             404,
-            "No answer with this id was served to you recently.",
+            f"No answer with this id was served to you recently: {exc.problem}.",
             kind="feedback",
             param="id",
             code="not_found",

@@ -9,7 +9,8 @@ and ``tools`` nested 900 deep ended in a RecursionError (500).
 
 Ranges are OpenAI's (Chat Completions API reference): ``temperature`` 0..2, ``top_p`` 0..1,
 ``presence_penalty``/``frequency_penalty`` -2..2, ``n`` 1..128, ``max_tokens`` and
-``max_completion_tokens`` >= 1, ``top_logprobs`` 0..20, ``logit_bias`` values -100..100,
+``max_completion_tokens`` >= 1 (and, as every unbounded integer, at most ``2**53 - 1``,
+I-JSON's exact range), ``top_logprobs`` 0..20, ``logit_bias`` values -100..100,
 ``stop`` a string or up to 4 strings.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.protocols.base import MAX_SAFE_INTEGER
 
 _NUMBER_RANGES: dict[str, tuple[float, float]] = {
     "temperature": (0.0, 2.0),
@@ -29,8 +31,8 @@ _NUMBER_RANGES: dict[str, tuple[float, float]] = {
 }
 _INTEGER_RANGES: dict[str, tuple[int, int | None]] = {
     "n": (1, 128),
-    "max_tokens": (1, None),
-    "max_completion_tokens": (1, None),
+    "max_tokens": (1, MAX_SAFE_INTEGER),
+    "max_completion_tokens": (1, MAX_SAFE_INTEGER),
     "top_logprobs": (0, 20),
 }
 _BOOLEANS = ("logprobs", "parallel_tool_calls", "store")
@@ -143,7 +145,7 @@ def _list_of(item: Callable[[str, Any], Any]) -> Callable[[str, Any], None]:
 
 
 def _positive_integer(field: str, value: Any) -> None:
-    _integer(field, value, 1, None)
+    _integer(field, value, 1, MAX_SAFE_INTEGER)
 
 
 def _embedding_input(field: str, value: Any) -> None:
@@ -165,7 +167,7 @@ def _embedding_input(field: str, value: Any) -> None:
 
 def _tokens(value: list[Any]) -> bool:
     return bool(value) and all(
-        isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value
+        isinstance(t, int) and not isinstance(t, bool) and 0 <= t <= MAX_SAFE_INTEGER for t in value
     )
 
 

@@ -4,7 +4,9 @@ Feedback contract: a "wrong" verdict withdraws the entry that served the answer 
 (fenced against pending writes, dropped from memory, ended in the store so it stays withdrawn
 across restarts; with a shared Redis tier on every replica, :mod:`semcache.replicas.purges`).
 A verdict on a semantic hit also records a labeled pair. Feedback names an answer by its serve
-id or entry key, and only the tenant it was served to may give it.
+id or entry key, and only the tenant it was served to may give it; with a shared Redis tier
+any process finds it (:mod:`semcache.replicas.serves`), without one only the process that
+served it.
 """
 
 from __future__ import annotations
@@ -110,12 +112,34 @@ class TuningLoop:
                 at=self._clock(),
                 model=entry.model,
             )
+        if self._shared is not None:
+            raise UnknownServe(
+                "id",
+                f"no answer {ref!r} was served to this tenant recently by any process sharing "
+                "this Redis (or its record expired or was evicted)",
+            )
         raise UnknownServe(
-            "id", f"no answer {ref!r} was served to this tenant recently (or it was forgotten)"
+            "id",
+            f"no answer {ref!r} was served to this tenant recently by this process (or it was "
+            "forgotten); without redis.url a serve id is known only to the process that served "
+            "the answer, so send the feedback there, or set redis.url to share them",
         )
 
+    async def find(self, ref: str, tenant: str) -> Served:
+        """:meth:`resolve`, then (with a shared Redis tier) the serve records every process
+        writes there and its exact tier: feedback works on any replica or worker."""
+        try:
+            return self.resolve(ref, tenant)
+        except UnknownServe:
+            if self._shared is None:
+                raise
+            served = await self._shared.serves.find(ref, tenant)
+            if served is None:
+                raise
+            return served
+
     async def feedback(self, ref: str, correct: bool, tenant: str) -> FeedbackResult:
-        served = self.resolve(ref, tenant)
+        served = await self.find(ref, tenant)
         self._stats.count("feedback_right" if correct else "feedback_wrong")
         withdrawn = False if correct else await self._withdraw(served)
         labeled = await self._label(served, correct, Source.FEEDBACK, None)

@@ -94,6 +94,7 @@ async def test_a_redis_write_begun_before_a_withdrawal_never_lands_after_it(redi
 
     from redis.asyncio import Redis
 
+    from semcache.pipeline.fence import PurgeFilter, Refusal
     from semcache.replicas.exact import RedisExact
     from semcache.replicas.keys import KeySpace
     from semcache.stores.base import NEVER_EXPIRES, Entry
@@ -106,9 +107,12 @@ async def test_a_redis_write_begun_before_a_withdrawal_never_lands_after_it(redi
         assert (await exact.put(answer, await exact.begin("k", **where)))[0]
         pending = await exact.begin("k", **where)  # e.g. an upstream call in flight
         assert await exact.withdraw("k", **where) == 1
-        assert (await exact.put(answer, pending))[0] is False
+        assert (await exact.put(answer, pending)) == (False, False, Refusal.WITHDRAWN)
         assert await exact.get("k", **where) is None
         assert (await exact.put(answer, await exact.begin("k", **where)))[0]  # stored again
         assert await exact.get("k", **where) is not None
+        pending = await exact.begin("k", **where)
+        await exact.purge(PurgeFilter(tenant=TENANT))
+        assert (await exact.put(answer, pending)) == (False, False, Refusal.PURGED)
     finally:
         await client.aclose()

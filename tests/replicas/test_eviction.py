@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from semcache import CacheSettings, SemanticCache
+from semcache.errors import WriteRefused
 from semcache.testing import FakeEmbedder, FakeUpstream, RedisServer
 
 QUESTIONS = 25
@@ -61,9 +62,16 @@ def test_allkeys_eviction_is_warned_and_a_purge_still_wins(evicting, caplog) -> 
             for i in range(QUESTIONS):  # b meets every answer (memory)
                 b.completion(**req(question(i, "t1"), "t1"))
             filler = "x" * 20_000  # 300 answers of 20 kB: several times maxmemory
+            refused = 0
             for i in range(300):
-                a.store(f"filler question {i}", filler, model="gpt-4o-mini", tenant=f"f{i % 7}")
+                try:
+                    a.store(f"filler question {i}", filler, model="gpt-4o-mini", tenant=f"f{i % 7}")
+                except WriteRefused as exc:  # eviction took the purge log: refused, and said
+                    assert exc.reason == "purge_log_reset"
+                    refused += 1
             a.flush()
+        counted = a.stats().write_refused.get("store", {}).get("purge_log_reset", 0)
+        assert counted >= refused  # writes pending at a reset are refused too (flush reports)
         assert int(raw.info("stats")["evicted_keys"]) > 0
         assert any("maxmemory-policy allkeys-lru" in r.getMessage() for r in caplog.records)
         part = a.health(wait=False).parts["redis_eviction"]

@@ -136,7 +136,7 @@ async def test_a_write_begun_before_the_generations_were_lost_does_not_land_afte
     from redis.asyncio import Redis
 
     from semcache.errors import StoreError
-    from semcache.pipeline.fence import PurgeFilter
+    from semcache.pipeline.fence import PurgeFilter, Refusal
     from semcache.replicas.exact import RedisExact
     from semcache.replicas.keys import KeySpace
     from semcache.stores.base import NEVER_EXPIRES, Entry
@@ -157,7 +157,7 @@ async def test_a_write_begun_before_the_generations_were_lost_does_not_land_afte
         pending = await exact.begin("late", **where)  # a write begins: it read generation 1
         raw.delete(keys.generation_hash("t1"))  # lost
         await exact.purge(PurgeFilter(tenant="t1"))  # bumped again: generation 1 once more
-        assert (await exact.put(entry("late"), pending))[0] is False
+        assert (await exact.put(entry("late"), pending)) == (False, False, Refusal.FENCE_MISSING)
         assert await exact.get("late", **where) is None
         with pytest.raises(StoreError, match="lost"):  # fail closed, and counted
             await exact.get("kept", **other)

@@ -237,8 +237,8 @@ def learn_and_withdraw(urls: list[str], upstream: Versioned) -> tuple[set[str], 
     wait_stored(first, "team-p", len(PURGE))
     withdrawn = {f"v1 answer to: {q}" for q, _ in WRONG + PURGE}
     for question, _ in WRONG:
-        # one connection for the hit and its verdict: the process (worker) that served an
-        # answer is the one that knows its id (feedback elsewhere is 404)
+        # one connection for the hit and its verdict (feedback on another worker is
+        # test_feedback_any_worker.py's)
         with httpx.Client(timeout=60) as http:
             r = http.post(
                 f"{urls[1 % len(urls)]}/v1/chat/completions",

@@ -97,6 +97,11 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     (EMB, emb(dimensions="8"), "dimensions"),  # 200, forwarded
     (EMB, emb(dimensions=0), "dimensions"),  # 200, forwarded
     (EMB, emb(user=1), "user"),  # 200, forwarded
+    # past I-JSON's exact integers (2**53 - 1), as the OpenAPI document says
+    (CHAT, chat(max_tokens=2**53), "max_tokens"),  # 200, forwarded
+    (EMB, emb(input=[2**53]), "input"),  # 200, forwarded
+    (EMB, emb(input=[[1], [2**64]]), "input"),  # 200, forwarded (a float)
+    (EMB, emb(dimensions=2**53), "dimensions"),  # 200, forwarded
     (COMP, comp(user=[1]), "user"),  # 200, forwarded
     (COMP, comp(prompt=[1, 2]), "prompt"),  # 400 (kept)
     ("/admin/purge", {"all": "yes"}, "all"),  # 200: every entry deleted

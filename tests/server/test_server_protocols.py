@@ -425,6 +425,24 @@ RESPONSES_BAD = [
     ({"model": "fast", "input": "hi", "api_base": "http://evil"}, "api_base"),
     ({"model": "fast", "input": [{"role": "robot", "content": "x"}]}, "input[0].role"),
     ({"model": "fast", "input": "hi", "text": {"format": {"type": "yaml"}}}, "text.format.type"),
+    # an unhashable value where a name is expected: a 400, not a TypeError (500)
+    ({"model": "fast", "input": "hi", "text": {"format": {"type": {}}}}, "text.format.type"),
+    ({"model": "fast", "input": [{"role": {}, "content": "x"}]}, "input[0].role"),
+    ({"model": "fast", "input": "hi", "previous_response_id": False}, "previous_response_id"),
+    ({"model": "fast", "input": "hi", "metadata": {"k": 1}}, "metadata.k"),
+    ({"model": "fast", "input": "hi", "include": [1]}, "include"),
+    ({"model": "fast", "input": "hi", "top_logprobs": 1.5}, "top_logprobs"),
+    ({"model": "fast", "input": "hi", "max_output_tokens": 2**53}, "max_output_tokens"),
+    # items the translator would drop in silence are refused by name
+    ({"model": "fast", "input": [{"type": "reasoning", "summary": []}]}, "input[0].type"),
+    (
+        {
+            "model": "fast",
+            "input": [{"type": "function_call_output", "call_id": "", "output": "x"}],
+        },
+        "input[0].call_id",
+    ),
+    ({"model": "fast", "input": [{"type": "function_call", "call_id": "c1"}]}, "input[0].name"),
 ]
 MESSAGES_BAD = [
     ({"model": "claude", "messages": [{"role": "user", "content": "hi"}]}, "max_tokens"),
@@ -460,6 +478,70 @@ MESSAGES_BAD = [
             "metadata": {"user_id": 7},
         },
         "user_id",
+    ),
+    (
+        {"model": "claude", "max_tokens": 2**53, "messages": [{"role": "user", "content": "x"}]},
+        "max_tokens",
+    ),
+    (
+        {
+            "model": "claude",
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": "x"}],
+            "top_k": -1,
+        },
+        "top_k",
+    ),
+    (
+        {
+            "model": "claude",
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": "x"}],
+            "tool_choice": {"type": {}},
+        },
+        "tool_choice.type",
+    ),
+    (
+        {"model": "claude", "max_tokens": 5, "messages": [{"role": "user", "content": ""}]},
+        "messages[0].content",
+    ),
+    # blocks the translator would drop in silence are refused by name
+    (
+        {
+            "model": "claude",
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": [{"type": "search_result"}]}],
+        },
+        "messages[0].content[0].type",
+    ),
+    (
+        {
+            "model": "claude",
+            "max_tokens": 5,
+            "messages": [
+                {"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "f"}]}
+            ],
+        },
+        "messages[0].content[0].type",
+    ),
+    (
+        {
+            "model": "claude",
+            "max_tokens": 5,
+            "messages": [
+                {"role": "user", "content": [{"type": "image", "source": {"type": "file"}}]}
+            ],
+        },
+        "messages[0].content[0].source.type",
+    ),
+    (
+        {
+            "model": "claude",
+            "max_tokens": 5,
+            "messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": 5, "name": "f"}],
+        },
+        "tools[0].type",
     ),
 ]
 
@@ -509,3 +591,38 @@ def test_wrong_key_is_401_in_each_protocols_shape(serve: Callable[..., Running])
     assert messages.json()["error"]["type"] == "authentication_error"
     responses = httpx.post(f"{proxy.base_url}/v1/responses", json={"model": "fast", "input": "x"})
     assert responses.status_code == 401 and "error" in responses.json()
+
+
+def test_null_is_unset_on_both_protocols(
+    serve: Callable[..., Running], upstream: FakeOpenAIServer, claude: FakeAnthropicServer
+) -> None:
+    """What the OpenAPI document says (every optional field may be null): a body with null
+    fields is answered, and as the same request without them (one key, one upstream call)."""
+    proxy = serve()
+    asks = [
+        (
+            "/v1/responses",
+            {"authorization": f"Bearer {TENANT_KEYS['team-a']}"},
+            {"model": "fast", "input": QUESTION},
+            {"temperature": None, "store": None, "metadata": None, "stream": None, "user": None},
+        ),
+        (
+            "/v1/messages",
+            {"x-api-key": TENANT_KEYS["team-a"]},
+            {
+                "model": "claude",
+                "max_tokens": 64,
+                "messages": [{"role": "user", "content": QUESTION}],
+            },
+            {"system": None, "top_k": None, "stop_sequences": None, "metadata": {"user_id": None}},
+        ),
+    ]
+    for path, headers, body, nulls in asks:
+        first = httpx.post(f"{proxy.base_url}{path}", json={**body, **nulls}, headers=headers)
+        assert first.status_code == 200, first.text
+        again = httpx.post(f"{proxy.base_url}{path}", json=body, headers=headers)
+        assert (first.headers["x-semcache-tier"], again.headers["x-semcache-tier"]) == (
+            "miss",
+            "exact",
+        )
+    assert (upstream.chat_calls, claude.messages_calls) == (1, 1)

@@ -58,6 +58,9 @@ def test_feedback_is_tenant_scoped_and_withdraws_at_once(proxy) -> None:
     for ref in (serve_id, key):
         refused = _feedback(base, {"id": ref, "correct": False}, tenant="team-b")
         assert refused.status_code == 404
+        # without redis.url: says that only the serving process knows it, and what to do
+        message = refused.json()["error"]["message"]
+        assert "known only to the process that served" in message and "redis.url" in message
     assert _chat(base, PARAPHRASE).headers["x-semcache-tier"] == "semantic"
     assert _feedback(base, {"id": serve_id, "correct": False}, tenant=None).status_code == 401
     bad = _feedback(base, {"id": serve_id, "correct": "no"})
