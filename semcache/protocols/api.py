@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
+from semcache.facade.streams import AsyncBatchStream, AsyncCacheStream, SyncBatchStream
 from semcache.protocols.base import Protocol, Translated
 from semcache.protocols.messages import MESSAGES
 from semcache.protocols.responses import RESPONSES
@@ -66,9 +66,8 @@ class ProtocolAPI:
     ) -> ProtocolReply | Iterator[dict[str, Any]]:
         asked, request = self._prepare(protocol, kwargs)
         if request.stream:
-            return cast(
-                Iterator[dict[str, Any]], SyncCacheStream(self._stream(protocol, asked, request))
-            )
+            batches = self._batches(protocol, asked, request)
+            return cast(Iterator[dict[str, Any]], SyncBatchStream(batches))
         found = self._parts.path.lookup.peek(request)
         if found is not None:
             return _reply(protocol, asked, self._delivery.deliver(found))
@@ -79,7 +78,8 @@ class ProtocolAPI:
     ) -> ProtocolReply | AsyncIterator[dict[str, Any]]:
         asked, request = self._prepare(protocol, kwargs)
         if request.stream:
-            return cast(AsyncIterator[dict[str, Any]], self._stream(protocol, asked, request))
+            batches = self._batches(protocol, asked, request)
+            return cast(AsyncIterator[dict[str, Any]], AsyncBatchStream(batches))
         found = self._parts.path.lookup.peek(request)
         if found is not None:
             return _reply(protocol, asked, self._delivery.deliver(found))
@@ -89,10 +89,14 @@ class ProtocolAPI:
         asked = protocol.translate(kwargs)
         return asked, self._parts.prepare(asked.chat, protocol=protocol.name)
 
-    def _stream(self, protocol: Protocol, asked: Translated, request: Request) -> AsyncCacheStream:
+    def _batches(
+        self, protocol: Protocol, asked: Translated, request: Request
+    ) -> AsyncCacheStream:
+        """The protocol's events, a batch per chat chunk, each crossing from semcache's loop
+        in one hand-over."""
         chunks = self._delivery.stream(self._parts.path, request)
-        events = protocol.events(chunks, asked)
-        return AsyncCacheStream(cast(Any, events), self._loop)
+        batches = protocol.events(chunks, asked)
+        return AsyncCacheStream(cast(Any, batches), self._loop)
 
 
 def _reply(protocol: Protocol, asked: Translated, response: ModelResponse) -> ProtocolReply:

@@ -59,8 +59,9 @@ class Protocol(TypingProtocol):
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated
-    ) -> AsyncIterator[dict[str, Any] | CacheInfo]:
-        """The protocol's stream events; a ``CacheInfo`` passes through where it arrives."""
+    ) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+        """The protocol's stream events in batches: the events each chat chunk makes (and the
+        closing ones) as one non-empty list; a ``CacheInfo`` passes through where it arrives."""
         ...
 
 
@@ -170,10 +171,21 @@ class JsonMemo:
 
 
 def answer_identity(response: Any, *echoed: Any) -> list[Any]:
-    """What a reply is a function of: the stored answer (its id, creation time, model and
-    token counts name it) and the request fields the reply echoes."""
+    """What a reply is a function of: the stored answer (:func:`response_answer`) and the
+    request fields the reply echoes."""
+    return [response_answer(response), *echoed]
+
+
+def response_answer(response: Any) -> list[Any]:
+    """:func:`answer_of` a chat answer."""
     usage = getattr(response, "usage", None)
+    return answer_of(response.id, response.created, response.model, usage)
+
+
+def answer_of(answer_id: str, created: int, model: str, usage: Any) -> list[Any]:
+    """What names a stored answer: its id, creation time, model and token counts (a streamed
+    answer is named by its chunks' alike, before it is assembled)."""
     counts = [getattr(usage, n, None) for n in ("prompt_tokens", "completion_tokens")]
     details = getattr(usage, "prompt_tokens_details", None)
     counts.append(getattr(details, "cached_tokens", None))
-    return [[response.id, response.created, response.model, counts], *echoed]
+    return [answer_id, created, model, counts]

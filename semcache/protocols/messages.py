@@ -161,7 +161,7 @@ class MessagesProtocol:
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated
-    ) -> AsyncIterator[dict[str, Any] | CacheInfo]:
+    ) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
         return message_events(chunks, asked.names)
 
 

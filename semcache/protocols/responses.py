@@ -14,7 +14,7 @@ name rather than answered as if stateless.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
@@ -22,11 +22,11 @@ from semcache.protocols.base import (
     SERVED_BY,
     JsonMemo,
     Translated,
-    answer_identity,
     check_objects,
     check_range,
     check_type,
     provider_of,
+    response_answer,
     served_by,
     split,
 )
@@ -189,31 +189,44 @@ class ResponsesProtocol:
         return Translated(body=body, chat={**chat, **options})
 
     def reply(self, response: ModelResponse, asked: Translated, info: CacheInfo) -> dict[str, Any]:
+        return self._reply(response_answer(response), lambda: response, asked, info)
+
+    def _reply(
+        self,
+        answer: list[Any],
+        response: Callable[[], ModelResponse],
+        asked: Translated,
+        info: CacheInfo,
+    ) -> dict[str, Any]:
+        """The reply to ``asked`` with the answer ``answer`` names; ``response`` builds that
+        answer, called only when the reply is not already memoised."""
         from litellm.responses.litellm_completion_transformation.transformation import (
             LiteLLMCompletionResponsesConfig as Bridge,
         )
 
         def translated() -> dict[str, Any]:
-            answer = Bridge.transform_chat_completion_response_to_responses_api_response(
+            mapped = Bridge.transform_chat_completion_response_to_responses_api_response(
                 request_input=asked.body["input"],
                 responses_api_request=_optional(asked.body),  # type: ignore[arg-type]
-                chat_completion_response=response,
+                chat_completion_response=response(),
             )
-            out: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
+            out: dict[str, Any] = mapped.model_dump(mode="json", exclude_none=True)
             for index, item in enumerate(out.get("output") or []):
                 if item.get("type") == "message":  # the same id on every replay of this answer
                     item["id"] = message_item_id(str(out.get("id")), index)
             return out
 
         echoed = {k: v for k, v in asked.body.items() if k != "stream"}
-        body: dict[str, Any] = self._replies.get(answer_identity(response, echoed), translated)
+        body: dict[str, Any] = self._replies.get([answer, echoed], translated)
         body["usage"] = replay_usage(dict(body.get("usage") or {}), info)
         return body
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated
-    ) -> AsyncIterator[dict[str, Any] | CacheInfo]:
-        return response_events(chunks, lambda response, info: self.reply(response, asked, info))
+    ) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+        return response_events(
+            chunks, lambda answer, build, info: self._reply(answer, build, asked, info)
+        )
 
 
 def _optional(body: Mapping[str, Any]) -> dict[str, Any]:
