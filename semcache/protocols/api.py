@@ -5,6 +5,8 @@ takes (the memory tier's peek, then the pipeline on semcache's loop, or the same
 delivery), with the protocol's name in its keys; the answer comes back in the protocol's
 own shape: a :class:`ProtocolReply` (the response body, a ``dict``) or an iterator of its
 stream events (dicts with a ``type``), each carrying ``cache_info`` as ``completion``'s do.
+A request asking the provider to hold state (the adapter's ``stateful``) is answered by the
+provider past every tier instead, and counted as a bypass (reason ``stateful``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ from semcache.facade.streams import AsyncBatchStream, AsyncCacheStream, SyncBatc
 from semcache.protocols.base import Protocol, Translated
 from semcache.protocols.messages import MESSAGES
 from semcache.protocols.responses import RESPONSES
+from semcache.protocols.stateful import (
+    STATEFUL_INFO,
+    Forward,
+    forwarded_events,
+    forwarded_reply,
+)
 from semcache.stats import CacheInfo, Tier, cache_info
 
 if TYPE_CHECKING:
@@ -64,6 +72,11 @@ class ProtocolAPI:
     def _sync(
         self, protocol: Protocol, kwargs: Mapping[str, Any]
     ) -> ProtocolReply | Iterator[dict[str, Any]]:
+        passed = protocol.stateful(kwargs)
+        if passed is not None:
+            if passed.stream:
+                return cast(Iterator[dict[str, Any]], SyncBatchStream(self._forwarded(passed)))
+            return self._loop.run(self._forward(passed))
         asked, request = self._prepare(protocol, kwargs)
         if request.stream:
             batches = self._batches(protocol, asked, request)
@@ -76,6 +89,12 @@ class ProtocolAPI:
     async def _async(
         self, protocol: Protocol, kwargs: Mapping[str, Any]
     ) -> ProtocolReply | AsyncIterator[dict[str, Any]]:
+        passed = protocol.stateful(kwargs)
+        if passed is not None:
+            if passed.stream:
+                stream = AsyncBatchStream(self._forwarded(passed))
+                return cast(AsyncIterator[dict[str, Any]], stream)
+            return await self._loop.arun(self._forward(passed))
         asked, request = self._prepare(protocol, kwargs)
         if request.stream:
             batches = self._batches(protocol, asked, request)
@@ -89,14 +108,34 @@ class ProtocolAPI:
         asked = protocol.translate(kwargs)
         return asked, self._parts.prepare(asked.chat, protocol=protocol.name)
 
-    def _batches(
-        self, protocol: Protocol, asked: Translated, request: Request
-    ) -> AsyncCacheStream:
+    def _batches(self, protocol: Protocol, asked: Translated, request: Request) -> AsyncCacheStream:
         """The protocol's events, a batch per chat chunk, each crossing from semcache's loop
         in one hand-over."""
         chunks = self._delivery.stream(self._parts.path, request)
         batches = protocol.events(chunks, asked)
         return AsyncCacheStream(cast(Any, batches), self._loop)
+
+    # -- past every tier (provider-held state) ------------------------------------------------
+    async def _forward(self, request: Forward) -> ProtocolReply:
+        reply = ProtocolReply(await forwarded_reply(request))
+        reply.cache_info = self._passed()
+        return reply
+
+    def _forwarded(self, request: Forward) -> AsyncCacheStream:
+        async def events() -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+            async for batch in forwarded_events(request):
+                yield batch
+            self._passed()
+
+        return AsyncCacheStream(cast(Any, events()), self._loop)
+
+    def _passed(self) -> CacheInfo:
+        """Count an answer the provider gave past every tier (a bypass, reason stateful)."""
+        stats = self._parts.stats
+        stats.count("upstream_calls")
+        stats.count("stateful_bypasses")
+        self._delivery.record(STATEFUL_INFO)
+        return STATEFUL_INFO
 
 
 def _reply(protocol: Protocol, asked: Translated, response: ModelResponse) -> ProtocolReply:

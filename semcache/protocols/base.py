@@ -3,7 +3,9 @@
 An adapter has three jobs, one method each: ``translate`` (protocol request → the chat
 request the path answers, raising :class:`InvalidRequest` naming the field), ``reply`` (the
 chat answer → the protocol's response body) and ``events`` (chat chunks → the protocol's
-stream events). Arguments that are not the protocol's body fields are LiteLLM call options
+stream events); and ``stateful`` picks out a request the provider must answer past every
+tier (it asks for state the provider holds). Arguments that are not the protocol's body
+fields are LiteLLM call options
 (``api_base``, ``api_key``, ``tenant``, ``cache``, ...) and pass through unchanged, as they do
 for ``completion``.
 """
@@ -24,6 +26,8 @@ from semcache.stats import CacheInfo
 if TYPE_CHECKING:
     from litellm import ModelResponse
     from litellm.types.utils import ModelResponseStream
+
+    from semcache.protocols.stateful import Forward
 
 #: The ``usage`` field naming who served a replayed answer (``{"tier": ..., "billed": false}``).
 SERVED_BY = "semcache"
@@ -50,6 +54,11 @@ class Protocol(TypingProtocol):
     name: str
     fields: frozenset[str]
     """The protocol's body fields besides ``model`` and ``stream``."""
+
+    def stateful(self, kwargs: Mapping[str, Any]) -> Forward | None:
+        """The request as the provider gets it past every tier when it asks the provider to
+        hold state; None when the cache answers it."""
+        ...
 
     def translate(self, kwargs: Mapping[str, Any]) -> Translated: ...
 

@@ -119,6 +119,10 @@ class MessagesProtocol:
         self._requests = JsonMemo()
         self._replies = JsonMemo()
 
+    def stateful(self, kwargs: Mapping[str, Any]) -> None:
+        """Messages requests carry their whole conversation: the cache answers every one."""
+        return None
+
     def translate(self, kwargs: Mapping[str, Any]) -> Translated:
         from litellm.llms.anthropic.messages.adapters.transformation import (
             LiteLLMAnthropicMessagesAdapter,

@@ -7,9 +7,9 @@ without a Responses endpoint). Key rules (see ``docs/protocols.md``): ``instruct
 the semantic scope), ``tools``, ``tool_choice``, ``text.format``, ``reasoning``,
 ``max_output_tokens`` and sampling are in the key; ``metadata``, ``user``,
 ``safety_identifier`` and ``prompt_cache_key`` are not (identity and prompt-cache routing,
-not content). ``previous_response_id``, ``conversation``, ``store: true`` and ``background``
-ask the provider to hold state the cache can neither see nor create, so they are refused by
-name rather than answered as if stateless.
+not content). A request with ``previous_response_id``, ``conversation``, ``store: true`` or
+``background: true`` asks the provider to hold state the cache cannot see; it is sent to the
+provider past every tier (:mod:`.stateful`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,13 @@ from semcache.protocols.base import (
     split,
 )
 from semcache.protocols.responses_stream import message_item_id, response_events
+from semcache.protocols.stateful import (
+    Forward,
+    LiteLLMResponses,
+    ResponsesUpstream,
+    forward,
+    stateful_fields,
+)
 from semcache.stats import CacheInfo
 
 if TYPE_CHECKING:
@@ -66,18 +73,6 @@ RESPONSES_FIELDS: frozenset[str] = frozenset(
         "stream_options",
     }
 )
-
-#: Fields that ask the provider to keep state: why each is refused.
-STATEFUL: dict[str, str] = {
-    "previous_response_id": "continues a conversation the provider holds, which the cache "
-    "cannot see; send the whole conversation in input instead",
-    "conversation": "names a conversation the provider holds, which the cache cannot see; "
-    "send the whole conversation in input instead",
-    "store": "true asks the provider to keep this response for later retrieval, which an "
-    "answer served by the cache never was; send store: false or leave it out",
-    "background": "true asks the provider to run the response as a stored background job; "
-    "leave it out",
-}
 
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
 _TOOL_CHOICES = frozenset({"none", "auto", "required"})
@@ -118,10 +113,7 @@ def _check_input(body: Mapping[str, Any]) -> None:
 
 def check_responses_body(body: Mapping[str, Any]) -> None:
     """Raise :class:`InvalidRequest` naming the first field the cache cannot answer."""
-    for name, why in STATEFUL.items():
-        value = body.get(name)
-        if value is not None and value is not False:
-            raise InvalidRequest(name, f"not supported through the cache: {why}")
+    stateful_fields(body)
     _check_input(body)
     check_type(body, "instructions", (str,), "a string")
     for i, tool in enumerate(check_objects(body, "tools")):
@@ -163,9 +155,20 @@ class ResponsesProtocol:
     name = "responses"
     fields = RESPONSES_FIELDS
 
-    def __init__(self) -> None:
+    def __init__(self, upstream: ResponsesUpstream | None = None) -> None:
         self._requests = JsonMemo()
         self._replies = JsonMemo()
+        self.upstream: ResponsesUpstream = upstream or LiteLLMResponses()
+
+    def stateful(self, kwargs: Mapping[str, Any]) -> Forward | None:
+        """The request as the provider gets it when it asks for provider state (see
+        :mod:`.stateful`), checked like any other; None when the cache answers it."""
+        body, options = split(kwargs, self.fields)
+        fields = stateful_fields(body)
+        if not fields:
+            return None
+        check_responses_body(body)
+        return forward(body, options, fields, self.upstream)
 
     def translate(self, kwargs: Mapping[str, Any]) -> Translated:
         from litellm.responses.litellm_completion_transformation.transformation import (

@@ -1,8 +1,10 @@
 """OpenAPI request schemas of ``POST /v1/responses`` and ``POST /v1/messages``.
 
 The shapes the adapters check (:mod:`semcache.protocols`), written as JSON Schema so the
-served document describes them and schemathesis can fuzz the routes. Fields the adapters
-refuse (stateful Responses fields) are absent, so a generated valid body is answerable.
+served document describes them and schemathesis can fuzz the routes. The stateful Responses
+fields (``previous_response_id``, ``conversation``, ``store``, ``background``) are described
+too: a request with them is sent to the provider past the cache (refused for a model whose
+provider keeps no Responses state).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ _TEXT_PART = {
     "properties": {"type": {"const": "text"}, "text": _TEXT},
 }
 
-#: JSON Schema of a Responses request body (the stateless subset the cache answers).
+#: JSON Schema of a Responses request body (the subset the routes are fuzzed with).
 RESPONSES_REQUEST: dict[str, Any] = {
     "type": "object",
     "required": ["model", "input"],
@@ -57,7 +59,19 @@ RESPONSES_REQUEST: dict[str, Any] = {
         },
         "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
         "user": _TEXT,
-        "store": {"const": False},
+        "store": {"type": "boolean"},
+        "background": {"type": "boolean"},
+        "previous_response_id": {"type": "string", "minLength": 1, "maxLength": 200},
+        "conversation": {
+            "anyOf": [
+                {"type": "string", "minLength": 1, "maxLength": 200},
+                {
+                    "type": "object",
+                    "required": ["id"],
+                    "properties": {"id": {"type": "string", "minLength": 1, "maxLength": 200}},
+                },
+            ]
+        },
         "stream": {"type": "boolean"},
     },
     "additionalProperties": False,
