@@ -79,6 +79,10 @@ class MissReason(enum.StrEnum):
     """Close enough, but the answer guard or the calibrated scorer vetoed it."""
     STALE = "stale"
     """The match was older than the caller's ``s-maxage`` or from a replaced model."""
+    STATEFUL = "stateful"
+    """A Responses request asking the provider to hold state (``previous_response_id``,
+    ``conversation``, ``store: true``, ``background: true``): sent to the provider past every
+    tier (see :mod:`semcache.protocols.stateful`)."""
 
 
 @dataclass(frozen=True, slots=True)

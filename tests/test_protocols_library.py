@@ -88,9 +88,44 @@ def test_library_bad_input_names_the_field_before_any_call(
         cache.messages(**{k: v for k, v in messages_kwargs(claude).items() if k != "max_tokens"})
     assert raised.value.field == "max_tokens"
     with pytest.raises(InvalidRequest) as raised:
-        cache.responses(**responses_kwargs(upstream, store=True))
+        cache.responses(**responses_kwargs(upstream, store="yes"))
     assert raised.value.field == "store"
-    assert upstream.chat_calls == 0 and claude.messages_calls == 0
+    with pytest.raises(InvalidRequest) as raised:  # no Responses state at that provider
+        kwargs = messages_kwargs(claude)
+        del kwargs["messages"], kwargs["max_tokens"]
+        cache.responses(**kwargs, input=QUESTION, previous_response_id="resp_1")
+    assert raised.value.field == "previous_response_id"
+    with pytest.raises(InvalidRequest) as raised:
+        cache.responses(**responses_kwargs(upstream, background=True, tenant=""))
+    assert raised.value.field == "tenant"
+    assert upstream.chat_calls == 0 and upstream.responses_calls == 0
+    assert claude.messages_calls == 0
+
+
+def test_library_stateful_responses_go_to_the_provider_and_are_never_stored(
+    cache: SemanticCache, upstream: FakeOpenAIServer
+) -> None:
+    follow_up = responses_kwargs(upstream, previous_response_id="resp_client")
+    for _ in range(2):
+        reply = cache.responses(**follow_up)
+        assert reply.cache_info.tier == "bypass" and reply.cache_info.miss_reason == "stateful"
+        assert reply["output"][0]["content"][0]["text"].endswith(QUESTION)
+        assert upstream.requests[-1]["previous_response_id"] == "resp_client"
+
+    async def streamed() -> list[dict[str, Any]]:
+        stream = await cache.aresponses(**follow_up, stream=True)
+        out = [event async for event in stream]
+        assert stream.cache_info.miss_reason == "stateful"  # type: ignore[attr-defined]
+        return out
+
+    events = asyncio.run(streamed())
+    assert events[0]["type"] == "response.created" and events[-1]["type"] == "response.completed"
+    assert upstream.requests[-1]["stream"] is True
+    assert upstream.responses_calls == 3 and upstream.chat_calls == 0
+    assert cache.responses(**responses_kwargs(upstream)).cache_info.tier == "miss"
+    stats = cache.stats()
+    assert stats.tiers["bypass"] == 3 and stats.counts["stateful_bypasses"] == 3
+    assert stats.upstream_calls == 4 and stats.memory_entries == 1
 
 
 def test_a_chat_answer_never_replays_as_a_protocol_answer(

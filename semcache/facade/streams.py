@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -86,3 +87,69 @@ class SyncCacheStream:
 
     def close(self) -> None:
         self._stream.close_blocking()
+
+
+class AsyncBatchStream:
+    """Async iterator over items semcache's loop produces in batches (a protocol's stream
+    events, one batch per chat chunk), one item at a time.
+
+    A batch crosses from semcache's loop in one hand-over, not one per item: the hand-over is
+    a thread switch, and a protocol turns one chat chunk into several events. ``next_batch``
+    gives the items ready now, for a writer that sends them together.
+    """
+
+    def __init__(self, batches: AsyncCacheStream) -> None:
+        self._batches = batches
+        self._pending: deque[Any] = deque()
+
+    @property
+    def cache_info(self) -> CacheInfo | None:
+        return self._batches.cache_info
+
+    def __aiter__(self) -> AsyncBatchStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        while not self._pending:
+            self._pending.extend(await self._batches.__anext__())
+        return self._pending.popleft()
+
+    async def next_batch(self) -> list[Any]:
+        """The items left of the current batch, else the next batch (StopAsyncIteration at
+        the end)."""
+        if self._pending:
+            batch = list(self._pending)
+            self._pending.clear()
+            return batch
+        return list(await self._batches.__anext__())
+
+    async def aclose(self) -> None:
+        self._pending.clear()
+        await self._batches.aclose()
+
+
+class SyncBatchStream:
+    """Iterator over batched items for the sync API (same contract as the async one)."""
+
+    def __init__(self, batches: AsyncCacheStream) -> None:
+        self._batches = batches
+        self._pending: deque[Any] = deque()
+
+    @property
+    def cache_info(self) -> CacheInfo | None:
+        return self._batches.cache_info
+
+    def __iter__(self) -> SyncBatchStream:
+        return self
+
+    def __next__(self) -> Any:
+        while not self._pending:
+            try:
+                self._pending.extend(self._batches.next_blocking())
+            except StopAsyncIteration:
+                raise StopIteration from None
+        return self._pending.popleft()
+
+    def close(self) -> None:
+        self._pending.clear()
+        self._batches.close_blocking()

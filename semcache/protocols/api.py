@@ -7,6 +7,8 @@ own shape: a :class:`ProtocolReply` (the response body, a ``dict``) or an iterat
 stream events (dicts with a ``type``), each carrying ``cache_info`` as ``completion``'s do.
 Each call is recorded and traced as ``completion`` is, under its protocol's name
 (``semcache.responses``, ``semcache.messages``).
+A request asking the provider to hold state (the adapter's ``stateful``) is answered by the
+provider past every tier instead, and counted as a bypass (reason ``stateful``).
 """
 
 from __future__ import annotations
@@ -15,10 +17,16 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
+from semcache.facade.streams import AsyncBatchStream, AsyncCacheStream, SyncBatchStream
 from semcache.protocols.base import Protocol, Translated
 from semcache.protocols.messages import MESSAGES
 from semcache.protocols.responses import RESPONSES
+from semcache.protocols.stateful import (
+    STATEFUL_INFO,
+    Forward,
+    forwarded_events,
+    forwarded_reply,
+)
 from semcache.stats import CacheInfo, Tier, cache_info
 
 if TYPE_CHECKING:
@@ -67,11 +75,15 @@ class ProtocolAPI:
     def _sync(
         self, protocol: Protocol, kwargs: Mapping[str, Any]
     ) -> ProtocolReply | Iterator[dict[str, Any]]:
+        passed = protocol.stateful(kwargs)
+        if passed is not None:
+            if passed.stream:
+                return cast(Iterator[dict[str, Any]], SyncBatchStream(self._forwarded(passed)))
+            return self._loop.run(self._forward(passed))
         asked, request = self._prepare(protocol, kwargs)
         if request.stream:
-            return cast(
-                Iterator[dict[str, Any]], SyncCacheStream(self._stream(protocol, asked, request))
-            )
+            batches = self._batches(protocol, asked, request)
+            return cast(Iterator[dict[str, Any]], SyncBatchStream(batches))
         observer, started = self._parts.observer, time.time_ns()
         found = self._parts.path.lookup.peek(request)
         if found is not None:
@@ -86,9 +98,16 @@ class ProtocolAPI:
     async def _async(
         self, protocol: Protocol, kwargs: Mapping[str, Any]
     ) -> ProtocolReply | AsyncIterator[dict[str, Any]]:
+        passed = protocol.stateful(kwargs)
+        if passed is not None:
+            if passed.stream:
+                stream = AsyncBatchStream(self._forwarded(passed))
+                return cast(AsyncIterator[dict[str, Any]], stream)
+            return await self._loop.arun(self._forward(passed))
         asked, request = self._prepare(protocol, kwargs)
         if request.stream:
-            return cast(AsyncIterator[dict[str, Any]], self._stream(protocol, asked, request))
+            batches = self._batches(protocol, asked, request)
+            return cast(AsyncIterator[dict[str, Any]], AsyncBatchStream(batches))
         observer, started = self._parts.observer, time.time_ns()
         found = self._parts.path.lookup.peek(request)
         if found is not None:
@@ -104,11 +123,35 @@ class ProtocolAPI:
         asked = protocol.translate(kwargs)
         return asked, self._parts.prepare(asked.chat, protocol=protocol.name)
 
-    def _stream(self, protocol: Protocol, asked: Translated, request: Request) -> AsyncCacheStream:
+    def _batches(self, protocol: Protocol, asked: Translated, request: Request) -> AsyncCacheStream:
+        """The protocol's events, a batch per chat chunk, each crossing from semcache's loop
+        in one hand-over."""
         found = self._delivery.stream(self._parts.path, request)
         chunks = self._parts.observer.stream(request.tenant, found, protocol.name)
-        events = protocol.events(chunks, asked)
-        return AsyncCacheStream(cast(Any, events), self._loop)
+        batches = protocol.events(chunks, asked)
+        return AsyncCacheStream(cast(Any, batches), self._loop)
+
+    # -- past every tier (provider-held state) ------------------------------------------------
+    async def _forward(self, request: Forward) -> ProtocolReply:
+        reply = ProtocolReply(await forwarded_reply(request))
+        reply.cache_info = self._passed()
+        return reply
+
+    def _forwarded(self, request: Forward) -> AsyncCacheStream:
+        async def events() -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+            async for batch in forwarded_events(request):
+                yield batch
+            self._passed()
+
+        return AsyncCacheStream(cast(Any, events()), self._loop)
+
+    def _passed(self) -> CacheInfo:
+        """Count an answer the provider gave past every tier (a bypass, reason stateful)."""
+        stats = self._parts.stats
+        stats.count("upstream_calls")
+        stats.count("stateful_bypasses")
+        self._delivery.record(STATEFUL_INFO)
+        return STATEFUL_INFO
 
 
 def _reply(protocol: Protocol, asked: Translated, response: ModelResponse) -> ProtocolReply:

@@ -3,7 +3,9 @@
 An adapter has three jobs, one method each: ``translate`` (protocol request → the chat
 request the path answers, raising :class:`InvalidRequest` naming the field), ``reply`` (the
 chat answer → the protocol's response body) and ``events`` (chat chunks → the protocol's
-stream events). Arguments that are not the protocol's body fields are LiteLLM call options
+stream events); and ``stateful`` picks out a request the provider must answer past every
+tier (it asks for state the provider holds). Arguments that are not the protocol's body
+fields are LiteLLM call options
 (``api_base``, ``api_key``, ``tenant``, ``cache``, ...) and pass through unchanged, as they do
 for ``completion``.
 """
@@ -24,6 +26,8 @@ from semcache.stats import CacheInfo
 if TYPE_CHECKING:
     from litellm import ModelResponse
     from litellm.types.utils import ModelResponseStream
+
+    from semcache.protocols.stateful import Forward
 
 #: The ``usage`` field naming who served a replayed answer (``{"tier": ..., "billed": false}``).
 SERVED_BY = "semcache"
@@ -54,6 +58,11 @@ class Protocol(TypingProtocol):
     fields: frozenset[str]
     """The protocol's body fields besides ``model`` and ``stream``."""
 
+    def stateful(self, kwargs: Mapping[str, Any]) -> Forward | None:
+        """The request as the provider gets it past every tier when it asks the provider to
+        hold state; None when the cache answers it."""
+        ...
+
     def translate(self, kwargs: Mapping[str, Any]) -> Translated: ...
 
     def reply(self, response: ModelResponse, asked: Translated, info: CacheInfo) -> dict[str, Any]:
@@ -62,8 +71,9 @@ class Protocol(TypingProtocol):
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated
-    ) -> AsyncIterator[dict[str, Any] | CacheInfo]:
-        """The protocol's stream events; a ``CacheInfo`` passes through where it arrives."""
+    ) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+        """The protocol's stream events in batches: the events each chat chunk makes (and the
+        closing ones) as one non-empty list; a ``CacheInfo`` passes through where it arrives."""
         ...
 
 
@@ -189,10 +199,21 @@ class JsonMemo:
 
 
 def answer_identity(response: Any, *echoed: Any) -> list[Any]:
-    """What a reply is a function of: the stored answer (its id, creation time, model and
-    token counts name it) and the request fields the reply echoes."""
+    """What a reply is a function of: the stored answer (:func:`response_answer`) and the
+    request fields the reply echoes."""
+    return [response_answer(response), *echoed]
+
+
+def response_answer(response: Any) -> list[Any]:
+    """:func:`answer_of` a chat answer."""
     usage = getattr(response, "usage", None)
+    return answer_of(response.id, response.created, response.model, usage)
+
+
+def answer_of(answer_id: str, created: int, model: str, usage: Any) -> list[Any]:
+    """What names a stored answer: its id, creation time, model and token counts (a streamed
+    answer is named by its chunks' alike, before it is assembled)."""
     counts = [getattr(usage, n, None) for n in ("prompt_tokens", "completion_tokens")]
     details = getattr(usage, "prompt_tokens_details", None)
     counts.append(getattr(details, "cached_tokens", None))
-    return [[response.id, response.created, response.model, counts], *echoed]
+    return [answer_id, created, model, counts]

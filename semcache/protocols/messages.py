@@ -181,6 +181,10 @@ class MessagesProtocol:
         self._requests = JsonMemo()
         self._replies = JsonMemo()
 
+    def stateful(self, kwargs: Mapping[str, Any]) -> None:
+        """Messages requests carry their whole conversation: the cache answers every one."""
+        return None
+
     def translate(self, kwargs: Mapping[str, Any]) -> Translated:
         from litellm.llms.anthropic.messages.adapters.transformation import (
             LiteLLMAnthropicMessagesAdapter,
@@ -223,7 +227,7 @@ class MessagesProtocol:
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated
-    ) -> AsyncIterator[dict[str, Any] | CacheInfo]:
+    ) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
         return message_events(chunks, asked.names)
 
 

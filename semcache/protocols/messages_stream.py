@@ -112,9 +112,10 @@ def _events_of(chunk: Any, blocks: _Blocks, names: Mapping[str, str]) -> list[di
 
 async def message_events(
     chunks: AsyncIterator[ModelResponseStream | CacheInfo], names: Mapping[str, str]
-) -> AsyncIterator[dict[str, Any] | CacheInfo]:
-    """The Messages events of a chat chunk stream (``names``: shortened tool names → the
-    client's); a ``CacheInfo`` is passed on where it arrives."""
+) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+    """The Messages events of a chat chunk stream, a batch per chunk (the closing events
+    last; ``names``: shortened tool names → the client's); a ``CacheInfo`` is passed on where
+    it arrives."""
     blocks = _Blocks()
     info: CacheInfo | None = None
     started = False
@@ -125,19 +126,21 @@ async def message_events(
             info = chunk
             yield chunk
             continue
+        batch: list[dict[str, Any]] = []
         if not started:
             started = True
-            yield _start(chunk)
-        for event in _events_of(chunk, blocks, names):
-            yield event
+            batch.append(_start(chunk))
+        batch += _events_of(chunk, blocks, names)
         for choice in chunk.choices[:1]:
             if choice.finish_reason:
                 stop_reason = STOP_REASONS.get(choice.finish_reason, "end_turn")
         usage = getattr(chunk, "usage", None) or usage
+        if batch:
+            yield batch
     if not started:
         return
-    for event in blocks.close():
-        yield event
+    closing = blocks.close()
     delta = {"stop_reason": stop_reason, "stop_sequence": None}
-    yield {"type": "message_delta", "delta": delta, "usage": _usage(usage, info)}
-    yield {"type": "message_stop"}
+    closing.append({"type": "message_delta", "delta": delta, "usage": _usage(usage, info)})
+    closing.append({"type": "message_stop"})
+    yield closing

@@ -7,15 +7,16 @@ without a Responses endpoint). Key rules (see ``docs/protocols.md``): ``instruct
 the semantic scope), ``tools``, ``tool_choice``, ``text.format``, ``reasoning``,
 ``max_output_tokens`` and sampling are in the key; ``metadata``, ``user``,
 ``safety_identifier`` and ``prompt_cache_key`` are not (identity and prompt-cache routing,
-not content). ``previous_response_id``, ``conversation``, ``store: true`` and ``background``
-ask the provider to hold state the cache can neither see nor create, so they are refused by
-name rather than answered as if stateless. So is an input item the translator would drop in
-silence (a type other than a message, a function call or its output; a call without an id).
+not content). A request with ``previous_response_id``, ``conversation``, ``store: true`` or
+``background: true`` asks the provider to hold state the cache cannot see; it is sent to the
+provider past every tier (:mod:`.stateful`).
+An input item the translator would drop in silence (a type other than a message, a function
+call or its output; a call without an id) is refused by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
@@ -23,17 +24,24 @@ from semcache.protocols.base import (
     SERVED_BY,
     JsonMemo,
     Translated,
-    answer_identity,
     check_integer,
     check_objects,
     check_range,
     check_type,
     one_of,
     provider_of,
+    response_answer,
     served_by,
     split,
 )
 from semcache.protocols.responses_stream import message_item_id, response_events
+from semcache.protocols.stateful import (
+    Forward,
+    LiteLLMResponses,
+    ResponsesUpstream,
+    forward,
+    stateful_fields,
+)
 from semcache.stats import CacheInfo
 
 if TYPE_CHECKING:
@@ -69,20 +77,6 @@ RESPONSES_FIELDS: frozenset[str] = frozenset(
         "stream_options",
     }
 )
-
-#: Fields that ask the provider to keep state: why each is refused.
-STATEFUL: dict[str, str] = {
-    "previous_response_id": "continues a conversation the provider holds, which the cache "
-    "cannot see; send the whole conversation in input instead",
-    "conversation": "names a conversation the provider holds, which the cache cannot see; "
-    "send the whole conversation in input instead",
-    "store": "true asks the provider to keep this response for later retrieval, which an "
-    "answer served by the cache never was; send store: false or leave it out",
-    "background": "true asks the provider to run the response as a stored background job; "
-    "leave it out",
-}
-#: The stateful fields that may be sent as ``false`` (off) rather than left out.
-_OFF_IS_FALSE = frozenset({"store", "background"})
 
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
 _TOOL_CHOICES = frozenset({"none", "auto", "required"})
@@ -146,10 +140,7 @@ def _check_input(body: Mapping[str, Any]) -> None:
 
 def check_responses_body(body: Mapping[str, Any]) -> None:
     """Raise :class:`InvalidRequest` naming the first field the cache cannot answer."""
-    for name, why in STATEFUL.items():
-        value = body.get(name)
-        if value is not None and not (value is False and name in _OFF_IS_FALSE):
-            raise InvalidRequest(name, f"not supported through the cache: {why}")
+    stateful_fields(body)
     _check_input(body)
     check_type(body, "instructions", (str,), "a string")
     for i, tool in enumerate(check_objects(body, "tools")):
@@ -194,9 +185,20 @@ class ResponsesProtocol:
     name = "responses"
     fields = RESPONSES_FIELDS
 
-    def __init__(self) -> None:
+    def __init__(self, upstream: ResponsesUpstream | None = None) -> None:
         self._requests = JsonMemo()
         self._replies = JsonMemo()
+        self.upstream: ResponsesUpstream = upstream or LiteLLMResponses()
+
+    def stateful(self, kwargs: Mapping[str, Any]) -> Forward | None:
+        """The request as the provider gets it when it asks for provider state (see
+        :mod:`.stateful`), checked like any other; None when the cache answers it."""
+        body, options = split(kwargs, self.fields)
+        fields = stateful_fields(body)
+        if not fields:
+            return None
+        check_responses_body(body)
+        return forward(body, options, fields, self.upstream)
 
     def translate(self, kwargs: Mapping[str, Any]) -> Translated:
         from litellm.responses.litellm_completion_transformation.transformation import (
@@ -223,31 +225,44 @@ class ResponsesProtocol:
         return Translated(body=body, chat={**chat, **options})
 
     def reply(self, response: ModelResponse, asked: Translated, info: CacheInfo) -> dict[str, Any]:
+        return self._reply(response_answer(response), lambda: response, asked, info)
+
+    def _reply(
+        self,
+        answer: list[Any],
+        response: Callable[[], ModelResponse],
+        asked: Translated,
+        info: CacheInfo,
+    ) -> dict[str, Any]:
+        """The reply to ``asked`` with the answer ``answer`` names; ``response`` builds that
+        answer, called only when the reply is not already memoised."""
         from litellm.responses.litellm_completion_transformation.transformation import (
             LiteLLMCompletionResponsesConfig as Bridge,
         )
 
         def translated() -> dict[str, Any]:
-            answer = Bridge.transform_chat_completion_response_to_responses_api_response(
+            mapped = Bridge.transform_chat_completion_response_to_responses_api_response(
                 request_input=asked.body["input"],
                 responses_api_request=_optional(asked.body),  # type: ignore[arg-type]
-                chat_completion_response=response,
+                chat_completion_response=response(),
             )
-            out: dict[str, Any] = answer.model_dump(mode="json", exclude_none=True)
+            out: dict[str, Any] = mapped.model_dump(mode="json", exclude_none=True)
             for index, item in enumerate(out.get("output") or []):
                 if item.get("type") == "message":  # the same id on every replay of this answer
                     item["id"] = message_item_id(str(out.get("id")), index)
             return out
 
         echoed = {k: v for k, v in asked.body.items() if k != "stream"}
-        body: dict[str, Any] = self._replies.get(answer_identity(response, echoed), translated)
+        body: dict[str, Any] = self._replies.get([answer, echoed], translated)
         body["usage"] = replay_usage(dict(body.get("usage") or {}), info)
         return body
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated
-    ) -> AsyncIterator[dict[str, Any] | CacheInfo]:
-        return response_events(chunks, lambda response, info: self.reply(response, asked, info))
+    ) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+        return response_events(
+            chunks, lambda answer, build, info: self._reply(answer, build, asked, info)
+        )
 
 
 def _optional(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,13 +15,16 @@ import hashlib
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from semcache.protocols.base import answer_of
 from semcache.stats import CacheInfo, Tier
 
 if TYPE_CHECKING:
     from litellm import ModelResponse
     from litellm.types.utils import ModelResponseStream
 
-Reply = Callable[["ModelResponse", CacheInfo], dict[str, Any]]
+Reply = Callable[[list[Any], Callable[[], "ModelResponse"], CacheInfo], dict[str, Any]]
+"""``(answer, build, info)`` → the completed response: ``answer`` names the streamed answer
+(:func:`semcache.protocols.base.answer_of`), ``build`` assembles it when it is needed."""
 
 
 def message_item_id(response_id: str, index: int) -> str:
@@ -157,9 +160,11 @@ def _assembled(first: Any, items: list[dict[str, Any]], finish: str | None, usag
 
 async def response_events(
     chunks: AsyncIterator[ModelResponseStream | CacheInfo], reply: Reply
-) -> AsyncIterator[dict[str, Any] | CacheInfo]:
-    """The Responses events of a chat chunk stream; ``reply`` maps the assembled answer to the
-    completed response. A ``CacheInfo`` is passed on where it arrives."""
+) -> AsyncIterator[list[dict[str, Any]] | CacheInfo]:
+    """The Responses events of a chat chunk stream, a batch per chunk (the closing events
+    last); ``reply`` gives the completed response (the answer is assembled from the items
+    only when the reply is not memoised). A ``CacheInfo`` is
+    passed on where it arrives."""
     items = _Items()
     info: CacheInfo | None = None
     first: Any = None
@@ -167,17 +172,19 @@ async def response_events(
     usage: Any = None
     sequence = 0
 
-    def numbered(event: dict[str, Any]) -> dict[str, Any]:
+    def numbered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         nonlocal sequence
-        event["sequence_number"] = sequence
-        sequence += 1
-        return event
+        for event in events:
+            event["sequence_number"] = sequence
+            sequence += 1
+        return events
 
     async for chunk in chunks:
         if isinstance(chunk, CacheInfo):
             info = chunk
             yield chunk
             continue
+        batch: list[dict[str, Any]] = []
         if first is None:
             first = chunk
             shell = {
@@ -188,17 +195,21 @@ async def response_events(
                 "status": "in_progress",
                 "output": [],
             }
-            yield numbered({"type": "response.created", "response": shell})
-            yield numbered({"type": "response.in_progress", "response": dict(shell)})
+            batch.append({"type": "response.created", "response": shell})
+            batch.append({"type": "response.in_progress", "response": dict(shell)})
         for choice in chunk.choices[:1]:
             finish = choice.finish_reason or finish
         usage = getattr(chunk, "usage", None) or usage
-        for event in _deltas(chunk, items):
-            yield numbered(event)
+        batch += _deltas(chunk, items)
+        if batch:
+            yield numbered(batch)
     if first is None:
         return
-    for event in items.finish():
-        yield numbered(event)
-    assembled = _assembled(first, items.done, finish, usage)
-    response = reply(assembled, info or CacheInfo(tier=Tier.MISS))
-    yield numbered({"type": "response.completed", "response": response})
+    closing = items.finish()
+    answer = answer_of(first.id, first.created, first.model, usage)
+    done = items.done
+    response = reply(
+        answer, lambda: _assembled(first, done, finish, usage), info or CacheInfo(tier=Tier.MISS)
+    )
+    closing.append({"type": "response.completed", "response": response})
+    yield numbered(closing)

@@ -5,6 +5,8 @@ by field, so a body the schema calls valid is answered and one it calls invalid 
 schemathesis fuzzes both ways. Fields the checks do not look inside (``reasoning``,
 ``thinking``, a tool's other fields, a non-text block) are open objects here too. Optional
 fields may also be ``null`` (unset); :mod:`semcache.server.openapi` adds that.
+The stateful Responses fields (``previous_response_id``, ``conversation``, ``store``,
+``background``) are described too: a request with them is sent to the provider past the cache.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ _RESPONSES_ITEM = {
     ]
 }
 
-#: JSON Schema of a Responses request body (the stateless subset the cache answers).
+#: JSON Schema of a Responses request body (the subset the routes are fuzzed with).
 RESPONSES_REQUEST: dict[str, Any] = {
     "type": "object",
     "required": ["model", "input"],
@@ -121,11 +123,15 @@ RESPONSES_REQUEST: dict[str, Any] = {
         "truncation": _STRING,
         "include": _STRINGS,
         "stream_options": _OBJECT,
-        # state the provider would keep: only "none" passes through the cache
-        "store": {"const": False},
-        "background": {"const": False},
-        "previous_response_id": {"type": "null"},
-        "conversation": {"type": "null"},
+        "store": {"type": "boolean"},
+        "background": {"type": "boolean"},
+        "previous_response_id": _NON_EMPTY,
+        "conversation": {
+            "anyOf": [
+                _NON_EMPTY,
+                {"type": "object", "required": ["id"], "properties": {"id": _NON_EMPTY}},
+            ]
+        },
         "stream": {"type": "boolean"},
     },
     "additionalProperties": False,

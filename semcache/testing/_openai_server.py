@@ -1,6 +1,7 @@
 """A local OpenAI-compatible server for tests, the demo and benchmarks.
 
-Just enough of the OpenAI HTTP API (chat with and without SSE, embeddings, models) for
+Just enough of the OpenAI HTTP API (chat with and without SSE, Responses with and without
+SSE, embeddings, models) for
 LiteLLM's real client on loopback; it counts what it was asked. Knobs are attributes, safe
 to change while it runs: ``delay_s``, ``chunk_delay_s``, ``chunks``, ``fail_next``,
 ``abort_stream_after``, ``responder`` (request body -> answer text) and ``call_tools``
@@ -24,6 +25,8 @@ from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from semcache.testing import _openai_responses as responses_api
 
 Responder = Callable[[dict[str, Any]], str]
 
@@ -90,6 +93,7 @@ class FakeOpenAIServer:
         self.calls: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.response_ids: list[str] = []  # ids of the Responses answers given, in order
         self.hung_up = 0
         self.min_cached_tokens = 1024
         self._prefixes: set[str] = set()
@@ -132,11 +136,17 @@ class FakeOpenAIServer:
     def chat_calls(self) -> int:
         return self.calls["chat"]
 
+    @property
+    def responses_calls(self) -> int:
+        """Calls of the Responses endpoint (``POST /v1/responses``)."""
+        return self.calls["responses"]
+
     def reset(self) -> None:
         with self._lock:
             self.calls.clear()
             self.requests.clear()
             self.headers.clear()
+            self.response_ids.clear()
             self.fail_next.clear()
             self._prefixes.clear()
         self.abort_stream_after = None
@@ -259,6 +269,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream_chat(body)
             else:
                 self._chat(body)
+        elif self.path.rstrip("/").endswith("/responses"):
+            failure = state._record("responses", body, headers)
+            if state.delay_s:
+                time.sleep(state.delay_s)
+            if failure is not None:
+                self._send_error(failure)
+            else:
+                self._responses(body, state.calls["responses"])
         elif self.path.rstrip("/").endswith("/embeddings"):
             failure = state._record("embeddings", body, headers)
             if failure is not None:
@@ -329,6 +347,33 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": self.server_state.usage(body, answer),
             },
         )
+
+    def _responses(self, body: dict[str, Any], call: int) -> None:
+        answer = self.server_state.responder(responses_api.as_chat(body))
+        ident = responses_api.response_id(answer, call)
+        with self.server_state._lock:
+            self.server_state.response_ids.append(ident)
+        completed = responses_api.response_body(body, answer, ident, count_tokens)
+        if not body.get("stream"):
+            self._send_json(200, completed)
+            return
+        n = max(1, self.server_state.chunks)
+        step = max(1, -(-len(answer) // n))
+        pieces = [answer[i : i + step] for i in range(0, len(answer), step)] or [""]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        try:
+            for event in responses_api.response_events(completed, pieces):
+                frame = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+                self.wfile.write(frame.encode())
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        finally:
+            self.close_connection = True
 
     def _stream_chat(self, body: dict[str, Any]) -> None:
         state = self.server_state

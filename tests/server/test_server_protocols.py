@@ -418,8 +418,12 @@ RESPONSES_BAD = [
     ({"model": "fast"}, "input"),
     ({"model": "fast", "input": 5}, "input"),
     ({"model": "fast", "input": "hi", "temperature": 3}, "temperature"),
-    ({"model": "fast", "input": "hi", "store": True}, "store"),
-    ({"model": "fast", "input": "hi", "previous_response_id": "resp_1"}, "previous_response_id"),
+    ({"model": "fast", "input": "hi", "store": "yes"}, "store"),
+    ({"model": "fast", "input": "hi", "background": 1}, "background"),
+    ({"model": "fast", "input": "hi", "previous_response_id": 7}, "previous_response_id"),
+    ({"model": "fast", "input": "hi", "conversation": {"name": "c"}}, "conversation"),
+    ({"model": "fast", "input": 5, "previous_response_id": "resp_1"}, "input"),
+    ({"model": "claude", "input": "hi", "store": True}, "store"),
     ({"model": "fast", "input": "hi", "tools": [{"type": "function"}]}, "tools[0].name"),
     ({"model": "fast", "input": "hi", "tenant": "team-b"}, "tenant"),
     ({"model": "fast", "input": "hi", "api_base": "http://evil"}, "api_base"),
@@ -548,7 +552,11 @@ MESSAGES_BAD = [
 
 @pytest.mark.parametrize(("body", "field"), RESPONSES_BAD)
 def test_bad_responses_request_is_400_naming_the_field(
-    serve: Callable[..., Running], upstream: FakeOpenAIServer, body: dict, field: str
+    serve: Callable[..., Running],
+    upstream: FakeOpenAIServer,
+    claude: FakeAnthropicServer,
+    body: dict,
+    field: str,
 ) -> None:
     proxy = serve()
     for stream in (False, True):
@@ -559,7 +567,8 @@ def test_bad_responses_request_is_400_naming_the_field(
         )
         assert response.status_code == 400, response.text
         assert response.json()["error"]["param"] == field
-    assert upstream.chat_calls == 0
+    assert upstream.chat_calls == 0 and upstream.responses_calls == 0
+    assert claude.messages_calls == 0
 
 
 @pytest.mark.parametrize(("body", "field"), MESSAGES_BAD)
