@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING
 
 from semcache.compress.accounting import CompressionLedger
@@ -53,7 +52,6 @@ if TYPE_CHECKING:
 
     from semcache.embedders.base import Embedder
     from semcache.guard import HitVerifier
-    from semcache.observe.otel import Telemetry
     from semcache.replicas.tier import SharedTier
     from semcache.runtime.upstream import Upstream
     from semcache.scoring import ScoredDecision
@@ -61,7 +59,7 @@ if TYPE_CHECKING:
     from semcache.tuning.applied import AppliedThresholds
 
 
-from semcache.compose.observe import observer, telemetry, traced_upstream
+from semcache.compose.observe import observer, telemetry, traced_upstream, write_behind
 from semcache.compose.semantic import readability_gate, semantic_tier, store_watermark
 from semcache.compose.shared import (
     local_store_dir,
@@ -272,15 +270,6 @@ def assemble(
         observer=observer(s.telemetry, clock, otel, tuning.monitor.estimates),
         applied=applied,
     )
-
-
-def write_behind(otel: Telemetry | None) -> Callable[..., WriteBehind]:
-    """Write-behind, traced when OpenTelemetry is on."""
-    if otel is None:
-        return WriteBehind
-    from semcache.observe.traced import TracedWriteBehind
-
-    return partial(TracedWriteBehind, telemetry=otel)
 
 
 def prompt_cache_marks(s: CacheSettings, clock: Callable[[], float]) -> PromptCacheMarks | None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 from semcache.errors import ConfigError
 from semcache.observe.lookups import LookupLog, Observer
 from semcache.observe.settings import TelemetrySettings
+from semcache.pipeline.write_behind import WriteBehind
 
 if TYPE_CHECKING:
     from semcache.embedders.base import Embedder
@@ -103,3 +105,12 @@ def traced_upstream(upstream: Upstream, found: Telemetry | None) -> Upstream:
     from semcache.observe.traced import TracedUpstream
 
     return TracedUpstream(upstream, found)
+
+
+def write_behind(otel: Telemetry | None) -> Callable[..., WriteBehind]:
+    """Write-behind, traced when OpenTelemetry is on."""
+    if otel is None:
+        return WriteBehind
+    from semcache.observe.traced import TracedWriteBehind
+
+    return partial(TracedWriteBehind, telemetry=otel)

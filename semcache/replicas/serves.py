@@ -104,7 +104,7 @@ class SharedServes:
                 data = await client.hget(name, "v")
                 if data is None:
                     continue
-                stored = decode_entry(data)
+                stored = decode_entry(data if isinstance(data, bytes) else data.encode())
                 try:
                     live = await self._exact.get(
                         exact, tenant=tenant, namespace=stored.namespace, model=stored.model
