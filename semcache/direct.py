@@ -21,6 +21,7 @@ from semcache.errors import InvalidRequest, InvalidRequestType
 from semcache.facade import query, writes
 from semcache.pipeline.base import Request
 from semcache.pipeline.lookup import Query
+from semcache.protocols import MESSAGES, RESPONSES
 from semcache.stats import CacheHit, CacheInfo, ImportReport
 
 if TYPE_CHECKING:
@@ -57,6 +58,14 @@ def call_kwargs(
     if cache is not None:
         kwargs["cache"] = cache
     return kwargs
+
+
+def wire_protocol(protocol: str | None) -> str | None:
+    """``protocol`` checked: None (chat completions) or the name of a protocol adapter."""
+    if protocol is None or protocol in (RESPONSES.name, MESSAGES.name):
+        return protocol
+    names = [RESPONSES.name, MESSAGES.name]
+    raise InvalidRequest("protocol", f"expected one of {names} or None, got {protocol!r}")
 
 
 def json_object(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -253,6 +262,7 @@ class DirectAPI:
         tenant: str | None = None,
         cache: CacheControl | Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        protocol: str | None = None,
         **params: Any,
     ) -> str | None:
         """Keep ``response`` as the answer to this question; returns its key, or None when
@@ -264,9 +274,14 @@ class DirectAPI:
 
         ``metadata``: a JSON object kept with the answer and returned by ``check`` (and
         matched by its ``filters``); not part of the key, so storing the same question again
-        replaces both answer and metadata (that is ``update``)."""
+        replaces both answer and metadata (that is ``update``).
+
+        ``protocol`` (``"responses"``, ``"messages"``): these chat arguments are a request of
+        that wire protocol as its adapter translated it, and the answer is kept under that
+        protocol's keys, where ``cache.responses`` / ``cache.messages`` find it (for
+        integrations that translate protocol requests, as LiteLLM's cache slot does)."""
         request, answer, meta = self._prepare_store(
-            prompt, response, model, messages, tenant, cache, params, metadata
+            prompt, response, model, messages, tenant, cache, params, metadata, protocol
         )
         with self._parts.observer.operation("store"):
             return self._loop.run(writes.store(self._parts, request, answer, meta)).key
@@ -281,11 +296,12 @@ class DirectAPI:
         tenant: str | None = None,
         cache: CacheControl | Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        protocol: str | None = None,
         **params: Any,
     ) -> str | None:
         """``store`` for async callers."""
         request, answer, meta = self._prepare_store(
-            prompt, response, model, messages, tenant, cache, params, metadata
+            prompt, response, model, messages, tenant, cache, params, metadata, protocol
         )
         with self._parts.observer.operation("store"):
             return (await self._loop.arun(writes.store(self._parts, request, answer, meta))).key
@@ -347,12 +363,14 @@ class DirectAPI:
         cache: CacheControl | Mapping[str, Any] | None,
         params: Mapping[str, Any],
         metadata: Mapping[str, Any] | None = None,
+        protocol: str | None = None,
     ) -> tuple[Request, ModelResponse, dict[str, Any] | None]:
         if response is None:
             raise InvalidRequest("response", "missing")
         answer = as_response(response, model)
         meta = json_object(metadata)
-        request = self._parts.prepare(call_kwargs(prompt, messages, model, tenant, cache, params))
+        kwargs = call_kwargs(prompt, messages, model, tenant, cache, params)
+        request = self._parts.prepare(kwargs, protocol=wire_protocol(protocol))
         return request, answer, meta
 
     async def _settle(self, request: Request) -> None:
@@ -384,16 +402,17 @@ class DirectAPI:
             self._parts.observer.info(request.tenant, info)
         return [] if isinstance(found, CacheInfo) else found
 
-    def lookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
+    def lookup(self, *, protocol: str | None = None, **kwargs: Any) -> CacheHit | CacheInfo:
         """``check`` with ``completion``'s keyword arguments, for integrations: a miss
-        returns its ``CacheInfo`` (why it missed, how close it came) instead of None."""
-        request = self._parts.prepare(kwargs)
+        returns its ``CacheInfo`` (why it missed, how close it came) instead of None.
+        ``protocol``: as for ``store``, the wire protocol these arguments were translated from."""
+        request = self._parts.prepare(kwargs, protocol=wire_protocol(protocol))
         with self._parts.observer.operation("lookup"):
             return self._loop.run(self._direct_lookup(request))
 
-    async def alookup(self, **kwargs: Any) -> CacheHit | CacheInfo:
+    async def alookup(self, *, protocol: str | None = None, **kwargs: Any) -> CacheHit | CacheInfo:
         """``lookup`` for async callers."""
-        request = self._parts.prepare(kwargs)
+        request = self._parts.prepare(kwargs, protocol=wire_protocol(protocol))
         with self._parts.observer.operation("lookup"):
             return await self._loop.arun(self._direct_lookup(request))
 

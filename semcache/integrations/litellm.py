@@ -1,131 +1,72 @@
 """semcache as LiteLLM's own cache: ``litellm.cache = LiteLLMCache(SemanticCache())``.
 
 Plain ``litellm.completion`` / ``acompletion`` (streamed or not) look up semcache's tiers
-before calling the provider and store complete answers after it; LiteLLM's per-request
+before calling the provider and store complete answers after it; so do ``litellm.responses``
+/ ``aresponses`` and ``litellm.anthropic.messages.acreate``, under the Responses and Messages
+adapters' keys (:mod:`semcache.integrations.litellm_protocols`). LiteLLM's per-request
 controls (``no-cache``, ``no-store``, ``ttl``, ``s-maxage``, ``namespace``, ``use-cache``)
 keep their meaning. A ``Cache`` subclass, not a ``BaseCache`` backend, because a backend sees
 only LiteLLM's hashed key and cannot compute semcache's key nor partition by tenant. Not
 coalesced: LiteLLM looks up and stores in two calls with no failure signal in between.
 
-Behind LiteLLM's proxy the authenticated caller (key hash, team, org) decides the tenant and
-``metadata["tenant"]`` only narrows inside it; without the proxy ``metadata["tenant"]`` is
-the tenant. ``litellm.cache.feedback(response, correct=False)`` withdraws a wrong answer for
-the tenant it was served to (:mod:`semcache.integrations.litellm_served`).
+The tenant is the authenticated caller behind LiteLLM's proxy, narrowed by
+``metadata["tenant"]``, else that claim alone (:mod:`semcache.integrations.litellm_call`).
+``litellm.cache.feedback(response, correct=False)`` withdraws a wrong answer for the tenant it
+was served to (:mod:`semcache.integrations.litellm_served`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
-from litellm import ModelResponse
 from litellm.caching.caching import Cache, CacheMode, LiteLLMCacheType
-from litellm.types.proxy.auth.user_api_key_auth import UserAPIKeyAuth
-from litellm.types.utils import is_litellm_owned_kwarg
 
 from semcache.errors import InvalidRequest, UnknownServe
+from semcache.integrations.litellm_call import as_model_response, semcache_call, tenant_of
+from semcache.integrations.litellm_protocols import (
+    chat_answer,
+    protocol_answer,
+    protocol_of,
+    read_call,
+    replied,
+)
 from semcache.integrations.litellm_served import SERVED, SlotServe
+from semcache.protocols.base import Translated
 from semcache.stats import CacheHit, CacheInfo, MissReason, Tier
 
 if TYPE_CHECKING:
+    from litellm import ModelResponse
     from litellm.caching.base_cache import BaseCache
 
     from semcache.cache import SemanticCache
+    from semcache.protocols.base import Protocol
     from semcache.tuning.results import FeedbackResult
 
-#: LiteLLM-owned parameters that still change the answer (which server, which provider).
-KEPT_LITELLM_PARAMS = frozenset({"api_base", "api_version", "custom_llm_provider"})
-
-#: Bookkeeping LiteLLM adds between lookup and store that is not one of its owned names.
-DROPPED_PARAMS = frozenset({"parent_otel_span", "dynamic_cache_object"})
-
-#: LiteLLM proxy's caller identity, the partition its own semantic caches use.
-PROXY_SCOPE_FIELDS = ("user_api_key", "user_api_key_team_id", "user_api_key_org_id")
+__all__ = ["LiteLLMCache", "SlotCall", "semcache_call", "tenant_of"]
 
 
-def semcache_call(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """``SemanticCache.check`` / ``store`` arguments for one LiteLLM call's kwargs.
+@dataclass(frozen=True, slots=True)
+class SlotCall:
+    """One LiteLLM call as the slot looks it up and stores it: semcache's arguments for it,
+    and for a protocol call type its adapter and reading."""
 
-    LiteLLM passes different internal kwargs to the lookup and to the store (a preset key,
-    a tracing span, its logging object); only what changes the answer is kept, so both
-    compute the same semcache key.
-    """
-    params = {
-        name: value
-        for name, value in kwargs.items()
-        if name not in DROPPED_PARAMS
-        and (name in KEPT_LITELLM_PARAMS or not is_litellm_owned_kwarg(name))
-    }
-    control = kwargs.get("cache")
-    if isinstance(control, Mapping):
-        params["cache"] = {k: v for k, v in control.items() if k != "use-cache"}
-    tenant = tenant_of(kwargs)
-    if tenant is not None:
-        params["tenant"] = tenant
-    return params
+    call: dict[str, Any]
+    adapter: Protocol | None = None
+    asked: Translated | None = None
 
+    @property
+    def protocol(self) -> str | None:
+        return None if self.adapter is None else self.adapter.name
 
-def tenant_of(kwargs: Mapping[str, Any]) -> str | None:
-    """The tenant of one LiteLLM call: the authenticated identity, narrowed by a claimed
-    ``metadata["tenant"]`` (``<identity>/<claimed>``), else the claim alone, else None."""
-    sources = _metadata_sources(kwargs)
-    identity = authenticated_identity(sources)
-    claimed = next((s["tenant"] for s in sources if s.get("tenant") is not None), None)
-    if identity is None:
-        return None if claimed is None else str(claimed)
-    return identity if claimed is None else f"{identity}/{claimed}"
-
-
-def authenticated_identity(sources: list[Mapping[str, Any]]) -> str | None:
-    """``litellm:user_api_key=..;user_api_key_team_id=..;user_api_key_org_id=..`` or None.
-
-    Only the metadata dict holding LiteLLM proxy's ``UserAPIKeyAuth`` object is read (a JSON
-    body cannot hold that object), so a forged ``litellm_metadata`` team id is ignored; without
-    it (no proxy) the first dict holding any identity field is read whole. Values are
-    percent-escaped, so ``<identity>/<claimed>`` cannot equal another identity.
-    """
-    proxied = next(
-        (s for s in sources if isinstance(s.get("user_api_key_auth"), UserAPIKeyAuth)), None
-    )
-    if proxied is not None:
-        auth = proxied["user_api_key_auth"]
-        values = (proxied.get("user_api_key") or auth.api_key, auth.team_id, auth.org_id)
-        fields = [(n, v) for n, v in zip(PROXY_SCOPE_FIELDS, values, strict=True) if v is not None]
-        return _identity(fields) if fields else "litellm:anonymous"
-    for source in sources:
-        fields = [(n, source[n]) for n in PROXY_SCOPE_FIELDS if source.get(n) is not None]
-        if fields:
-            return _identity(fields)
-    return None
-
-
-def _identity(fields: list[tuple[str, Any]]) -> str:
-    return "litellm:" + ";".join(f"{name}={quote(str(value), safe='')}" for name, value in fields)
-
-
-def _metadata_sources(kwargs: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    sources = [kwargs.get("metadata"), kwargs.get("litellm_metadata")]
-    litellm_params = kwargs.get("litellm_params")
-    if isinstance(litellm_params, Mapping):
-        sources += [litellm_params.get("metadata"), litellm_params.get("litellm_metadata")]
-    return [s for s in sources if isinstance(s, Mapping)]
-
-
-def as_model_response(result: Any) -> ModelResponse | None:
-    """The chat answer LiteLLM hands to ``add_cache``: an object on the sync path, its JSON
-    (``model_dump_json``) on the async path; None for anything else."""
-    if isinstance(result, ModelResponse):
-        return result
-    if isinstance(result, (str, bytes)):
-        try:
-            data = json.loads(result)
-        except ValueError:
-            return None
-        if isinstance(data, dict) and data.get("object") == "chat.completion":
-            return ModelResponse(**data)
-    return None
+    def shape(self, hit: CacheHit) -> dict[str, Any]:
+        """A hit as LiteLLM takes it for this call type: a chat completion's dict, or the
+        protocol's body."""
+        if self.adapter is None or self.asked is None:
+            answer: dict[str, Any] = hit.response.model_dump()
+            return answer
+        return replied(self.adapter, self.asked, hit)
 
 
 class LiteLLMCache(Cache):
@@ -147,7 +88,14 @@ class LiteLLMCache(Cache):
             type=LiteLLMCacheType.LOCAL,
             mode=CacheMode(mode),
             max_messages=max_messages,
-            supported_call_types=["completion", "acompletion"],
+            supported_call_types=[  # chat, and the protocols of ``.litellm_protocols``
+                "completion",
+                "acompletion",
+                "responses",
+                "aresponses",
+                "anthropic_messages",
+                "aanthropic_messages",
+            ],
         )
         if cache is None:
             from semcache.cache import SemanticCache
@@ -156,38 +104,60 @@ class LiteLLMCache(Cache):
         self.semcache = cache
 
     def get_cache(self, dynamic_cache_object: BaseCache | None = None, **kwargs: Any) -> Any:
-        if not self._handles(kwargs):
+        looked = self._looking(kwargs)
+        if looked is None:
             return None
-        call = semcache_call(kwargs)
-        return self._served(kwargs, call, self.semcache.lookup(**call))
+        found = self.semcache.lookup(protocol=looked.protocol, **looked.call)
+        return self._served(kwargs, looked, found)
 
     async def async_get_cache(
         self, dynamic_cache_object: BaseCache | None = None, **kwargs: Any
     ) -> Any:
-        if not self._handles(kwargs):
+        looked = self._looking(kwargs)
+        if looked is None:
+            return None
+        found = await self.semcache.alookup(protocol=looked.protocol, **looked.call)
+        return self._served(kwargs, looked, found)
+
+    def _looking(self, kwargs: Mapping[str, Any]) -> SlotCall | None:
+        """What to look up for this LiteLLM call (its call type's key rule), or None when the
+        slot leaves it to LiteLLM (a stateful Responses request is recorded as a bypass)."""
+        if self.should_use_cache(**kwargs) is not True:  # type: ignore[no-untyped-call]
             return None
         call = semcache_call(kwargs)
-        return self._served(kwargs, call, await self.semcache.alookup(**call))
+        protocol = protocol_of(kwargs)
+        if protocol is None:
+            return SlotCall(call) if "messages" in kwargs else None
+        read = read_call(protocol, call)
+        if isinstance(read, CacheInfo):
+            self._record(kwargs, call, None, read)
+            return None
+        return None if read is None else SlotCall(read.chat, protocol, read)
 
     def _served(
-        self, kwargs: Mapping[str, Any], call: Mapping[str, Any], found: CacheHit | CacheInfo
+        self, kwargs: Mapping[str, Any], looked: SlotCall, found: CacheHit | CacheInfo
     ) -> Any:
         """Remember how this call was served (its response's ``cache_info``); the hit's
         answer as the dict LiteLLM turns into the caller's response, or None."""
-        hit = found if isinstance(found, CacheHit) else None
-        info = found.info if isinstance(found, CacheHit) else found
-        litellm_key = None
-        if hit is not None:  # the key LiteLLM puts on the response (``_hidden_params``)
-            preset = kwargs.get("cache_key")
-            litellm_key = preset if isinstance(preset, str) else self.get_cache_key(**kwargs)
+        if not isinstance(found, CacheHit):
+            self._record(kwargs, looked.call, None, found)
+            return None
+        preset = kwargs.get("cache_key")  # the key LiteLLM puts on the response
+        litellm_key = preset if isinstance(preset, str) else self.get_cache_key(**kwargs)
+        self._record(kwargs, looked.call, litellm_key, found.info)
+        return looked.shape(found)
+
+    @staticmethod
+    def _record(
+        kwargs: Mapping[str, Any], call: Mapping[str, Any], key: str | None, info: CacheInfo
+    ) -> None:
         call_id = kwargs.get("litellm_call_id")
         tenant = call.get("tenant")
         SERVED.record(
             call_id if isinstance(call_id, str) else None,
-            litellm_key,
+            key,
             SlotServe(info, tenant if isinstance(tenant, str) else None),
         )
-        return None if hit is None else hit.response.model_dump()
 
     def feedback(
         self, response_or_key: Any, correct: bool, *, tenant: str | None = None
@@ -226,23 +196,45 @@ class LiteLLMCache(Cache):
         return response_or_key, (tenant if serve is None else serve.tenant)
 
     def add_cache(self, result: Any, **kwargs: Any) -> None:
-        response = as_model_response(result)
-        if response is not None and self._handles(kwargs):
-            call = semcache_call(kwargs)
-            _note_bypass(kwargs, call)
-            self.semcache.store(response=response, **call)
+        stored = self._storing(result, kwargs)
+        if stored is not None:
+            answer, looked = stored
+            self.semcache.store(response=answer, protocol=looked.protocol, **looked.call)
 
     async def async_add_cache(
         self, result: Any, dynamic_cache_object: BaseCache | None = None, **kwargs: Any
     ) -> None:
-        response = as_model_response(result)
-        if response is not None and self._handles(kwargs):
-            call = semcache_call(kwargs)
-            _note_bypass(kwargs, call)
-            await self.semcache.astore(response=response, **call)
+        stored = self._storing(result, kwargs)
+        if stored is not None:
+            answer, looked = stored
+            await self.semcache.astore(response=answer, protocol=looked.protocol, **looked.call)
 
-    def _handles(self, kwargs: Mapping[str, Any]) -> bool:
-        return "messages" in kwargs and self.should_use_cache(**kwargs) is True  # type: ignore[no-untyped-call]
+    def _storing(
+        self, result: Any, kwargs: Mapping[str, Any]
+    ) -> tuple[ModelResponse, SlotCall] | None:
+        """The chat answer to keep and the call it answers, or None: LiteLLM stores after the
+        call (the streamed ones without their logging object), so the answer's shape says
+        which call type it was."""
+        if self.should_use_cache(**kwargs) is not True:  # type: ignore[no-untyped-call]
+            return None
+        call = semcache_call(kwargs)
+        response = as_model_response(result)
+        if response is not None:
+            looked = SlotCall(call) if "messages" in kwargs else None
+        else:
+            answered = protocol_answer(result)
+            if answered is None:
+                return None
+            protocol, body = answered
+            read = read_call(protocol, call)
+            if not isinstance(read, Translated):
+                return None
+            looked = SlotCall(read.chat, protocol, read)
+            response = chat_answer(protocol, body, read)
+        if looked is None or response is None:
+            return None
+        _note_bypass(kwargs, looked.call)
+        return response, looked
 
 
 def _note_bypass(kwargs: Mapping[str, Any], call: Mapping[str, Any]) -> None:

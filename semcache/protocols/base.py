@@ -3,11 +3,12 @@
 An adapter has three jobs, one method each: ``translate`` (protocol request → the chat
 request the path answers, raising :class:`InvalidRequest` naming the field), ``reply`` (the
 chat answer → the protocol's response body) and ``events`` (chat chunks → the protocol's
-stream events); and ``stateful`` picks out a request the provider must answer past every
-tier (it asks for state the provider holds). Arguments that are not the protocol's body
-fields are LiteLLM call options
-(``api_base``, ``api_key``, ``tenant``, ``cache``, ...) and pass through unchanged, as they do
-for ``completion``.
+stream events). Two helpers go with them: ``answer`` reads a provider's response body back as
+the chat answer (answers that arrive in the protocol, as in LiteLLM's cache slot), and
+``stateful`` picks out a request the provider must answer past every tier (it asks for state
+the provider holds). Arguments that are not the protocol's body fields are LiteLLM call
+options (``api_base``, ``api_key``, ``tenant``, ``cache``, ...) and pass through unchanged, as
+they do for ``completion``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ class Protocol(TypingProtocol):
 
     def reply(self, response: ModelResponse, asked: Translated, info: CacheInfo) -> dict[str, Any]:
         """The protocol's response body for a chat answer (hit usage rules applied)."""
+        ...
+
+    def answer(self, body: Mapping[str, Any], asked: Translated) -> ModelResponse:
+        """The chat answer a provider's response body in this protocol stands for (``reply``'s
+        inverse); ``ValueError`` for a body that holds none."""
         ...
 
     def events(

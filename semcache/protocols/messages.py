@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.protocols.answers import messages_answer
 from semcache.protocols.base import (
     SERVED_BY,
     JsonMemo,
@@ -224,6 +225,9 @@ class MessagesProtocol:
         message: dict[str, Any] = self._replies.get(identity, translated)
         message["usage"] = replay_usage(dict(message.get("usage") or {}), response, info)
         return message
+
+    def answer(self, body: Mapping[str, Any], asked: Translated) -> ModelResponse:
+        return messages_answer(body, asked)
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated

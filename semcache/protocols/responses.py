@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from semcache.errors import InvalidRequest, InvalidRequestType
+from semcache.protocols.answers import responses_answer
 from semcache.protocols.base import (
     SERVED_BY,
     JsonMemo,
@@ -256,6 +257,9 @@ class ResponsesProtocol:
         body: dict[str, Any] = self._replies.get([answer, echoed], translated)
         body["usage"] = replay_usage(dict(body.get("usage") or {}), info)
         return body
+
+    def answer(self, body: Mapping[str, Any], asked: Translated) -> ModelResponse:
+        return responses_answer(body, asked)
 
     def events(
         self, chunks: AsyncIterator[ModelResponseStream | CacheInfo], asked: Translated
