@@ -273,3 +273,11 @@ def test_an_unknown_protocol_is_refused_by_name(cache):
     with pytest.raises(InvalidRequest) as raised:
         cache.lookup(protocol="realtime", model="m", messages=[{"role": "user", "content": "x"}])
     assert raised.value.field == "protocol"
+
+
+def test_feedback_withdraws_a_served_responses_answer(cache, upstream):
+    _, again = asyncio.run(responses(cache, ask(upstream), ask(upstream)))
+    assert again._hidden_params["cache_hit"]
+    assert litellm.cache.feedback(again, correct=False).withdrawn
+    (fresh,) = asyncio.run(responses(cache, ask(upstream)))
+    assert not fresh._hidden_params.get("cache_hit") and upstream.responses_calls == 2
