@@ -136,11 +136,9 @@ async def reload(request: Request) -> Response:
     return await _answer(request, _reload)
 
 
-@router.api_route("/admin/threshold", methods=READ_METHODS)
+@router.api_route("/admin/threshold", methods=[*READ_METHODS, "POST"])
 async def threshold(request: Request) -> Response:
+    """One route for reading and setting, so a 405 lists every method the path takes."""
+    if request.method == "POST":
+        return await _answer(request, _set_threshold)
     return await _answer(request, _threshold)
-
-
-@router.post("/admin/threshold")
-async def set_threshold(request: Request) -> Response:
-    return await _answer(request, _set_threshold)
