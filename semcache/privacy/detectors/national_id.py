@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from semcache.privacy import _deps
+from semcache.privacy.deadline import check_deadline
 from semcache.privacy.detectors._context import preceded_by
 from semcache.privacy.findings import Finding, Kind
 
@@ -114,10 +115,12 @@ class NationalIdDetector:
         findings: list[Finding] = []
         taken: list[tuple[int, int]] = []
         for scheme in self._schemes:
+            check_deadline()  # a pass per scheme over the whole text
             if scheme.keywords is not None and scheme.keywords.search(text) is None:
                 continue  # no keyword anywhere: no candidate can count
             position = 0
             while (match := scheme.pattern.search(text, position)) is not None:
+                check_deadline()  # candidates are tried one start at a time
                 start, end = match.span()
                 # An ID may start inside a rejected run: "… 3416 8985 5364 4697" after a phone
                 # number first matched "3416 8985 5364" (no valid Aadhaar), and a plain

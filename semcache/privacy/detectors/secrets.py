@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from semcache.privacy import _deps
+from semcache.privacy.deadline import check_deadline
 from semcache.privacy.detectors._context import preceded_by
 from semcache.privacy.findings import Finding, Kind
 
@@ -142,16 +143,20 @@ class SecretDetector:
     def detect(self, text: str) -> Sequence[Finding]:
         findings: list[Finding] = []
         for scheme, regex in (*_detect_secrets_patterns(), *_OWN_FORMATS):
+            check_deadline()  # a long text is many passes: a stopped scan ends between them
             for match in regex.finditer(text):
                 start, end = _value_span(scheme, match)
                 if end > start:
                     findings.append(Finding(Kind.SECRET, start, end, scheme))
+        check_deadline()
         for match in _ASSIGNMENT.finditer(text):
             value = match.group("value")
             if _PLACEHOLDER.match(value) or _CODE_REFERENCE.match(value):
                 continue
             findings.append(Finding(Kind.SECRET, *match.span("value"), "credential"))
+        check_deadline()
         for match in _TOKEN.finditer(text):
+            check_deadline()  # each token is weighed: base64 is one long run of them
             context = preceded_by(text, match.start(), _SECRET_CONTEXT, _CONTEXT_WINDOW)
             if random_looking(match.group(), context=context, min_length=self._min_length):
                 findings.append(Finding(Kind.SECRET, match.start(), match.end(), "high_entropy"))
@@ -166,9 +171,10 @@ def random_looking(token: str, *, context: bool, min_length: int = 24) -> bool:
     length = len(token)
     if length < 16 or _UUID.search(token):
         return False
-    upper = sum(ch.isupper() for ch in token)
-    lower = sum(ch.islower() for ch in token)
-    digits = sum(ch.isdigit() for ch in token)
+    upper = sum(map(str.isupper, token))
+    lower = sum(map(str.islower, token))
+    digits = sum(map(str.isdigit, token))
+    check_deadline()  # each pass reads the whole token, which may be a megabyte long
     entropy = shannon_entropy(token) / math.log2(min(length, 62))
     if context:
         classes = (upper > 0) + (lower > 0) + (digits > 0)
@@ -176,7 +182,8 @@ def random_looking(token: str, *, context: bool, min_length: int = 24) -> bool:
     if length < min_length or upper < 2 or lower < 2 or digits < 2:
         return False
     letters = upper + lower
-    vowels = sum(ch in _VOWELS for ch in token) / letters
+    vowels = sum(map(_VOWELS.__contains__, token)) / letters
+    check_deadline()
     return entropy >= MIN_NORMALISED_ENTROPY and vowels <= 0.34 and _switch_rate(token) >= 0.38
 
 
@@ -185,10 +192,28 @@ def _hex(token: str) -> bool:
 
 
 def _switch_rate(token: str) -> float:
+    """The share of neighbouring characters whose classes (upper, lower, digit, other) differ."""
+    if token.isascii():  # one class letter per character, then its runs, both in C
+        runs = len(_CLASS_RUNS.findall(token.translate(_ASCII_CLASSES)))
+        return (runs - 1) / (len(token) - 1)
+
     def cls(ch: str) -> int:
         return 0 if ch.isupper() else 1 if ch.islower() else 2 if ch.isdigit() else 3
 
     return sum(cls(a) != cls(b) for a, b in itertools.pairwise(token)) / (len(token) - 1)
+
+
+_ASCII_CLASSES = {
+    code: "u"
+    if chr(code).isupper()
+    else "l"
+    if chr(code).islower()
+    else "d"
+    if chr(code).isdigit()
+    else "o"
+    for code in range(128)
+}
+_CLASS_RUNS = re.compile("u+|l+|d+|o+")
 
 
 _VALUE_GROUP_SCHEMES = frozenset({"aws_access_key", "url_password", "npm_token"})
