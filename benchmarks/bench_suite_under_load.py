@@ -6,8 +6,9 @@ Starts ``--hogs`` processes that spin on the CPU for the whole benchmark, then r
 ``python -m pytest`` ``--runs`` times one after another (stopping at the first failure).
 Samples the 1-minute load average every 10 s during each run. Prints, per run, the exit
 status, the wall time, the pytest summary line and the lowest, median and highest load
-average seen; then the same run's time against an unloaded baseline when ``--baseline``
-(one run without the hogs first) is given. Asserts nothing: its figures go to the notes.
+average seen (``--json`` also keeps a failed run's output); with ``--baseline``, one run
+without the hogs first and each run's time against it. Asserts nothing: its figures go to
+the notes.
 """
 
 from __future__ import annotations
@@ -58,7 +59,12 @@ def run_suite(pytest_args: list[str]) -> dict[str, Any]:
         "load_min": round(min(loads), 2) if loads else None,
         "load_median": round(statistics.median(loads), 2) if loads else None,
         "load_max": round(max(loads), 2) if loads else None,
+        "output_tail": proc.stdout[-30000:] if proc.returncode else "",
     }
+
+
+def _short(run: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in run.items() if k != "output_tail"}
 
 
 def main() -> None:
@@ -79,7 +85,8 @@ def main() -> None:
         for i in range(args.runs):
             result = run_suite(pytest_args)
             report["runs"].append(result)
-            print(f"run {i + 1}", json.dumps(result), flush=True)
+            shown = {k: v for k, v in result.items() if k != "output_tail"}
+            print(f"run {i + 1}", json.dumps(shown), flush=True)
             if result["rc"] != 0:
                 break
     finally:
@@ -91,7 +98,7 @@ def main() -> None:
     if args.baseline and report["runs"]:
         base = report["baseline"]["wall_s"]
         report["wall_over_baseline"] = [round(r["wall_s"] / base, 2) for r in report["runs"]]
-    print(json.dumps(report, indent=2))
+    print(json.dumps({**report, "runs": [_short(r) for r in report["runs"]]}, indent=2))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
 
