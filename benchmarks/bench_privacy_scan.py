@@ -6,14 +6,19 @@ built-in detector spends on the whole MB (``limit`` when it stopped at its work 
 composite detector's total, and the baseline measured in the same run: libphonenumber's own
 ``PhoneNumberMatcher`` (what the phone detector used to run over the whole text, before its
 recovery passes) on the first 10 KB, extrapolated to 1 MB. The gate itself never scans more
-than ``privacy.max_scan_bytes`` (256 KB by default) of a request.
+than ``privacy.max_scan_bytes`` (256 KB by default) of a request. The ``gap`` column is the
+longest CPU time the composite scan ran without checking its deadline or stop event (how
+late a scan nobody waits for any more can stop), against the whole scan's time (``share``).
 
 Run: ``python benchmarks/bench_privacy_scan.py`` (about a minute on 2 cores).
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import random
+import threading
 import time
 
 import phonenumbers
@@ -29,6 +34,7 @@ from semcache.privacy import (
     SecretDetector,
     default_detector,
 )
+from semcache.privacy.deadline import scan_deadline
 
 MB = 1024 * 1024
 BASELINE_BYTES = 10 * 1024
@@ -62,6 +68,28 @@ def cpu(scan, text: str) -> tuple[float, bool]:
     return time.process_time() - start, False
 
 
+class _Checks(threading.Event):
+    """A stop event never set that notes when a scan checked it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: list[float] = []
+
+    def is_set(self) -> bool:
+        self.at.append(time.process_time())
+        return False
+
+
+def longest_gap(scan, text: str) -> float:
+    """The longest CPU time ``scan`` ran between two checks of its stop event."""
+    checks = _Checks()
+    start = time.process_time()
+    with scan_deadline(None, checks), contextlib.suppress(ScanLimitExceeded):
+        scan(text)
+    points = [start, *checks.at, time.process_time()]
+    return max(b - a for a, b in itertools.pairwise(points))
+
+
 def baseline(text: str) -> float:
     """libphonenumber's matcher over the text for both default regions, no budget."""
     start = time.process_time()
@@ -91,7 +119,7 @@ def main() -> None:
     print(
         f"{'input':13}"
         + "".join(f"{n:>9}" for n in names)
-        + f"{'all':>9}{'baseline':>10}{'ratio':>8}"
+        + f"{'all':>9}{'baseline':>10}{'ratio':>8}{'gap':>8}{'share':>7}"
     )
     for kind, text in inputs(MB).items():
         row = []
@@ -101,8 +129,15 @@ def main() -> None:
         total, _ = cpu(composite.detect, text)
         base = baseline(text[:BASELINE_BYTES]) * MB / BASELINE_BYTES
         ratio = base / total if total > 0 else float("inf")
-        print(f"{kind:13}" + "".join(row) + f"{total:9.3f}{base:10.1f}{ratio:7.0f}x")
+        gap = longest_gap(composite.detect, text)
+        share = gap / total if total > 0 else 0.0
+        print(
+            f"{kind:13}"
+            + "".join(row)
+            + f"{total:9.3f}{base:10.1f}{ratio:7.0f}x{gap:8.3f}{share:7.2f}"
+        )
     print("* = limit. baseline: PhoneNumberMatcher (CN, US) on 10 KB x 102.4; ratio = baseline/all")
+    print("gap: longest CPU-s between deadline checks in the composite scan; share = gap / all")
 
 
 if __name__ == "__main__":
