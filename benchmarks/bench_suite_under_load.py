@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -75,6 +76,9 @@ def main() -> None:
     parser.add_argument("--baseline", action="store_true", help="one run without hogs first")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    # started in the background by a shell without job control, this process ignores SIGINT
+    # and so would every test's child: the suite's Ctrl-C tests need the default
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     pytest_args = shlex.split(args.pytest_args)
     report: dict[str, Any] = {"hogs": args.hogs, "runs": []}
     if args.baseline:

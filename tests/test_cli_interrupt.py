@@ -42,6 +42,9 @@ def _interrupt(argv: list[str], cwd: Path, after_s: float = 3.0) -> subprocess.C
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # a shell without job control starts background commands with SIGINT ignored, and
+        # that is inherited: the command gets Ctrl-C's default, as in a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(after_s)
     assert process.poll() is None, process.communicate()

@@ -169,6 +169,7 @@ def assemble(
     upstream = traced_upstream(upstream, otel)
     privacy = build_gate(s.privacy)
     scans = ScanRunner(s.privacy.scan_timeout_s)
+    scans.preload(privacy.load)
     ledger = CompressionLedger()
     store_dir = local_store_dir(s.store.backend, s.store.path, injected=store is not None)
     shared = shared_tier(

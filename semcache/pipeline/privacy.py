@@ -49,9 +49,19 @@ class ScanRunner:
         self._workers = workers
         self._pool: ThreadPoolExecutor | None = None
 
-    async def run(self, scan: Callable[..., _T], *args: object) -> _T | None:
+    def preload(self, load: Callable[[], object]) -> None:
+        """Run ``load`` (the detectors' imports) in the pool now, off the caller's thread, so
+        the first scans do not each wait on it. A failure is left for the first scan to meet
+        (a missing extra is reported there, as without a preload)."""
+        self._start().submit(load)
+
+    def _start(self) -> ThreadPoolExecutor:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="semcache-scan")
+        return self._pool
+
+    async def run(self, scan: Callable[..., _T], *args: object) -> _T | None:
+        pool = self._start()
         at = time.monotonic() + self._deadline_s
         stop = threading.Event()
 
@@ -59,7 +69,7 @@ class ScanRunner:
             with scan_deadline(at, stop):
                 return scan(*args)
 
-        future = asyncio.get_running_loop().run_in_executor(self._pool, call)
+        future = asyncio.get_running_loop().run_in_executor(pool, call)
         try:
             return await asyncio.wait_for(future, self._deadline_s)
         except TimeoutError:

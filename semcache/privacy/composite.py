@@ -44,6 +44,14 @@ class CompositeDetector:
             d for d in detectors if not (_declared(d) and not (_declared(d) & self.kinds))
         )
 
+    def load(self) -> None:
+        """Import the libraries the detectors need (those with a ``load``), so no scan waits
+        on an import, which nothing can interrupt."""
+        for detector in self._detectors:
+            load = getattr(detector, "load", None)
+            if callable(load):
+                load()
+
     def detect(self, text: str) -> Sequence[Finding]:
         found: list[Finding] = []
         for detector in self._detectors:

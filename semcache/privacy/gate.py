@@ -207,6 +207,12 @@ class PrivacyGate:
         self._findings: Counter[str] = Counter()
         self._events: Counter[str] = Counter()
 
+    def load(self) -> None:
+        """Import the detector's libraries now (when it has a ``load``), not in a scan."""
+        load = getattr(self._detector, "load", None)
+        if callable(load):
+            load()
+
     def inspect(self, request_params: Mapping[str, Any], policy: PrivacyPolicy) -> Verdict:
         """The verdict for a chat request (``messages`` etc.) under ``policy``; never mutates it."""
         return self.record(self.assess(request_params, policy))

@@ -100,7 +100,8 @@ class PrivacySettings(SettingsSection):
 
 
 def build_gate(settings: PrivacySettings) -> PrivacyGate:
-    """The gate these settings describe (no I/O; detector libraries load on first scan)."""
+    """The gate these settings describe (no I/O; :meth:`PrivacyGate.load` imports the detector
+    libraries)."""
     detector = default_detector(
         kinds=settings.kinds,
         patterns=settings.patterns,

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from semcache.errors import ScanLimitExceeded
+from semcache.errors import ScanLimitExceeded, ScanTimedOut
 from semcache.pipeline.privacy import ScanRunner
 from semcache.privacy import (
     CardDetector,
@@ -34,6 +34,7 @@ from semcache.privacy import (
 )
 from semcache.privacy.deadline import check_deadline, scan_deadline
 from semcache.privacy.detectors import phone
+from semcache.privacy.detectors.secrets import random_looking
 
 NO_STORE, REDACT = PrivacyPolicy.NO_STORE, PrivacyPolicy.REDACT
 
@@ -225,3 +226,39 @@ def _busy(thread: threading.Thread) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def _stopped() -> threading.Event:
+    stop = threading.Event()
+    stop.set()
+    return stop
+
+
+def test_a_stopped_scan_ends_inside_the_detectors_that_read_a_text_many_times() -> None:
+    """Secrets, national IDs and the weighing of one long token each check the stop event
+    themselves, so a megabyte in one detector is not read to its end after a stop."""
+    token = "aB3xY9QzR7mK" * 1000  # one long random-looking run
+    with scan_deadline(None, _stopped()):
+        for detect in (SecretDetector().detect, NationalIdDetector().detect):
+            with pytest.raises(ScanTimedOut):
+                detect(token + " 123-45-6789")
+        with pytest.raises(ScanTimedOut):
+            random_looking(token, context=False)
+
+
+def test_the_scan_runner_loads_the_detector_libraries_in_its_pool() -> None:
+    loaded: list[str] = []
+    done = threading.Event()
+
+    class _Lib:
+        def detect(self, text: str) -> list:
+            return []
+
+        def load(self) -> None:
+            loaded.append(threading.current_thread().name)
+            done.set()
+
+    runner = ScanRunner(1.0)
+    runner.preload(PrivacyGate(default_detector(extra=[_Lib()])).load)
+    assert done.wait(30), "the preload never ran"
+    assert loaded[0].startswith("semcache-scan")

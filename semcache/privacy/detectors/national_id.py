@@ -109,6 +109,11 @@ class NationalIdDetector:
     def __init__(self, schemes: Sequence[IdScheme] = SCHEMES) -> None:
         self._schemes = tuple(schemes)
 
+    def load(self) -> None:
+        """Import every scheme's python-stdnum validator."""
+        for scheme in self._schemes:
+            _deps.stdnum(scheme.module)
+
     def detect(self, text: str) -> Sequence[Finding]:
         if sum(map(str.isdigit, text)) < 7:
             return []

@@ -97,6 +97,10 @@ class PhoneDetector:
         self._regions = tuple(region.upper() for region in regions)
         self._checked = False
 
+    def load(self) -> None:
+        """Import libphonenumber and check the regions against it."""
+        self._phonenumbers()
+
     def _phonenumbers(self) -> ModuleType:
         module = _deps.phonenumbers()
         if not self._checked:

@@ -140,6 +140,10 @@ class SecretDetector:
     def __init__(self, *, min_length: int = 24) -> None:
         self._min_length = min_length
 
+    def load(self) -> None:
+        """Import the detect-secrets plugins the patterns come from."""
+        _detect_secrets_patterns()
+
     def detect(self, text: str) -> Sequence[Finding]:
         findings: list[Finding] = []
         for scheme, regex in (*_detect_secrets_patterns(), *_OWN_FORMATS):
