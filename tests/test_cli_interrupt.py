@@ -49,7 +49,12 @@ def _interrupt(argv: list[str], cwd: Path, after_s: float = 3.0) -> subprocess.C
     time.sleep(after_s)
     assert process.poll() is None, process.communicate()
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
+    try:
+        out, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()  # never left running after the test
+        out, err = process.communicate()
+        pytest.fail(f"{argv[0]} still running 60 s after Ctrl-C: {err[-2000:]}")
     return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
 
