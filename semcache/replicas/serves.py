@@ -76,19 +76,7 @@ class SharedServes:
         entry = await self._entry(ref, tenant)
         if entry is None:
             return None
-        return Served(
-            serve_id="",
-            tenant=tenant,
-            namespace=entry.namespace,
-            scope=entry.scope,
-            key=entry.key,
-            query=entry.question,
-            question=entry.question,
-            similarity=None,
-            score=None,
-            at=entry.created_at,
-            model=entry.model,
-        )
+        return Served.of_entry(entry, at=entry.created_at)
 
     async def _entry(self, exact: str, tenant: str) -> Entry | None:
         """The tenant's live entry stored under ``exact`` in any namespace and model, or None.

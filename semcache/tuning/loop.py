@@ -99,19 +99,7 @@ class TuningLoop:
         answer = self._memory.get(ref)
         entry = None if answer is None else answer.entry
         if entry is not None and entry.tenant == tenant:
-            return Served(
-                serve_id="",
-                tenant=tenant,
-                namespace=entry.namespace,
-                scope=entry.scope,
-                key=entry.key,
-                query=entry.question,
-                question=entry.question,
-                similarity=None,
-                score=None,
-                at=self._clock(),
-                model=entry.model,
-            )
+            return Served.of_entry(entry, at=self._clock())
         if self._shared is not None:
             raise UnknownServe(
                 "id",

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from semcache.stores.base import Entry
 
 
 class Source(enum.StrEnum):
@@ -37,6 +40,24 @@ class Served:
     at: float
     model: str = ""  # the entry's model: names its copy in a shared (Redis) tier
     routed_to: str | None = None
+
+    @classmethod
+    def of_entry(cls, entry: Entry, *, at: float) -> Served:
+        """``entry`` as served by its exact key, with no serve record: the stored question is
+        the query (an exact hit asked it word for word), no similarity or score."""
+        return cls(
+            serve_id="",
+            tenant=entry.tenant,
+            namespace=entry.namespace,
+            scope=entry.scope,
+            key=entry.key,
+            query=entry.question,
+            question=entry.question,
+            similarity=None,
+            score=None,
+            at=at,
+            model=entry.model,
+        )
 
 
 @dataclass(frozen=True, slots=True)
