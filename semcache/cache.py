@@ -89,12 +89,12 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
         request = self._parts.prepare(kwargs)
         if request.stream:
             return SyncCacheStream(self._astream(request))
-        observer = self._parts.observer
-        started = time.time_ns()
-        found = self._parts.path.lookup.peek(request)
-        if found is not None:
-            answer = self._delivery.deliver(found)
-            return observer.answered("completion", request.tenant, answer, started)
+        observer, started = self._parts.observer, time.time_ns()
+        answer = self._delivery.from_memory(
+            self._parts.path, observer, request, "completion", started
+        )
+        if answer is not None:
+            return answer
         with observer.operation("completion", started):
             return observer.served(request.tenant, self._loop.run(self._find(request)))
 
@@ -105,12 +105,12 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
         request = self._parts.prepare(kwargs)
         if request.stream:
             return self._astream(request)
-        observer = self._parts.observer
-        started = time.time_ns()
-        found = self._parts.path.lookup.peek(request)
-        if found is not None:
-            answer = self._delivery.deliver(found)
-            return observer.answered("completion", request.tenant, answer, started)
+        observer, started = self._parts.observer, time.time_ns()
+        answer = self._delivery.from_memory(
+            self._parts.path, observer, request, "completion", started
+        )
+        if answer is not None:
+            return answer
         with observer.operation("completion", started):
             return observer.served(request.tenant, await self._loop.arun(self._find(request)))
 

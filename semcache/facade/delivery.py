@@ -15,6 +15,7 @@ from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
 from semcache.core.answer import as_stream
+from semcache.observe.lookups import Observer
 from semcache.pipeline.base import Found, Request
 from semcache.pipeline.lookup import Miss, Query
 from semcache.pipeline.merge_mark import merged_similarity
@@ -108,6 +109,17 @@ class Delivery:
         info = self.info(found)
         self.record(info)
         return tag(response, info)
+
+    def from_memory(
+        self, path: RequestPath, observer: Observer, request: Request, name: str, started: int
+    ) -> ModelResponse | None:
+        """The memory tier's answer to ``request`` delivered and recorded as operation
+        ``name``'s (begun at ``started`` ns), or None when memory has none: the one step every
+        call takes before any await."""
+        found = path.lookup.peek(request)
+        if found is None:
+            return None
+        return observer.answered(name, request.tenant, self.deliver(found), started)
 
     async def stream(
         self, path: RequestPath, request: Request

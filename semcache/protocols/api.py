@@ -85,12 +85,11 @@ class ProtocolAPI:
             batches = self._batches(protocol, asked, request)
             return cast(Iterator[dict[str, Any]], SyncBatchStream(batches))
         observer, started = self._parts.observer, time.time_ns()
-        found = self._parts.path.lookup.peek(request)
-        if found is not None:
-            answer = self._delivery.deliver(found)
-            return _reply(
-                protocol, asked, observer.answered(protocol.name, request.tenant, answer, started)
-            )
+        answer = self._delivery.from_memory(
+            self._parts.path, observer, request, protocol.name, started
+        )
+        if answer is not None:
+            return _reply(protocol, asked, answer)
         with observer.operation(protocol.name, started):
             answer = self._loop.run(self._find(request))
             return _reply(protocol, asked, observer.served(request.tenant, answer))
@@ -109,12 +108,11 @@ class ProtocolAPI:
             batches = self._batches(protocol, asked, request)
             return cast(AsyncIterator[dict[str, Any]], AsyncBatchStream(batches))
         observer, started = self._parts.observer, time.time_ns()
-        found = self._parts.path.lookup.peek(request)
-        if found is not None:
-            answer = self._delivery.deliver(found)
-            return _reply(
-                protocol, asked, observer.answered(protocol.name, request.tenant, answer, started)
-            )
+        answer = self._delivery.from_memory(
+            self._parts.path, observer, request, protocol.name, started
+        )
+        if answer is not None:
+            return _reply(protocol, asked, answer)
         with observer.operation(protocol.name, started):
             answer = await self._loop.arun(self._find(request))
             return _reply(protocol, asked, observer.served(request.tenant, answer))
