@@ -12,10 +12,11 @@ decisions, never matched text.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -186,7 +187,10 @@ class PrivacyGate:
 
     ``max_scan_bytes``: the most UTF-8 bytes scanned per request or answer (None: no cap;
     beyond: :attr:`Unscanned.OVERSIZED`). Thread-safe: :meth:`assess` may run in a worker thread
-    while :meth:`record` counts on the caller's.
+    while :meth:`record` counts on the caller's. A request or answer of more than
+    ``long_text_chars`` characters is scanned while no other long one is: a scan holds the GIL,
+    and several long ones at once left the event loop (and a stop request) waiting on each of
+    them in turn; one at a time costs no throughput, and short texts are never queued.
     """
 
     def __init__(
@@ -195,14 +199,19 @@ class PrivacyGate:
         *,
         check_answers: bool = True,
         max_scan_bytes: int | None = None,
+        long_text_chars: int = 65_536,
     ) -> None:
         if not isinstance(detector, PrivateDataDetector):
             raise ConfigError(f"PrivacyGate.detector has no detect(text) method: {detector!r}")
         if max_scan_bytes is not None and max_scan_bytes < 0:
             raise ConfigError(f"PrivacyGate.max_scan_bytes must be >= 0, got {max_scan_bytes}")
+        if long_text_chars < 0:
+            raise ConfigError(f"PrivacyGate.long_text_chars must be >= 0, got {long_text_chars}")
         self._detector = detector
         self._check_answers = check_answers
         self._max_scan_bytes = max_scan_bytes
+        self._long_text_chars = long_text_chars
+        self._long_scan = threading.Lock()
         self._lock = threading.Lock()
         self._findings: Counter[str] = Counter()
         self._events: Counter[str] = Counter()
@@ -306,16 +315,17 @@ class PrivacyGate:
                 size += len(text_field.text.encode("utf-8", "surrogatepass"))
                 if size > self._max_scan_bytes:
                     raise _Unscannable(Unscanned.OVERSIZED)
+        long = sum(len(text_field.text) for text_field in fields) > self._long_text_chars
+        try:
+            with self._alone() if long else contextlib.nullcontext():
+                found = [(f, self._detect(f.text)) for f in fields]
+        except ScanTimedOut:
+            raise _Unscannable(Unscanned.TIMED_OUT) from None
+        except ScanLimitExceeded:
+            raise _Unscannable(Unscanned.OVERSIZED) from None
         counts: Counter[Kind] = Counter()
         replacements: dict[Path, str] = {}
-        for text_field in fields:
-            try:
-                check_deadline()
-                findings: Sequence[Finding] = self._detector.detect(text_field.text)
-            except ScanTimedOut:
-                raise _Unscannable(Unscanned.TIMED_OUT) from None
-            except ScanLimitExceeded:
-                raise _Unscannable(Unscanned.OVERSIZED) from None
+        for text_field, findings in found:
             if not findings:
                 continue
             counts.update(finding.kind for finding in findings)
@@ -323,6 +333,20 @@ class PrivacyGate:
                 replacements[text_field.path] = redact(text_field.text, findings)
         masked = replace_texts(obj, replacements) if want_masked and replacements else None
         return counts, masked
+
+    def _detect(self, text: str) -> Sequence[Finding]:
+        check_deadline()
+        return self._detector.detect(text)
+
+    @contextlib.contextmanager
+    def _alone(self) -> Iterator[None]:
+        """Hold the long-scan lock, waiting for it no longer than the scan's deadline."""
+        while not self._long_scan.acquire(timeout=0.05):
+            check_deadline()
+        try:
+            yield
+        finally:
+            self._long_scan.release()
 
 
 _UNSCANNED_EVENT = {Unscanned.OVERSIZED: "oversized", Unscanned.TIMED_OUT: "scan_timeouts"}

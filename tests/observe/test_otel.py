@@ -172,27 +172,24 @@ def test_standard_variables_alone_export_spans(tmp_path) -> None:
         "OTEL_METRICS_EXPORTER": "none",
         "OTEL_SERVICE_NAME": "semcache-test",
     }
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert '"name": "semcache.completion"' in done.stdout
-    assert '"name": "semcache.upstream"' in done.stdout
-    assert "semcache-test" in done.stdout
-    unset = subprocess.run(
-        [sys.executable, "-c", script],
-        env={k: v for k, v in env.items() if not k.startswith("OTEL_")},
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert unset.returncode == 0 and "semcache.completion" not in unset.stdout
+    unset_env = {k: v for k, v in env.items() if not k.startswith("OTEL_")}
+    runs = [  # both at once: each is mostly imports
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            env=e,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for e in (env, unset_env)
+    ]
+    (out, err), (unset_out, _) = (run.communicate(timeout=120) for run in runs)
+    assert runs[0].returncode == 0, err
+    assert '"name": "semcache.completion"' in out
+    assert '"name": "semcache.upstream"' in out
+    assert "semcache-test" in out
+    assert runs[1].returncode == 0 and "semcache.completion" not in unset_out
 
 
 def test_a_stream_is_one_trace_and_one_recorded_lookup(otel) -> None:

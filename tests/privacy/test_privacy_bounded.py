@@ -5,6 +5,7 @@ byte cap into a private, unstored verdict that says why."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import random
 import sys
@@ -239,9 +240,14 @@ def test_a_stopped_scan_ends_inside_the_detectors_that_read_a_text_many_times() 
     themselves, so a megabyte in one detector is not read to its end after a stop."""
     token = "aB3xY9QzR7mK" * 1000  # one long random-looking run
     with scan_deadline(None, _stopped()):
-        for detect in (SecretDetector().detect, NationalIdDetector().detect):
+        for detect in (
+            SecretDetector().detect,
+            NationalIdDetector().detect,
+            CardDetector().detect,
+            IbanDetector().detect,
+        ):
             with pytest.raises(ScanTimedOut):
-                detect(token + " 123-45-6789")
+                detect(token + " 123-45-6789 4562 4562 4562 4562 DE12 3333 3333 3333 3333 33")
         with pytest.raises(ScanTimedOut):
             random_looking(token, context=False)
 
@@ -262,3 +268,66 @@ def test_the_scan_runner_loads_the_detector_libraries_in_its_pool() -> None:
     runner.preload(PrivacyGate(default_detector(extra=[_Lib()])).load)
     assert done.wait(30), "the preload never ran"
     assert loaded[0].startswith("semcache-scan")
+
+
+class _Overlap:
+    """Notes how many long texts it was scanning at once, and whether a short one ran while a
+    long one was being scanned."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.long_now = self.most_long = 0
+        self.short_beside_long = threading.Event()
+        self.long_started = threading.Event()
+
+    def detect(self, text: str) -> list:
+        if len(text) < 1000:
+            if self.long_now:
+                self.short_beside_long.set()
+            return []
+        with self._lock:
+            self.long_now += 1
+            self.most_long = max(self.most_long, self.long_now)
+        self.long_started.set()
+        time.sleep(0.2)
+        with self._lock:
+            self.long_now -= 1
+        return []
+
+
+def test_long_texts_are_scanned_one_at_a_time_and_short_ones_beside_them() -> None:
+    """Scans hold the GIL: several long ones at once kept a stop request (and the event loop)
+    waiting on each in turn, so a long text waits for the long scan ahead of it."""
+    detector = _Overlap()
+    gate = PrivacyGate(detector, long_text_chars=1000)
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        longs = [pool.submit(gate.assess, chat("x" * 5000), NO_STORE) for _ in range(4)]
+        assert detector.long_started.wait(10)
+        short = pool.submit(gate.assess, chat("hello"), NO_STORE)
+        assert short.result(timeout=10).private is False
+        assert all(not f.result(timeout=30).private for f in longs)
+    assert detector.most_long == 1
+    assert detector.short_beside_long.is_set()
+
+
+def test_a_long_text_waiting_for_its_turn_stops_at_its_deadline() -> None:
+    release = threading.Event()
+
+    class _Holds:
+        def detect(self, text: str) -> list:
+            release.wait(30)
+            return []
+
+    gate = PrivacyGate(_Holds(), long_text_chars=1000)
+    ahead = threading.Thread(target=gate.assess, args=(chat("x" * 5000), NO_STORE))
+    ahead.start()
+    try:
+        time.sleep(0.2)  # the scan ahead holds the turn
+        start = time.monotonic()
+        with scan_deadline(time.monotonic() + 0.1):
+            verdict = gate.assess(chat("y" * 5000), NO_STORE)
+        assert time.monotonic() - start < 5
+    finally:
+        release.set()
+        ahead.join()
+    assert verdict.unscanned is Unscanned.TIMED_OUT and not verdict.store

@@ -314,18 +314,20 @@ def test_one_master_down_degrades_only_its_tenants_and_recovers(cluster, caches)
 @pytest.mark.parametrize("purge", [{}, {"model": "gpt-4o-mini"}, {"namespace": "default"}])
 async def test_a_purge_without_a_tenant_wins_on_every_master(caches, purge):
     """Stored answers and writes already under way, on all three masters: none survives."""
-    upstream = Versioned(delay_s=1.0)
+    upstream = Versioned()
     a, b = caches(upstream.upstream), caches(upstream.upstream)
     tenants = [tenant_on(m) for m in range(3)]
     for tenant in tenants:
         await a.acompletion(**_req("stored before", tenant))
     before = upstream.upstream.call_count
+    upstream.upstream.delay_s = 1.0  # the writes below are under way when the purge lands
     pending = [asyncio.ensure_future(a.acompletion(**_req("in flight", t))) for t in tenants]
     while upstream.upstream.call_count < before + 3:  # the three upstream calls are running
         await asyncio.sleep(0.01)
     upstream.version = 2
     await b.apurge(**purge)
     await asyncio.gather(*pending)
+    upstream.upstream.delay_s = 0.0
     assert a.stats().counts["redis_fenced_writes"] == 3  # refused in every tenant's bucket
     late = caches(upstream.upstream)  # no memory of its own: only Redis can answer it
     served = [

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from semcache.privacy import _deps
+from semcache.privacy.deadline import check_deadline
 from semcache.privacy.findings import Finding, Kind
 
 _MIN_CARD_DIGITS = 12
@@ -73,6 +74,7 @@ class CardDetector:
         findings: list[Finding] = []
         position = 0
         while (match := _CARD.search(text, position)) is not None:
+            check_deadline()  # grouped digits are a candidate at every digit
             found = self._card_in(text, match.start(), match.end())
             if found is None:
                 position = match.start() + 1  # a card may start inside a rejected run
@@ -120,6 +122,7 @@ class IbanDetector:
         iban = None
         position = 0
         while (match := _IBAN.search(text, position)) is not None:
+            check_deadline()
             if iban is None:
                 iban = _deps.stdnum("iban")
             end = _longest_valid(iban, text, match.start(), match.end())
