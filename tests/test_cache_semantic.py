@@ -31,6 +31,7 @@ class CountingEmbedder:
         self.inner, self.calls, self.texts = inner, 0, 0
         self.fail = False
         self.hang_s = 0.0
+        self.released = threading.Event()  # ends a hang early, once the test has seen it
 
     @property
     def name(self) -> str:
@@ -44,7 +45,7 @@ class CountingEmbedder:
         self.calls += 1
         self.texts += len(texts)
         if self.hang_s:
-            time.sleep(self.hang_s)
+            self.released.wait(self.hang_s)
         if self.fail:
             raise RuntimeError("embedder down")
         return self.inner.embed(texts)
@@ -242,6 +243,7 @@ def test_hanging_embedder_degrades_to_a_miss_within_the_timeout(
     started = time.perf_counter()
     response = cache.completion(**req(PARAPHRASE))
     assert time.perf_counter() - started < 2.5
+    embedder.released.set()
     assert cache_info(response).tier == "miss"
 
 

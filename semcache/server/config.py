@@ -131,7 +131,7 @@ class ServerOptions(BaseModel):
         False, description="Log message and answer text in the request log (debugging only)."
     )
     graceful_shutdown_s: int = Field(
-        30, ge=0, description="Seconds in-flight requests may take to finish on shutdown."
+        30, ge=0, description="Seconds in-flight requests may take on shutdown (then 503)."
     )
     keep_alive_s: int = Field(
         75,

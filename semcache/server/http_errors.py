@@ -7,6 +7,7 @@ their HTTP status; their text is redacted of provider keys before it leaves the 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -111,11 +112,19 @@ def _upstream_status(exc: openai.OpenAIError) -> int:
 
 def to_api_error(exc: BaseException, redact: Callable[[str], str]) -> ApiError:
     """Map any exception raised while serving a request to the error the client sees: 400 naming
-    the field, 503 for cache errors, an upstream error's status and redacted message, else an
+    the field, 503 for cache errors and for a request the server cancelled (uvicorn cancels
+    those still running when its graceful shutdown ends: the client gets an answer it may
+    retry, not a reset connection), an upstream error's status and redacted message, else an
     internal error whose details stay in the server log.
     """
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, asyncio.CancelledError):
+        return ApiError(
+            503,
+            "The server shut down before this request was answered; retry it.",
+            kind="shutdown",
+        )
     if isinstance(exc, InvalidRequest):
         return invalid_request(exc.field, exc.problem)
     if isinstance(exc, SemcacheError):  # only operations that do not fail open get here

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -43,7 +44,8 @@ async def _serve(request: Request, parse: Parser, answer: Answer) -> Response:
     try:
         parsed, kwargs = await admit(request, exchange, parse)
         result, payload = await answer(proxy, kwargs, parsed.model)
-    except Exception as exc:  # the request boundary: every failure becomes an OpenAI error
+    # the request boundary: every failure becomes an OpenAI error (a cancel: the shutdown's 503)
+    except (Exception, asyncio.CancelledError) as exc:
         error = to_api_error(exc, proxy.upstreams.redact)
         exchange.fail(error)
         return error_response(error)

@@ -203,7 +203,8 @@ async def chat_completions(request: Request) -> Response:
         if chat.stream:
             return await _start_stream(proxy, kwargs, exchange)
         response = await proxy.cache.acompletion(**kwargs)
-    except Exception as exc:  # the request boundary: every failure becomes an OpenAI error
+    # the request boundary: every failure becomes an OpenAI error (a cancel: the shutdown's 503)
+    except (Exception, asyncio.CancelledError) as exc:
         error = to_api_error(exc, proxy.upstreams.redact)
         exchange.fail(error)
         return error_response(error)

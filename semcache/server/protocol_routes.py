@@ -12,6 +12,7 @@ Messages route also takes Anthropic's ``x-api-key`` header as the client key.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -113,7 +114,8 @@ async def _serve(request: Request, route: Route) -> Response:
         if parsed.stream:
             return await _start_stream(proxy, route, await call(**kwargs), exchange)
         reply = await call(**kwargs)
-    except Exception as exc:  # the request boundary: every failure in the protocol's shape
+    # the request boundary: every failure in the protocol's shape (a cancel: the shutdown's 503)
+    except (Exception, asyncio.CancelledError) as exc:
         error = to_api_error(exc, proxy.upstreams.redact)
         exchange.fail(error)
         return route.error(error)

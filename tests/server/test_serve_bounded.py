@@ -263,3 +263,39 @@ def test_sigterm_exits_within_10_s_while_1_mb_bodies_are_scanned(
         )
     assert time.monotonic() - start < 10
     assert served.process.returncode in (0, -signal.SIGTERM)
+
+
+def test_requests_cut_off_by_the_shutdown_get_503_not_a_reset(
+    tmp_path: Path, upstream: FakeOpenAIServer
+) -> None:
+    """Past the graceful shutdown uvicorn cancels what still runs: each client gets a 503 it
+    may retry (OpenAI's clients do), the request log says why, nothing is logged as an error."""
+    settings = "[server]\ngraceful_shutdown_s = 1\n[cache.semantic]\nenabled = false\n"
+    served = _start(serve_config(tmp_path, upstream, settings))
+    upstream.delay_s = 5.0  # the answers would come after the grace
+    requests = {  # one per route family: chat, the other OpenAI routes, the protocols
+        "/v1/chat/completions": _chat("What is the capital of Peru?"),
+        "/v1/completions": {"model": "fast", "prompt": "The capital of Peru is"},
+        "/v1/responses": {"model": "fast", "input": "What is the capital of Peru?"},
+    }
+    answers: dict[str, httpx.Response] = {}
+
+    def send(path: str, body: dict) -> None:
+        answers[path] = httpx.post(f"{served.base}{path}", json=body, headers=AUTH, timeout=60)
+
+    senders = [threading.Thread(target=send, args=item) for item in requests.items()]
+    for sender in senders:
+        sender.start()
+    deadline = time.monotonic() + 60
+    while sum(upstream.calls.values()) < len(requests):  # every call is with the upstream
+        assert time.monotonic() < deadline, f"calls never reached the upstream: {upstream.calls}"
+        time.sleep(0.05)
+    stderr = _stop(served)
+    for sender in senders:
+        sender.join(timeout=60)
+    assert {path: a.status_code for path, a in answers.items()} == dict.fromkeys(requests, 503)
+    assert all("shut down" in a.json()["error"]["message"] for a in answers.values())
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    logged = sorted((r["path"], r["status"], r["error"]) for r in lines if r["msg"] == "request")
+    assert logged == sorted((path, 503, "shutdown") for path in requests), logged
+    assert not [line for line in lines if "Exception in ASGI" in line["msg"]], lines

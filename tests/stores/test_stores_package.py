@@ -136,7 +136,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 def recorder() -> Iterator[tuple[str, type[_Recorder]]]:
     handler = type("Handler", (_Recorder,), {"seen": []})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", handler
