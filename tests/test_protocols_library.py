@@ -58,6 +58,20 @@ def test_responses_sync_and_async_share_the_cache(
     assert events[0]["type"] == "response.created" and events[-1]["type"] == "response.completed"
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     assert upstream.chat_calls == 1
+    # a response id, the same on every replay of the answer, streamed or not
+    assert first["id"].startswith("resp_") and again["id"] == first["id"]
+    assert events[0]["response"]["id"] == events[-1]["response"]["id"] == first["id"]
+
+
+def test_a_streamed_responses_miss_names_one_response_id(
+    cache: SemanticCache, upstream: FakeOpenAIServer
+) -> None:
+    events = list(cache.responses(**responses_kwargs(upstream), stream=True))
+    ids = {e["response"]["id"] for e in events if "response" in e}
+    assert len(ids) == 1 and ids.pop().startswith("resp_"), ids
+    items = {e["item_id"] for e in events if "item_id" in e}
+    completed = events[-1]["response"]["output"]
+    assert items == {item["id"] for item in completed}
 
 
 def test_messages_sync_async_and_streamed(

@@ -71,15 +71,9 @@ def read_call(protocol: Protocol, call: Mapping[str, Any]) -> Translated | Cache
 
 
 def replied(protocol: Protocol, asked: Translated, hit: CacheHit) -> dict[str, Any]:
-    """A hit in the shape LiteLLM expects for the call type: ``reply`` (replay usage marked).
-
-    LiteLLM reads a cached dict whose ``id`` starts with ``chatcmpl`` as a chat completion, so a
-    Responses body carrying its chat answer's id gets the matching response id."""
-    body = protocol.reply(hit.response, asked, hit.info)
-    ident = body.get("id")
-    if protocol is RESPONSES and isinstance(ident, str) and ident.startswith("chatcmpl"):
-        body["id"] = "resp_" + ident.removeprefix("chatcmpl").lstrip("-")
-    return body
+    """A hit in the shape LiteLLM expects for the call type: ``reply`` (replay usage marked;
+    a Responses body's id is a response id, which LiteLLM needs to read it as one)."""
+    return protocol.reply(hit.response, asked, hit.info)
 
 
 def protocol_answer(result: Any) -> tuple[Protocol, dict[str, Any]] | None:

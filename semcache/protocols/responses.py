@@ -35,7 +35,7 @@ from semcache.protocols.base import (
     served_by,
     split,
 )
-from semcache.protocols.responses_stream import message_item_id, response_events
+from semcache.protocols.responses_stream import message_item_id, response_events, response_id
 from semcache.protocols.stateful import (
     Forward,
     LiteLLMResponses,
@@ -248,6 +248,7 @@ class ResponsesProtocol:
                 chat_completion_response=response(),
             )
             out: dict[str, Any] = mapped.model_dump(mode="json", exclude_none=True)
+            out["id"] = response_id(str(out.get("id")))
             for index, item in enumerate(out.get("output") or []):
                 if item.get("type") == "message":  # the same id on every replay of this answer
                     item["id"] = message_item_id(str(out.get("id")), index)

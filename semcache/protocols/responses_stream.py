@@ -27,6 +27,15 @@ Reply = Callable[[list[Any], Callable[[], "ModelResponse"], CacheInfo], dict[str
 (:func:`semcache.protocols.base.answer_of`), ``build`` assembles it when it is needed."""
 
 
+def response_id(answer_id: str) -> str:
+    """The Responses id of an answer: a chat answer's ``chatcmpl-…`` becomes ``resp_…``, as
+    clients (and LiteLLM reading a cached body) tell a response by that prefix; a Responses
+    answer keeps its own."""
+    if answer_id.startswith("chatcmpl"):
+        return "resp_" + answer_id.removeprefix("chatcmpl").lstrip("-_")
+    return answer_id
+
+
 def message_item_id(response_id: str, index: int) -> str:
     """The id of the message item at ``index`` of a response: derived, so every replay of an
     answer (streamed or not) names its items alike."""
@@ -86,7 +95,7 @@ def _deltas(chunk: Any, items: _Items) -> list[dict[str, Any]]:
         delta = choice.delta
         if delta.content:
             if items.open is None or items.open["type"] != "message":
-                item_id = message_item_id(chunk.id, items.index)
+                item_id = message_item_id(response_id(chunk.id), items.index)
                 item = {"id": item_id, "type": "message", "status": "in_progress"}
                 events += items.start({**item, "role": "assistant", "content": []})
                 assert items.open is not None
@@ -188,7 +197,7 @@ async def response_events(
         if first is None:
             first = chunk
             shell = {
-                "id": chunk.id,
+                "id": response_id(chunk.id),
                 "object": "response",
                 "created_at": chunk.created,
                 "model": chunk.model,
