@@ -25,7 +25,7 @@ from semcache.facade import operations as ops
 from semcache.facade.delivery import Delivery
 from semcache.facade.embedding_cache import EmbeddingAPI
 from semcache.facade.health import Health, assess, probe
-from semcache.facade.streams import AsyncCacheStream, SyncCacheStream
+from semcache.facade.streams import AsyncCacheStream, ReplayStream, SyncCacheStream
 from semcache.guard import HitVerifier
 from semcache.observe.lookups import RECENT_BUCKETS
 from semcache.pipeline.base import Request
@@ -243,7 +243,12 @@ class SemanticCache(DirectAPI, EmbeddingAPI, TuningAPI, ProtocolAPI):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _astream(self, request: Request) -> AsyncCacheStream:
+    def _astream(self, request: Request) -> AsyncCacheStream | ReplayStream:
+        replay = self._delivery.replay_from_memory(
+            self._parts.path, self._parts.observer, request, time.time_ns()
+        )
+        if replay is not None:
+            return replay
         items = self._delivery.stream(self._parts.path, request)
         return AsyncCacheStream(self._parts.observer.stream(request.tenant, items), self._loop)
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import litellm
 import pytest
 
 from semcache import CacheControl, CacheSettings, InvalidRequest, SemanticCache, cache_info
 from semcache.config.settings import CoalesceSettings, StoreSettings
+from semcache.runtime.loop import shared_loop
 
 API_KEY = "sk-test-very-secret-key-123"
 
@@ -139,6 +141,30 @@ def test_streaming_caller_that_hits_gets_a_stream(cache, upstream, req):
         cache.completion(**req())
     )
     assert chunks[-1].choices[0].finish_reason == "stop"
+    assert upstream.chat_calls == 1
+    assert all(cache_info(c).tier == "exact" for c in chunks)
+
+
+async def test_a_streamed_memory_hit_never_waits_on_semcaches_loop(cache, upstream, req):
+    """A memory hit, streamed or not, is answered on the caller's side: a busy loop (a long
+    lookup, a stalled callback) cannot hold it, and its chunks do not cross threads."""
+    cache.completion(**req())
+    before = cache.stats().tiers.get("exact", 0)
+    release = threading.Event()
+    shared_loop().loop.call_soon_threadsafe(release.wait, 30)  # the loop is stuck
+    started = time.monotonic()
+    try:
+        streamed = cache.completion(**req(stream=True))
+        assert streamed.cache_info.tier == "exact"  # known before the first chunk
+        chunks = list(streamed)
+        batch = [c async for c in await cache.acompletion(**req(stream=True))]
+        plain = cache.completion(**req())
+        assert time.monotonic() - started < 10  # all of it while the loop was still stuck
+    finally:
+        release.set()
+    content = ["".join(c.choices[0].delta.content or "" for c in cs) for cs in (chunks, batch)]
+    assert content == [text(plain)] * 2
+    assert cache.stats().tiers.get("exact", 0) == before + 3  # each recorded once, a hit
     assert upstream.chat_calls == 1
 
 

@@ -9,19 +9,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from litellm import ModelResponse
 from litellm.types.utils import ModelResponseStream
 
 from semcache.core.answer import as_stream
+from semcache.facade.streams import ReplayStream
 from semcache.observe.lookups import Observer
 from semcache.pipeline.base import Found, Request
 from semcache.pipeline.lookup import Miss, Query
 from semcache.pipeline.merge_mark import merged_similarity
 from semcache.pipeline.path import RequestPath
 from semcache.pipeline.shared_flight import from_other_replica
-from semcache.stats import CacheHit, CacheInfo, HitAudit, MissReason, Stats, Tier
+from semcache.stats import CacheHit, CacheInfo, HitAudit, MissReason, Stats, Tier, cache_info
 
 
 class Delivery:
@@ -119,7 +120,24 @@ class Delivery:
         found = path.lookup.peek(request)
         if found is None:
             return None
-        return observer.answered(name, request.tenant, self.deliver(found), started)
+        response = self.deliver(found)
+        return observer.answered(name, request.tenant, response, started, stream=request.stream)
+
+    def replay_from_memory(
+        self,
+        path: RequestPath,
+        observer: Observer,
+        request: Request,
+        started: int,
+        name: str = "completion",
+    ) -> ReplayStream | None:
+        """:meth:`from_memory` for a streaming caller: the memory tier's answer replayed as
+        chunks, recorded once as operation ``name``'s; None when memory has none."""
+        answer = self.from_memory(path, observer, request, name, started)
+        if answer is None:
+            return None
+        info = cast(CacheInfo, cache_info(answer))  # deliver tags every answer it gives
+        return ReplayStream((tag(c, info) for c in as_stream(answer.model_dump())), info)
 
     async def stream(
         self, path: RequestPath, request: Request

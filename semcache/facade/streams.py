@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
 from litellm.types.utils import ModelResponseStream
@@ -66,10 +66,67 @@ class AsyncCacheStream:
         self._loop.run(self._close())
 
 
+class ReplayStream:
+    """A memory-tier answer replayed on the caller's side: its chunks, or a protocol's event
+    batches (same contract as :class:`AsyncCacheStream`, ``cache_info`` set at once).
+
+    Nothing in it waits, so nothing crosses to semcache's loop: each crossing is a thread
+    switch, and a streamed hit made of them cost several times a plain one.
+    """
+
+    def __init__(self, items: Iterable[Any], info: CacheInfo | None) -> None:
+        self._items = iter(items)
+        self.cache_info = info
+
+    def __aiter__(self) -> ReplayStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        return self.next_blocking()
+
+    def next_blocking(self) -> Any:
+        item = next(self._items, _END)
+        if item is _END:
+            raise StopAsyncIteration
+        return item
+
+    def drain(self) -> list[Any]:
+        """Every item not yet taken, at once (a writer can send them as one body)."""
+        items = list(self._items)
+        self.close_blocking()
+        return items
+
+    async def aclose(self) -> None:
+        self.close_blocking()
+
+    def close_blocking(self) -> None:
+        self._items = iter(())
+
+
+_END = object()
+
+
+def unwound(items: AsyncIterator[Any]) -> list[Any]:
+    """Every item of ``items``, an async iterator that never waits (a replay translated by a
+    protocol), stepped here without an event loop; RuntimeError if it does wait."""
+    out: list[Any] = []
+    while True:
+        step = items.__anext__()
+        try:
+            step.send(None)  # type: ignore[attr-defined]
+        except StopIteration as done:
+            out.append(done.value)
+            continue
+        except StopAsyncIteration:
+            return out
+        step.close()  # type: ignore[attr-defined]
+        raise RuntimeError("a replayed stream waited")
+
+
 class SyncCacheStream:
     """Iterator over a streamed answer for the sync API (same contract as the async one)."""
 
-    def __init__(self, stream: AsyncCacheStream) -> None:
+    def __init__(self, stream: AsyncCacheStream | ReplayStream) -> None:
         self._stream = stream
 
     @property
@@ -98,7 +155,7 @@ class AsyncBatchStream:
     gives the items ready now, for a writer that sends them together.
     """
 
-    def __init__(self, batches: AsyncCacheStream) -> None:
+    def __init__(self, batches: AsyncCacheStream | ReplayStream) -> None:
         self._batches = batches
         self._pending: deque[Any] = deque()
 
@@ -113,6 +170,15 @@ class AsyncBatchStream:
         while not self._pending:
             self._pending.extend(await self._batches.__anext__())
         return self._pending.popleft()
+
+    def replayed(self) -> list[Any] | None:
+        """Every item at once when this is a memory hit's replay (nothing to wait for), for a
+        writer that sends them as one body; None for a stream still being made."""
+        if not isinstance(self._batches, ReplayStream):
+            return None
+        items = [*self._pending, *(i for batch in self._batches.drain() for i in batch)]
+        self._pending.clear()
+        return items
 
     async def next_batch(self) -> list[Any]:
         """The items left of the current batch, else the next batch (StopAsyncIteration at
@@ -131,7 +197,7 @@ class AsyncBatchStream:
 class SyncBatchStream:
     """Iterator over batched items for the sync API (same contract as the async one)."""
 
-    def __init__(self, batches: AsyncCacheStream) -> None:
+    def __init__(self, batches: AsyncCacheStream | ReplayStream) -> None:
         self._batches = batches
         self._pending: deque[Any] = deque()
 

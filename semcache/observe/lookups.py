@@ -158,15 +158,18 @@ class Observer:
             return _NO_SPAN
         return self.telemetry.operation(name, started_ns)
 
-    def answered(self, name: str, tenant: str, response: Any, started_ns: int) -> Any:
-        """An operation answered at once (a memory-tier hit: no phase ran): ``response`` is
-        recorded, and with OpenTelemetry gets a ``semcache.<name>`` span from
-        ``started_ns`` to now that is never made current. Returns ``response``."""
+    def answered(
+        self, name: str, tenant: str, response: Any, started_ns: int, *, stream: bool = False
+    ) -> Any:
+        """An operation answered at once (a memory-tier hit: no phase ran; ``stream``: to be
+        replayed as a stream): ``response`` is recorded, and with OpenTelemetry gets a
+        ``semcache.<name>`` span from ``started_ns`` to now that is never made current.
+        Returns ``response``."""
         info = _info(response)
         if info is not None:
             self.lookups.record(tenant, info)
         if self.telemetry is not None:
-            self.telemetry.answered(name, tenant, info, started_ns)
+            self.telemetry.answered(name, tenant, info, started_ns, stream)
         return response
 
     def served(self, tenant: str, response: Any) -> Any:

@@ -222,11 +222,16 @@ class Telemetry:
         histogram point."""
         return self.tracer.start_as_current_span(self._name(name), start_time=started_ns)
 
-    def answered(self, name: str, tenant: str, info: CacheInfo | None, started_ns: int) -> None:
+    def answered(
+        self, name: str, tenant: str, info: CacheInfo | None, started_ns: int, stream: bool
+    ) -> None:
         """The span of an operation answered without a phase of its own (a hit of the
-        memory tier), opened at ``started_ns`` and ended now with the request's attributes:
-        never current, so it costs no context switch; then :meth:`record`."""
+        memory tier, ``stream``: replayed as a stream), opened at ``started_ns`` and ended now
+        with the request's attributes: never current, so it costs no context switch; then
+        :meth:`record`."""
         attributes = None if info is None else _span_attributes(info, tenant)
+        if stream:
+            attributes = {**(attributes or {}), "semcache.stream": True}
         self.tracer.start_span(self._name(name), start_time=started_ns, attributes=attributes).end()
         if info is not None:
             self.record(info)

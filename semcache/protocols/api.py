@@ -17,7 +17,13 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from semcache.facade.streams import AsyncBatchStream, AsyncCacheStream, SyncBatchStream
+from semcache.facade.streams import (
+    AsyncBatchStream,
+    AsyncCacheStream,
+    ReplayStream,
+    SyncBatchStream,
+    unwound,
+)
 from semcache.protocols.base import Protocol, Translated
 from semcache.protocols.messages import MESSAGES
 from semcache.protocols.responses import RESPONSES
@@ -31,6 +37,7 @@ from semcache.stats import CacheInfo, Tier, cache_info
 
 if TYPE_CHECKING:
     from litellm import ModelResponse
+    from litellm.types.utils import ModelResponseStream
 
     from semcache.compose import Assembly
     from semcache.facade.delivery import Delivery
@@ -121,9 +128,16 @@ class ProtocolAPI:
         asked = protocol.translate(kwargs)
         return asked, self._parts.prepare(asked.chat, protocol=protocol.name)
 
-    def _batches(self, protocol: Protocol, asked: Translated, request: Request) -> AsyncCacheStream:
+    def _batches(
+        self, protocol: Protocol, asked: Translated, request: Request
+    ) -> AsyncCacheStream | ReplayStream:
         """The protocol's events, a batch per chat chunk, each crossing from semcache's loop
-        in one hand-over."""
+        in one hand-over; a memory hit's are made here, on the caller's side."""
+        replay = self._delivery.replay_from_memory(
+            self._parts.path, self._parts.observer, request, time.time_ns(), protocol.name
+        )
+        if replay is not None:
+            return _replayed(protocol, asked, replay)
         found = self._delivery.stream(self._parts.path, request)
         chunks = self._parts.observer.stream(request.tenant, found, protocol.name)
         batches = protocol.events(chunks, asked)
@@ -150,6 +164,20 @@ class ProtocolAPI:
         stats.count("stateful_bypasses")
         self._delivery.record(STATEFUL_INFO)
         return STATEFUL_INFO
+
+
+def _replayed(protocol: Protocol, asked: Translated, replay: ReplayStream) -> ReplayStream:
+    """A memory hit's chunks as the protocol's event batches, all made now."""
+    info = replay.cache_info
+
+    async def chunks() -> AsyncIterator[ModelResponseStream | CacheInfo]:
+        if info is not None:
+            yield info
+        for chunk in replay.drain():
+            yield chunk
+
+    made = unwound(protocol.events(chunks(), asked))
+    return ReplayStream((batch for batch in made if not isinstance(batch, CacheInfo)), info)
 
 
 def _reply(protocol: Protocol, asked: Translated, response: ModelResponse) -> ProtocolReply:

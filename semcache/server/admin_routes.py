@@ -89,6 +89,21 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
     return value
 
 
+def _tenant_param(request: Request) -> str | None:
+    """Query parameter ``tenant``: None when absent (every tenant); an empty or non-text one
+    is a 400 naming it, never read as "every tenant"."""
+    tenant = request.query_params.get("tenant")
+    if tenant is None:
+        return None
+    if not tenant:
+        raise invalid_request("tenant", "expected a tenant name, got an empty one")
+    try:
+        tenant.encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid_request("tenant", "not valid Unicode text") from None
+    return tenant
+
+
 async def _purge(request: Request) -> dict[str, Any]:
     proxy = await _require_admin(request)
     body = await _body(request, PurgeRequest)
@@ -101,7 +116,7 @@ async def _purge(request: Request) -> dict[str, Any]:
 
 async def _entries(request: Request) -> dict[str, Any]:
     proxy = await _require_admin(request)
-    tenant = request.query_params.get("tenant") or None
+    tenant = _tenant_param(request)
     limit = _int_param(request, "limit", 50, 1, MAX_ENTRIES_LIMIT)
     entries = await asyncio.to_thread(proxy.cache.recent_entries, tenant=tenant, limit=limit)
     return {"object": "list", "data": [asdict(e) for e in entries]}

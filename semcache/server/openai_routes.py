@@ -24,6 +24,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from semcache.errors import InvalidRequest
+from semcache.facade.streams import ReplayStream
 from semcache.server import sse
 from semcache.server.access_log import log_request
 from semcache.server.auth import bearer
@@ -234,6 +235,8 @@ async def _close(stream: Any) -> None:
 
 async def _start_stream(proxy: Proxy, kwargs: dict[str, Any], exchange: Exchange) -> Response:
     stream = await proxy.cache.acompletion(**kwargs)
+    if isinstance(stream, ReplayStream):
+        return _replayed(stream, exchange)
     try:
         first = await anext(stream)  # errors before any byte was sent keep their status
     except StopAsyncIteration:
@@ -248,6 +251,16 @@ async def _start_stream(proxy: Proxy, kwargs: dict[str, Any], exchange: Exchange
     # when the server stops (sse-starlette ends them after it).
     grace = proxy.config.server.graceful_shutdown_s
     return EventSourceResponse(events, headers=headers, sep="\n", shutdown_grace_period=grace)
+
+
+def _replayed(stream: ReplayStream, exchange: Exchange) -> Response:
+    """A memory hit's chunks, all here at once, as one body: one send, where a streamed
+    response costs a task group and a send per chunk."""
+    info = stream.cache_info or CacheInfo(tier=Tier.MISS)
+    exchange.succeed(info)
+    headers = {**_cache_headers(info), **sse.EVENT_STREAM_HEADERS}
+    body = sse.whole_stream(stream.drain())
+    return Response(body, media_type="text/event-stream", headers=headers)
 
 
 async def _events(

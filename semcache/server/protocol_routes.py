@@ -23,7 +23,9 @@ from sse_starlette import EventSourceResponse
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 
+from semcache.facade.streams import AsyncBatchStream
 from semcache.protocols import MESSAGES, RESPONSES, Protocol
+from semcache.server import sse
 from semcache.server.auth import bearer
 from semcache.server.http_errors import ApiError, to_api_error
 from semcache.server.openai_routes import (
@@ -127,6 +129,12 @@ async def _serve(request: Request, route: Route) -> Response:
 
 
 async def _start_stream(proxy: Proxy, route: Route, stream: Any, exchange: Exchange) -> Response:
+    replayed = stream.replayed() if isinstance(stream, AsyncBatchStream) else None
+    if replayed is not None:  # a memory hit: every event is here, sent as one body
+        info = cache_info(stream) or CacheInfo(tier=Tier.MISS)
+        exchange.succeed(info)
+        headers = {**_cache_headers(info), **sse.EVENT_STREAM_HEADERS}
+        return Response(frames(replayed), media_type="text/event-stream", headers=headers)
     try:
         first = await stream.next_batch()  # errors before any byte was sent keep their status
     except StopAsyncIteration:

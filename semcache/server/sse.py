@@ -1,7 +1,8 @@
 """OpenAI's wire format for chat responses and server-sent event streams.
 
 A stream is ``data: {chat.completion.chunk}\\n\\n`` events ending with ``data: [DONE]\\n\\n``
-(framed by sse-starlette's ``EventSourceResponse``; this module gives each event's data).
+(framed by sse-starlette's ``EventSourceResponse``, this module giving each event's data; a
+memory hit's replay, all here at once, framed here as one body: :func:`whole_stream`).
 Chunks are rebuilt field by field in OpenAI's shape (``finish_reason`` and ``logprobs``
 present, null when unset; no LiteLLM-only fields) because strict clients parse them. An
 error after the headers went out is sent as ``data: {"error": {...}}`` without ``[DONE]``,
@@ -10,11 +11,15 @@ which is what OpenAI does and what its clients raise on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, cast
 
 import orjson
 
 DONE = "[DONE]"
+
+#: Headers sse-starlette's streamed responses also send (a proxy must not buffer the stream).
+EVENT_STREAM_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 
 _TOP_FIELDS = ("id", "object", "created", "model", "system_fingerprint")
 _OPTIONAL_TOP_FIELDS = ("service_tier",)
@@ -65,3 +70,9 @@ def data(payload: dict[str, Any]) -> str:
 def response_body(response: Any) -> bytes:
     """A LiteLLM ``ModelResponse`` as OpenAI's ``chat.completion`` JSON body."""
     return cast(str, response.model_dump_json()).encode()
+
+
+def whole_stream(chunks: Iterable[Any]) -> bytes:
+    """Every chunk of a stream and the closing ``[DONE]``, framed as one body."""
+    events = [data(chunk_payload(chunk)) for chunk in chunks]
+    return "".join(f"data: {event}\n\n" for event in [*events, DONE]).encode()

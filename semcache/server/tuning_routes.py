@@ -20,7 +20,14 @@ from starlette.responses import Response
 
 from semcache.config.settings import CacheSettings
 from semcache.errors import UnknownServe
-from semcache.server.admin_routes import _answer, _body, _int_param, _plain, _require_admin
+from semcache.server.admin_routes import (
+    _answer,
+    _body,
+    _int_param,
+    _plain,
+    _require_admin,
+    _tenant_param,
+)
 from semcache.server.auth import bearer
 from semcache.server.http_errors import ApiError, unauthorized
 from semcache.server.state import READ_METHODS, proxy_of
@@ -93,7 +100,7 @@ async def _feedback(request: Request) -> dict[str, Any]:
 
 async def _misses(request: Request) -> dict[str, Any]:
     proxy = await _require_admin(request)
-    tenant = request.query_params.get("tenant") or None
+    tenant = _tenant_param(request)
     min_count = _int_param(request, "min_count", 1, 1, 1_000_000)
     clusters = proxy.cache.misses(tenant=tenant, min_count=min_count)
     return {

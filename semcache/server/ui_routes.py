@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, Response
 
 from semcache.observe.dashboard import document
 from semcache.observe.lookups import RECENT_BUCKETS
-from semcache.server.admin_routes import _answer, _body, _int_param, _require_admin
+from semcache.server.admin_routes import _answer, _body, _int_param, _require_admin, _tenant_param
 from semcache.server.state import READ_METHODS
 
 router = APIRouter()
@@ -56,7 +56,7 @@ def page() -> str:
 
 async def _dashboard(request: Request) -> dict[str, Any]:
     proxy = await _require_admin(request)
-    tenant = request.query_params.get("tenant") or None
+    tenant = _tenant_param(request)
     buckets = _int_param(request, "buckets", RECENT_BUCKETS, 1, MAX_BUCKETS)
     return await asyncio.to_thread(document, proxy.cache, tenant=tenant, buckets=buckets)
 

@@ -3,6 +3,7 @@ its ``traceparent`` header; FastAPI's own HTTP spans only with ``server.http_tel
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -47,9 +48,23 @@ def _chat(base: str, headers: dict[str, str] | None = None) -> httpx.Response:
     return response
 
 
+def _settled(otel: Any) -> None:
+    """Until no span has finished for 0.3 s: the last request's own (FastAPI's send spans,
+    the miss's background write) may end after its response came back."""
+    seen, quiet_since = -1, time.monotonic()
+    deadline = quiet_since + 30
+    while time.monotonic() - quiet_since < 0.3:
+        assert time.monotonic() < deadline, "spans kept finishing"
+        count = len(otel.spans.get_finished_spans())
+        if count != seen:
+            seen, quiet_since = count, time.monotonic()
+        time.sleep(0.02)
+
+
 def test_a_traceparent_header_joins_the_callers_trace(otel, serve) -> None:
     base = serve()
     _chat(base)  # the miss, stored
+    _settled(otel)
     otel.spans.clear()
     hit = _chat(base, {"traceparent": TRACEPARENT})
     assert hit.headers["x-semcache-tier"] == "exact"
@@ -67,6 +82,7 @@ def test_a_traceparent_header_joins_the_callers_trace(otel, serve) -> None:
 def test_http_telemetry_adds_fastapis_server_span_as_the_root(otel, serve) -> None:
     base = serve(http_telemetry=True)
     _chat(base)
+    _settled(otel)  # none of the first request's spans is counted as the second's
     otel.spans.clear()
     _chat(base, {"traceparent": TRACEPARENT})
     spans = otel.spans.get_finished_spans()

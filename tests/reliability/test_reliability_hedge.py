@@ -171,8 +171,11 @@ async def test_a_hedged_miss_follows_a_paraphrase_in_flight():
     cache, (_, upstream) = await warmed(upstream_s=0.8)
     try:
         new = "Which planet has the most moons?"
+        # the budget knows 0.8 s; this call takes longer, so a loaded machine still finds
+        # it in flight when the follower looks
+        upstream.delay_s = 3.0
         leader = asyncio.create_task(cache.acompletion(model="m", messages=msg(new)))
-        await asyncio.sleep(0.3)  # its lookup missed; its call (0.8 s) runs
+        await asyncio.sleep(0.3)  # its lookup missed; its call runs
         follower = await behind_a_busy_embedder(cache, new.lower())
         await leader
         info = cache_info(follower)

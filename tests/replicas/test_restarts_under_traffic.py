@@ -153,17 +153,40 @@ class Serve:
         return ready
 
 
-def ask(url: str, key: str, question: str) -> tuple[str, str, str]:
-    """(tier, answer text, entry key) of one chat completion."""
+def ask(url: str, key: str, question: str, *, store: bool = True) -> tuple[str, str, str]:
+    """(tier, answer text, entry key) of one chat completion; a miss's tier is
+    ``miss:<reason>``."""
+    headers = {"authorization": f"Bearer {key}", "connection": "close"}
+    if not store:
+        headers["x-semcache-no-store"] = "true"
     r = httpx.post(
         f"{url}/v1/chat/completions",
         json={"model": "fast", "messages": [{"role": "user", "content": question}]},
-        headers={"authorization": f"Bearer {key}", "connection": "close"},
+        headers=headers,
         timeout=120,
     )
     r.raise_for_status()
     text = r.json()["choices"][0]["message"]["content"]
-    return r.headers.get("x-semcache-tier", "miss"), text, r.headers.get("x-semcache-key", "")
+    tier = r.headers.get("x-semcache-tier", "miss")
+    if tier == "miss":
+        tier = f"miss:{r.headers.get('x-semcache-miss-reason')}"
+    return tier, text, r.headers.get("x-semcache-key", "")
+
+
+#: Misses that say the cache could not look in time (a loaded machine), not that the entry
+#: is gone: asked again, without storing the upstream's answer meanwhile.
+PASSING_MISSES = {"miss:shed", "miss:warming", "miss:failed"}
+
+
+def from_cache(url: str, question: str) -> str | None:
+    """The text the cache serves for ``question`` (``KEEP``'s tenant), None on a miss that
+    says no entry answered it."""
+    for _ in range(10):
+        tier, text, _ = ask(url, KEEP, question, store=False)
+        if tier not in PASSING_MISSES:
+            return None if tier.startswith("miss") else text
+        time.sleep(0.5)
+    return None
 
 
 def stored_keys(url: str, tenant: str) -> set[str]:
@@ -189,7 +212,8 @@ def wait_stored(url: str, tenant: str, count: int, timeout_s: float = 120.0) -> 
 class Traffic:
     """A client that keeps asking every question and paraphrase (kept and withdrawn) on the
     live processes, round robin, until stopped; a process that is down is skipped, as a
-    load balancer would. Records every withdrawn text served."""
+    load balancer would. Records every withdrawn text served; stores nothing (its misses
+    would store the upstream's new version over what the restart must keep)."""
 
     def __init__(self, urls: list[str], withdrawn: set[str]) -> None:
         self.urls = urls
@@ -216,11 +240,12 @@ class Traffic:
             url = self.urls[i % len(self.urls)]
             i += 1
             try:
-                tier, text, _ = ask(url, key, question)
+                # not stored: a miss a loaded machine sheds would store the new version
+                tier, text, _ = ask(url, key, question, store=False)
             except (httpx.TransportError, httpx.HTTPStatusError):
                 self.refused += 1  # that process is restarting (or draining)
                 continue
-            self.tiers[tier] += 1
+            self.tiers[tier.split(":")[0]] += 1
             if text in self.withdrawn:
                 self.served_withdrawn.append((question, text))
 
@@ -232,7 +257,7 @@ def learn_and_withdraw(urls: list[str], upstream: Versioned) -> tuple[set[str], 
     first = urls[0]
     for key, pairs in ((KEEP, PAIRS), (PURGED, PURGE)):
         for question, _ in pairs:
-            assert ask(first, key, question)[0] == "miss"
+            assert ask(first, key, question)[0].startswith("miss")
     keys = wait_stored(first, "team-k", len(PAIRS))
     wait_stored(first, "team-p", len(PURGE))
     withdrawn = {f"v1 answer to: {q}" for q, _ in WRONG + PURGE}
@@ -275,7 +300,7 @@ def served_from_cache(urls: list[str]) -> dict[str, set[str]]:
             q
             for question, paraphrase in KEPT
             for q in (question, paraphrase)
-            if (found := ask(url, KEEP, q))[0] != "miss" and found[1] == f"v1 answer to: {question}"
+            if from_cache(url, q) == f"v1 answer to: {question}"
         }
     return out
 

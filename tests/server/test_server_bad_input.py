@@ -168,3 +168,15 @@ def test_read_routes_answer_head_and_405s_say_allow(
     refused = client.put(path, headers=headers)
     assert refused.status_code == 405
     assert set(refused.headers["allow"].replace(" ", "").split(",")) == {"GET", "HEAD"}
+
+
+@pytest.mark.parametrize("path", ["/admin/entries", "/admin/misses", "/admin/dashboard"])
+def test_an_empty_tenant_filter_is_refused_not_read_as_every_tenant(
+    app: tuple[TestClient, FakeOpenAIServer], path: str
+) -> None:
+    client, _ = app
+    response = client.get(path, params={"tenant": ""}, headers=ADMIN)
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "tenant"
+    assert client.get(path, params={"tenant": "team-a"}, headers=ADMIN).status_code == 200
+    assert client.get(path, headers=ADMIN).status_code == 200  # no filter: every tenant

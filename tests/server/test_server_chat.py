@@ -90,6 +90,15 @@ def test_stream_is_openai_sse_and_replays_from_cache(
     assert raw.headers["x-semcache-tier"] == "exact"
     replayed = "".join(c.choices[0].delta.content or "" for c in raw.parse() if c.choices)
     assert replayed == text
+    hit = httpx.post(f"{proxy.base_url}/v1/chat/completions", json=body, headers=headers)
+    assert hit.headers["x-semcache-tier"] == "exact"
+    assert hit.headers["content-type"].startswith("text/event-stream")
+    assert hit.headers["cache-control"] == "no-cache" and hit.headers["x-accel-buffering"] == "no"
+    hit_events = _sse_events(hit.text)
+    assert hit_events[-1] == "[DONE]"
+    hit_chunks = [json.loads(e) for e in hit_events[:-1]]
+    assert [c["choices"] for c in hit_chunks][-1][0]["finish_reason"] == "stop"
+    assert "".join(c["choices"][0]["delta"].get("content", "") for c in hit_chunks) == text
     assert upstream.chat_calls == 1
 
 

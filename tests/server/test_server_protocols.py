@@ -7,6 +7,7 @@ server (LiteLLM's chat call for an ``openai/`` model), Messages on the fake Anth
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -174,6 +175,60 @@ def test_messages_stream_events_and_usage(
         if expected == "exact":  # the SDK's accumulator keeps Anthropic's own usage fields
             assert not message.usage.cache_read_input_tokens
     assert claude.messages_calls == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/responses", {"model": "fast", "input": QUESTION, "stream": True}),
+        (
+            "/v1/messages",
+            {
+                "model": "claude",
+                "max_tokens": 50,
+                "messages": [{"role": "user", "content": QUESTION}],
+                "stream": True,
+            },
+        ),
+    ],
+    ids=["responses", "messages"],
+)
+def test_a_streamed_hit_is_the_same_event_stream_as_its_miss(
+    serve: Callable[..., Running], path: str, body: dict[str, Any]
+) -> None:
+    """A memory hit's events go out as one body: framed as the live stream's are, the same
+    events in the same order, ids and text alike."""
+    base = serve().base_url
+    headers = {"authorization": f"Bearer {TENANT_KEYS['team-a']}", "x-api-key": "unused"}
+    streams = [httpx.post(f"{base}{path}", json=body, headers=headers) for _ in range(2)]
+    assert [r.headers["x-semcache-tier"] for r in streams] == ["miss", "exact"]
+    events = []
+    for response in streams:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["cache-control"] == "no-cache"
+        frames = response.text.split("\n\n")
+        assert frames[-1] == ""
+        parsed = []
+        for frame in frames[:-1]:
+            kind, data = frame.split("\n")
+            event = json.loads(data.removeprefix("data: "))
+            assert kind == f"event: {event['type']}"
+            parsed.append(event)
+        events.append(parsed)
+    miss, hit = events  # a replay may cut the text into fewer deltas than the provider did
+    assert _kinds(hit) == _kinds(miss)
+    assert _text(hit) == _text(miss) and _text(hit).endswith(QUESTION)
+
+
+def _kinds(events: list[dict[str, Any]]) -> list[str]:
+    """The event types in order, a run of one type counted once."""
+    kinds = [e["type"] for e in events]
+    return [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
+
+
+def _text(events: list[dict[str, Any]]) -> str:
+    deltas = [e["delta"] for e in events if "delta" in e]
+    return "".join(d if isinstance(d, str) else d.get("text", "") for d in deltas)
 
 
 # -- provider prompt caching: marks out of the key, never claimed on a replay ----------------
