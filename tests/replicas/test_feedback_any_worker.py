@@ -73,7 +73,7 @@ def test_feedback_on_the_worker_that_did_not_serve_the_answer(written) -> None:
         assert len(serve.wait_ready()) == 2
         url = serve.url
         for question in (QUESTION, EXACT_QUESTION):
-            assert ask(url, KEEP, question)[0] == "miss"
+            assert ask(url, KEEP, question)[0].startswith("miss")
         wait_stored(url, "team-k", 2)
 
         # a semantic hit's serve id, given as "wrong" on the other worker: withdrawn everywhere
