@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from semcache.core.policy import validate_tenant
 from semcache.errors import SemcacheError
 from semcache.server.auth import bearer
 from semcache.server.http_errors import (
@@ -93,15 +94,7 @@ def _tenant_param(request: Request) -> str | None:
     """Query parameter ``tenant``: None when absent (every tenant); an empty or non-text one
     is a 400 naming it, never read as "every tenant"."""
     tenant = request.query_params.get("tenant")
-    if tenant is None:
-        return None
-    if not tenant:
-        raise invalid_request("tenant", "expected a tenant name, got an empty one")
-    try:
-        tenant.encode("utf-8")
-    except UnicodeEncodeError:
-        raise invalid_request("tenant", "not valid Unicode text") from None
-    return tenant
+    return None if tenant is None else validate_tenant(tenant)
 
 
 async def _purge(request: Request) -> dict[str, Any]:
